@@ -170,7 +170,7 @@ void exact_table(const SinusoidalSpec& spec, std::int64_t first, std::size_t cou
 #pragma omp parallel num_threads(threads)
   {
     AlignedBuffer<double> as(h), ac(h), rs(h), rc(h);
-    AlignedBuffer<T> row(d);
+    AlignedBuffer<T> rows_buf(B * d);  // the block's rows are contiguous in out: finish them here, store once
 #pragma omp for schedule(static)
     for (std::size_t b = 0; b < blocks; ++b) {
       const std::size_t r0 = b * B, rows = std::min(B, count - r0);
@@ -178,9 +178,9 @@ void exact_table(const SinusoidalSpec& spec, std::int64_t first, std::size_t cou
       anchor(f, pa, h, as.get(), ac.get());
       for (std::size_t j = 0; j < rows; ++j) {
         const std::int64_t p = pa + static_cast<std::int64_t>(j);
-        T* dst = out + (r0 + j) * d;
+        T* row = rows_buf.get() + j * d;
         if (spec.padding_row && p == *spec.padding_row) {
-          detail::fill_zero(dst, d, stream);
+          std::fill(row, row + d, T(0));
           continue;
         }
         const double *sa = as.get(), *ca = ac.get(), *sj = js.get() + j * h, *cj = jc.get() + j * h;
@@ -190,9 +190,9 @@ void exact_table(const SinusoidalSpec& spec, std::int64_t first, std::size_t cou
           s[k] = std::fma(sa[k], cj[k], ca[k] * sj[k]);
           c[k] = std::fma(ca[k], cj[k], -(sa[k] * sj[k]));
         }
-        scatter_row(spec, s, c, row.get());
-        detail::store_row(dst, row.get(), d, stream);
+        scatter_row(spec, s, c, row);
       }
+      detail::store_row(out + r0 * d, rows_buf.get(), rows * d, stream);
     }
   }
   if (stream) detail::store_fence();

@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# Installs what posenc needs from Debian's archive, and nothing when everything is there already.
+# Idempotent; needs root (or sudo) only when a package is missing.
+set -euo pipefail
+
+packages=(
+  g++ cmake make pkg-config git             # toolchain (the compiler and cmake are usually there already)
+  libopenblas-dev                           # cblas: rotations, Gram matrices (lib/)
+  libboost-dev libmpfr-dev libgmp-dev       # Boost.Multiprecision with the MPFR backend (reference/)
+  librapidcheck-dev libgtest-dev            # properties/ (RapidCheck + GoogleTest)
+  libbenchmark-dev                          # benchmarks/
+  nlohmann-json3-dev libcli11-dev           # JSON results and the command-line tool
+  gnuplot-nox python3                       # reports/ (Markdown + SVG)
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$p")
+  fi
+done
+
+if [ ${#missing[@]} -eq 0 ]; then
+  echo "[deps] all ${#packages[@]} packages present"
+  exit 0
+fi
+
+echo "[deps] installing: ${missing[*]}"
+sudo_cmd=()
+if [ "$(id -u)" -ne 0 ]; then
+  command -v sudo >/dev/null || { echo "[deps] error: need root or sudo to install ${missing[*]}" >&2; exit 1; }
+  sudo_cmd=(sudo)
+fi
+export DEBIAN_FRONTEND=noninteractive
+"${sudo_cmd[@]}" apt-get update -qq
+"${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"
+echo "[deps] done"
