@@ -82,7 +82,14 @@ void warn_if_blas_fallback() {
   static std::atomic<bool> done{false};
   if (done.exchange(true) || env_is("POSENC_BLAS_QUIET", "1")) return;
   const BlasInfo b = blas_info();
-  if (b.fallback && !b.forced)
+  if (!b.fallback) return;
+  if (b.forced)
+    std::fprintf(stderr,
+                 "posenc: note: OPENBLAS_CORETYPE=%s is set, older kernels than this CPU supports (%s); BLAS "
+                 "may run up to 4x slower. Unset it (or set it to %s) for the fast kernels. POSENC_BLAS_QUIET=1 "
+                 "silences this.\n",
+                 b.core.c_str(), b.best_core.c_str(), b.best_core.c_str());
+  else
     std::fprintf(stderr,
                  "posenc: warning: OpenBLAS runs its %s kernels but this CPU supports %s; set "
                  "OPENBLAS_CORETYPE=%s before starting the program (or call posenc::select_blas_kernels "

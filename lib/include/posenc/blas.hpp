@@ -10,7 +10,9 @@
 //     the CPU supports, it re-executes the program once with OPENBLAS_CORETYPE set (POSENC_BLAS_AUTO=0
 //     turns this off);
 //   * a library user who does not call it gets a one-time warning on stderr from the first posenc call
-//     that uses BLAS (POSENC_BLAS_QUIET=1 silences it), naming the variable to set.
+//     that uses BLAS (POSENC_BLAS_QUIET=1 silences it), naming the variable to set;
+//   * a user who forces an older core with OPENBLAS_CORETYPE keeps it (their choice), with a one-time
+//     note on stderr saying it is older than the CPU supports.
 #pragma once
 
 #include <string>
