@@ -1,0 +1,64 @@
+// benchmarks/baselines.hpp — the in-run baselines every kernel family is stated against (DESIGN.md §5),
+// and the benchmark-side buffer cache.
+//
+// Baselines
+//   stream_store / plain_store: the memory limit for writing B bytes. Streaming (non-temporal) stores
+//     bypass the caches (~24 GB/s per core to DRAM on this machine class, vs ~10 GB/s for ordinary
+//     stores, which must first read the line: write-allocate). Ordinary stores are the limit for a
+//     cache-resident output (<= 1 MiB stays in the private L2); streaming stores the limit for a DRAM one.
+//   plainloop_table: the loop a user writes (PyTorch-style: float32 inv_freq, float32 angle, one std::sin
+//     or std::cos per element), interleaved layout like the vaswani preset.
+//   sgemm_abt: cblas_sgemm of a given shape, so BLAS-backed kernels are stated as a ratio to a plain GEMM.
+//
+// All of this file is compiled with the same POSENC_ARCH_FLAGS as lib/, so the baselines get the same ISA.
+#pragma once
+
+#include <cstddef>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace posenc_bench {
+
+// Write `bytes` bytes at dst (any alignment) with non-temporal stores, split in contiguous chunks over
+// `threads` OpenMP threads (the same split a table's rows get). AVX-512 / AVX intrinsics when compiled
+// for them (__AVX512F__ / __AVX__), else std::memset.
+void stream_store(void* dst, std::size_t bytes, int threads);
+// The same with ordinary vector stores (no non-temporal hint).
+void plain_store(void* dst, std::size_t bytes, int threads);
+// Which store kernel was compiled in: "avx512", "avx" or "memset".
+const char* store_isa() noexcept;
+
+// PyTorch-style inverse frequencies of the paper rule, in the user's arithmetic:
+//   f32: 1.0f / powf(10000.0f, (float)(2k) / (float)d)    (torch: 1/(10000 ** (arange(0,d,2).float()/d)))
+//   f64: 1.0  / pow (10000.0,  (double)(2k) / (double)d)
+std::vector<float> plainloop_inv_freq_f32(std::size_t d);
+std::vector<double> plainloop_inv_freq_f64(std::size_t d);
+
+// out[p*d + 2k] = sin(p * inv_freq[k]), out[p*d + 2k + 1] = cos(p * inv_freq[k]) for p = 0..rows-1,
+// angle formed in the element type, one std::sin / std::cos per element, OpenMP static over rows with
+// `threads` threads. d must be even and inv_freq.size() == d/2.
+void plainloop_table(std::span<const float> inv_freq, std::size_t rows, std::size_t d, float* out, int threads);
+void plainloop_table(std::span<const double> inv_freq, std::size_t rows, std::size_t d, double* out, int threads);
+
+// C (m x n) = A (m x k) * B^T (B is n x k), row-major, single precision, through cblas_sgemm with the
+// BLAS library's own threading.
+void sgemm_abt(std::size_t m, std::size_t n, std::size_t k, const float* a, const float* b, float* c);
+
+// ---- buffers --------------------------------------------------------------------------------------
+// A pre-faulted (every page written once), 64-byte aligned buffer of at least `bytes` bytes for `slot`
+// (0..3), kept between calls so the repetitions of one benchmark do not pay first-touch faults (~2 GB/s)
+// again. A slot is re-allocated when it is too small, and released when a large buffer (> 64 MiB) would be
+// kept for a request under a quarter of it, so a DRAM-sized buffer does not outlive its benchmarks by long.
+// Contents are unspecified.
+void* scratch(int slot, std::size_t bytes);
+template <class T>
+std::span<T> scratch_span(int slot, std::size_t count) {
+  return {static_cast<T*>(scratch(slot, count * sizeof(T))), count};
+}
+void release_scratch() noexcept;
+
+// "512 KiB", "1 GiB", ...
+std::string format_bytes(std::size_t bytes);
+
+}  // namespace posenc_bench
