@@ -1,0 +1,74 @@
+// posenc — command-line front end of the posenc library.
+//
+// Every failure is one line on stderr, "posenc: error: <message>", and a non-zero status:
+//   2  usage and argument errors (CLI11 parse errors, posenc::Error, malformed flag values)
+//   1  everything else (posenc::IoError, out of memory, ...)
+// Output files are written to a temporary file and renamed on success (cli/output.hpp), so a failed
+// command leaves no partial file.
+#include <cstdio>
+#include <exception>
+#include <new>
+#include <string>
+
+#include <CLI/CLI.hpp>
+
+#include "args.hpp"
+#include "posenc/blas.hpp"
+#include "posenc/build_info.hpp"
+#include "posenc/error.hpp"
+#include "registry.hpp"
+
+namespace {
+
+int fail(int status, std::string message) {
+  for (auto& c : message)
+    if (c == '\n' || c == '\r') c = ' ';
+  std::fflush(stdout);
+  std::fprintf(stderr, "posenc: error: %s\n", message.c_str());
+  return status;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  posenc::select_blas_kernels(argc, argv);  // may re-execute with OPENBLAS_CORETYPE set (posenc/blas.hpp)
+
+  CLI::App app{"posenc: positional encodings for transformers (tables, frequencies, shift operators)", "posenc"};
+  app.require_subcommand(0, 1);
+  app.callback([&app] {
+    if (!app.get_subcommands().empty()) return;
+    std::string commands;
+    for (const CLI::App* c : app.get_subcommands([](CLI::App*) { return true; }))
+      commands += (commands.empty() ? "" : " | ") + c->get_name();
+    throw posenc::cli::UsageError("a command is required: " + commands + " (posenc --help)");
+  });
+  app.set_version_flag("--version", posenc::build_info().version);
+  app.footer("Run `posenc <command> --help` for a command's options, `posenc list` for schemes and parameters.");
+
+  posenc::cli::Registry registry(app);
+  posenc::cli::register_general_commands(registry);
+  posenc::cli::register_sinusoidal_commands(registry);
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    return fail(2, e.what());
+  } catch (const posenc::Error& e) {
+    return fail(2, e.what());
+  } catch (const posenc::cli::UsageError& e) {
+    return fail(2, e.what());
+  } catch (const posenc::IoError& e) {
+    return fail(1, e.what());
+  } catch (const std::bad_alloc&) {
+    return fail(1, "out of memory");
+  } catch (const std::exception& e) {
+    return fail(1, e.what());
+  }
+  return 0;
+}

@@ -1,0 +1,76 @@
+// cli/output.hpp — where results go (stdout or a file replaced atomically) and the three writers.
+//
+//   .npy  NumPy format 1.0: "\x93NUMPY" 1 0, little-endian u16 header length, the header dict
+//         {'descr': '<f4'|'<f8', 'fortran_order': False, 'shape': (n, d), } padded with spaces so that
+//         magic + header end on a multiple of 64 bytes (newline last), then little-endian C-order data.
+//   JSON  one object: the caller's metadata members, then numeric arrays; numbers are written with the
+//         shortest digits that read back to the same float / double (std::to_chars), non-finite as null.
+//   CSV   a header row, then one row per record: integer label columns, then value columns.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <cstdio>
+#include <span>
+#include <string>
+#include <string_view>
+#include <variant>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace posenc::cli {
+
+enum class Format { npy, json, csv };
+std::string_view to_string(Format);
+// --format if given (non-empty), else the --out extension (.npy/.json/.csv), else json.
+// Throws UsageError for an unknown format or extension or a format not in `allowed`.
+Format choose_format(std::string_view format_flag, std::string_view out_path, std::vector<Format> allowed = {});
+
+// stdout ("-" or empty path) or a file that appears only when complete: data goes to a temporary file
+// next to the target, commit() renames it over the target; a destroyed uncommitted Output removes the
+// temporary file, so a failed command leaves no partial output. I/O failures throw posenc::IoError.
+class Output {
+ public:
+  explicit Output(std::string path, bool binary);
+  Output(const Output&) = delete;
+  Output& operator=(const Output&) = delete;
+  ~Output();
+
+  std::FILE* file() const { return file_; }
+  bool is_stdout() const { return path_.empty(); }
+  void commit();
+
+ private:
+  std::string path_, tmp_;
+  std::FILE* file_ = nullptr;
+  bool committed_ = false;
+};
+
+using NumberSpan = std::variant<std::span<const std::int64_t>, std::span<const float>, std::span<const double>>;
+
+// One numeric member of a JSON document: a flat array (cols == 0) or rows of `cols` numbers.
+struct JsonArray {
+  std::string name;
+  NumberSpan values;
+  std::size_t cols = 0;
+};
+void write_json(std::FILE*, const nlohmann::ordered_json& head, std::span<const JsonArray> arrays);
+
+// .npy of a float32/float64 array of the given shape (1 or 2 dimensions, product = values.size()).
+void write_npy(std::FILE*, std::span<const float> values, std::vector<std::size_t> shape);
+void write_npy(std::FILE*, std::span<const double> values, std::vector<std::size_t> shape);
+// The header bytes alone (exposed for tests and for writers that stream the data).
+std::string npy_header(std::string_view descr, const std::vector<std::size_t>& shape);
+
+struct CsvColumn {
+  std::string name;
+  std::vector<std::int64_t> values;  // one per row
+};
+// Header: label names then value_names; row r: labels[*].values[r], then values[r*cols .. r*cols+cols).
+void write_csv(std::FILE*, const std::vector<CsvColumn>& labels, const std::vector<std::string>& value_names,
+               NumberSpan values, std::size_t rows);
+// "c0", "c1", ..., "c{n-1}".
+std::vector<std::string> numbered_names(std::string_view prefix, std::size_t n);
+
+}  // namespace posenc::cli

@@ -1,0 +1,230 @@
+#!/usr/bin/env bash
+# cli/tests/cli_test.sh — end-to-end checks of the `posenc` command line.
+# Usage: cli_test.sh /path/to/posenc [python3]
+# Checks: --help of every command; the README .npy example (header, shape, size, values); JSON and CSV
+# output (parse, fairseq row conventions, tokens -> rows); table vs explicit rows; freqs; shift
+# (block = dense, T(k) PE(p) = PE(p + k)); list/info; and that each bad input gives exactly one
+# "posenc: error: " line on stderr, nothing on stdout, exit status 2 (1 for I/O) and no output file.
+set -u
+POSENC=${1:?usage: cli_test.sh /path/to/posenc [python3]}
+PY=${2:-python3}
+command -v "$PY" >/dev/null 2>&1 || { echo "SKIP: python3 not found"; exit 77; }
+POSENC=$(cd "$(dirname "$POSENC")" && pwd)/$(basename "$POSENC")
+WORK=$(mktemp -d "${TMPDIR:-/tmp}/posenc-cli-test.XXXXXX")
+trap 'rm -rf "$WORK"' EXIT
+cd "$WORK" || exit 1
+
+failures=0
+checks=0
+pass() { checks=$((checks + 1)); }
+fail() { checks=$((checks + 1)); failures=$((failures + 1)); echo "FAIL: $*"; }
+
+# ---- --help works for every command ----------------------------------------------------------------
+for cmd in "" "list" "info" "table" "freqs" "shift" "table sinusoidal" "freqs sinusoidal" "shift sinusoidal"; do
+  # shellcheck disable=SC2086
+  if out=$("$POSENC" $cmd --help 2>&1) && grep -q "Usage:" <<<"$out"; then pass; else fail "posenc $cmd --help"; fi
+done
+
+# ---- the README example: a valid .npy of shape (4, 64) ---------------------------------------------
+if "$POSENC" table sinusoidal --preset fairseq --dim 64 --positions 0,1,1000,100000 --dtype f64 --out t.npy; then
+  if "$PY" - t.npy <<'PYEOF'
+import ast, math, os, struct, sys
+path = sys.argv[1]
+raw = open(path, "rb").read()
+assert raw[:6] == b"\x93NUMPY", "magic"
+assert raw[6:8] == b"\x01\x00", "version 1.0"
+(hlen,) = struct.unpack("<H", raw[8:10])
+header = raw[10:10 + hlen].decode("latin1")
+assert (10 + hlen) % 64 == 0, "header not padded to 64 bytes"
+assert header.endswith("\n"), "header must end with a newline"
+d = ast.literal_eval(header.strip())
+assert d == {"descr": "<f8", "fortran_order": False, "shape": (4, 64)}, d
+data = raw[10 + hlen:]
+assert len(data) == 4 * 64 * 8, len(data)
+v = struct.unpack("<256d", data)
+rows = [v[i * 64:(i + 1) * 64] for i in range(4)]
+assert all(x == 0.0 for x in rows[0][:32]) and all(x == 1.0 for x in rows[0][32:]), "row 0 = PE(0)"
+assert all(x == 0.0 for x in rows[1]), "row 1 is fairseq's padding row"
+# fairseq frequencies: w_k = 10000^(-k/31), halves layout
+for p, row in ((1000, rows[2]), (100000, rows[3])):
+    for k in range(32):
+        w = 10000.0 ** (-k / 31)
+        assert abs(row[k] - math.sin(p * w)) < 1e-9 and abs(row[32 + k] - math.cos(p * w)) < 1e-9, (p, k)
+PYEOF
+  then pass; else fail "README example: t.npy is not the expected (4, 64) table"; fi
+else
+  fail "README example command failed"
+fi
+
+# ---- JSON: fairseq dim 8, position 0 = PE(0), position 1 = padding row -----------------------------
+if "$POSENC" table sinusoidal --preset fairseq --dim 8 --positions 0:3 >fs.json &&
+   "$PY" - fs.json <<'PYEOF'
+import json, math, sys
+doc = json.load(open(sys.argv[1]))
+assert doc["dtype"] == "f32"
+s = doc["spec"]
+assert (s["dim"], s["layout"], s["rule"], s["padding_row"], s["first_position"]) == (8, "halves", "fairseq", 1, 2), s
+for key in ("base", "min_timescale", "odd_dim", "signed_positions", "regime"):
+    assert key in s, key
+assert doc["positions"] == [0, 1, 2]
+r = doc["rows"]
+assert len(r) == 3 and all(len(x) == 8 for x in r)
+assert r[0][:4] == [0, 0, 0, 0] and r[0][4:] == [1, 1, 1, 1], r[0]   # sin slots 0, cos slots 1
+assert r[1] == [0] * 8, r[1]                                          # padding_idx row
+w = [10000.0 ** (-k / 3) for k in range(4)]
+for k in range(4):
+    assert abs(r[2][k] - math.sin(2 * w[k])) < 1e-7 and abs(r[2][4 + k] - math.cos(2 * w[k])) < 1e-7
+PYEOF
+then pass; else fail "JSON fairseq dim 8 table"; fi
+
+# --tokens: fairseq token 0 is row 2
+if "$POSENC" table sinusoidal --preset fairseq --dim 8 --tokens 0:2 --format json >tok.json &&
+   "$PY" -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["positions"]==[2,3] and d["tokens"]==[0,1], d' tok.json
+then pass; else fail "--tokens maps fairseq token 0 to row 2"; fi
+
+# float output round-trips: JSON value == float32 of the f64 table within float rounding
+if "$POSENC" table sinusoidal --dim 16 --positions 0:50 --dtype f64 --out a64.json &&
+   "$POSENC" table sinusoidal --dim 16 --positions 0:50 --dtype f32 --out a32.json &&
+   "$PY" - a64.json a32.json <<'PYEOF'
+import json, math, struct, sys
+a = json.load(open(sys.argv[1]))["rows"]
+b = json.load(open(sys.argv[2]))["rows"]
+f32 = lambda x: struct.unpack("<f", struct.pack("<f", x))[0]
+for ra, rb in zip(a, b):
+    for x, y in zip(ra, rb):
+        # the f32 text reads back (through double) to a float32 within float rounding of the f64 entry
+        assert abs(f32(x) - f32(y)) <= 2 ** -24, (x, y)
+        assert abs(f32(y) - y) <= 2 ** -24 * max(abs(y), 2 ** -126), "f32 text is not a float32 value"
+# vaswani interleaved: row p = [sin(p w0), cos(p w0), sin(p w1), ...], w_k = 10000^(-2k/16)
+for p in (1, 49):
+    for k in range(8):
+        w = 10000.0 ** (-2 * k / 16)
+        assert abs(a[p][2 * k] - math.sin(p * w)) < 1e-14 and abs(a[p][2 * k + 1] - math.cos(p * w)) < 1e-14
+PYEOF
+then pass; else fail "f32/f64 JSON tables disagree or are wrong"; fi
+
+# ---- CSV ---------------------------------------------------------------------------------------------
+if "$POSENC" table sinusoidal --dim 6 --positions 0:4,1000 --out t.csv &&
+   "$PY" - t.csv <<'PYEOF'
+import csv, sys
+rows = list(csv.reader(open(sys.argv[1])))
+assert rows[0] == ["position", "c0", "c1", "c2", "c3", "c4", "c5"], rows[0]
+assert [r[0] for r in rows[1:]] == ["0", "1", "2", "3", "1000"], rows
+assert [float(x) for x in rows[1][1:]] == [0, 1, 0, 1, 0, 1]
+PYEOF
+then pass; else fail "CSV table"; fi
+
+# explicit rows (non-contiguous list) == contiguous table rows
+if "$POSENC" table sinusoidal --preset tensor2tensor --dim 11 --positions 7,3:6:2,100 --format json >rows.json &&
+   "$POSENC" table sinusoidal --preset tensor2tensor --dim 11 --positions 0:101 --format json >tab.json &&
+   "$PY" - rows.json tab.json <<'PYEOF'
+import json, sys
+a = json.load(open(sys.argv[1])); b = json.load(open(sys.argv[2]))
+assert a["positions"] == [7, 3, 5, 100], a["positions"]
+for p, row in zip(a["positions"], a["rows"]):
+    assert row == b["rows"][p], p
+    assert row[10] == 0, "odd dim: zero-pad column"
+PYEOF
+then pass; else fail "sinusoidal_rows and sinusoidal_table disagree through the CLI"; fi
+
+# ---- freqs -------------------------------------------------------------------------------------------
+if "$POSENC" freqs sinusoidal --preset fairseq --dim 8 >f.json &&
+   "$PY" - f.json <<'PYEOF'
+import json, sys
+d = json.load(open(sys.argv[1]))
+w = d["frequencies"]
+assert len(w) == 4 and d["sin_slots"] == [0, 1, 2, 3] and d["cos_slots"] == [4, 5, 6, 7]
+for k in range(4):
+    assert abs(w[k] - 10000.0 ** (-k / 3)) <= 1e-15 * w[k], (k, w[k])
+PYEOF
+then pass; else fail "freqs sinusoidal"; fi
+if "$POSENC" freqs sinusoidal --dim 8 --format csv | head -1 | grep -qx "pair,sin_slot,cos_slot,omega"; then pass; else fail "freqs CSV header"; fi
+
+# ---- shift: dense == block, and T(k) PE(p) = PE(p + k) -----------------------------------------------
+if "$POSENC" shift sinusoidal --preset marian --dim 8 --k 5 >sb.json &&
+   "$POSENC" shift sinusoidal --preset marian --dim 8 --k 5 --dense >sd.json &&
+   "$POSENC" table sinusoidal --preset marian --dim 8 --positions 3,8 --dtype f64 >pe.json &&
+   "$PY" - sb.json sd.json pe.json <<'PYEOF'
+import json, sys
+b = json.load(open(sys.argv[1])); m = json.load(open(sys.argv[2]))["matrix"]; pe = json.load(open(sys.argv[3]))["rows"]
+for i, (s, c) in enumerate(zip(b["sin_slots"], b["cos_slots"])):
+    assert m[s][s] == b["cos"][i] and m[s][c] == b["sin"][i] and m[c][s] == -b["sin"][i] and m[c][c] == b["cos"][i]
+shifted = [sum(m[r][c] * pe[0][c] for c in range(8)) for r in range(8)]
+assert max(abs(x - y) for x, y in zip(shifted, pe[1])) < 1e-14, (shifted, pe[1])
+PYEOF
+then pass; else fail "shift sinusoidal: block/dense/T(k) PE(p) = PE(p+k)"; fi
+
+# ---- list and info -----------------------------------------------------------------------------------
+if "$POSENC" list --format json >l.json &&
+   "$PY" -c '
+import json,sys
+d=json.load(open(sys.argv[1]))
+s=[x for x in d["schemes"] if x["name"]=="sinusoidal"][0]
+assert {p["name"] for p in s["presets"]} == {"vaswani","marian","tensor2tensor","fairseq"}
+assert {"dim","base","min_timescale","max_timescale","layout","rule","odd_dim","regime","padding_idx","positions"} <= {p["name"] for p in s["parameters"]}
+' l.json; then pass; else fail "list --format json"; fi
+if "$POSENC" list | grep -q "fairseq"; then pass; else fail "list (text)"; fi
+if "$POSENC" info --format json >i.json && "$PY" -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["build"]["version"] and "core" in d["blas"]' i.json
+then pass; else fail "info --format json"; fi
+
+# ---- bad inputs: one line on stderr, nothing on stdout, non-zero status, no file ---------------------
+expect_error() {  # expect_error STATUS ARGS...
+  local want=$1; shift
+  rm -f out.* ./*.tmp-*
+  "$POSENC" "$@" >stdout.txt 2>stderr.txt
+  local rc=$?
+  local lines; lines=$(wc -l <stderr.txt)
+  if [[ $rc -ne $want ]]; then fail "posenc $* exited $rc, expected $want"; return; fi
+  if [[ $lines -ne 1 ]] || ! grep -q '^posenc: error: ' stderr.txt; then
+    fail "posenc $*: stderr is not one 'posenc: error:' line:"; cat stderr.txt; return
+  fi
+  if [[ -s stdout.txt ]]; then fail "posenc $*: wrote to stdout on error"; return; fi
+  if compgen -G "out.*" >/dev/null || compgen -G "*.tmp-*" >/dev/null; then fail "posenc $*: left an output file"; return; fi
+  pass
+}
+T="table sinusoidal"
+# shellcheck disable=SC2086
+{
+expect_error 2 $T --dim 0 --out out.npy
+expect_error 2 $T --dim 7 --preset vaswani --out out.npy
+expect_error 2 $T --base -1 --out out.json
+expect_error 2 $T --base nan --out out.json
+expect_error 2 $T --positions -1 --out out.npy
+expect_error 2 $T --positions 5:2 --out out.npy
+expect_error 2 $T --positions abc --out out.npy
+expect_error 2 $T --positions 0,,2 --out out.npy
+expect_error 2 $T --positions 0:4:0 --out out.npy
+expect_error 2 $T --min-timescale 10 --max-timescale 5 --out out.npy
+expect_error 2 $T --preset tensor2tensor --min-timescale 10 --max-timescale 5 --out out.npy
+expect_error 2 $T --preset nosuch --out out.npy
+expect_error 2 $T --dtype f16 --out out.npy
+expect_error 2 $T --dim abc
+expect_error 2 $T --regime emulated
+expect_error 2 $T --preset fairseq --dim 2
+expect_error 2 $T --positions 1099511627777
+expect_error 2 $T --tokens -1
+expect_error 2 $T --positions 0:2 --tokens 0:2
+expect_error 2 $T --out out.txt
+expect_error 2 $T --format xml
+expect_error 2 $T --no-such-flag
+expect_error 2 table nosuchscheme
+expect_error 2 table
+expect_error 2
+expect_error 2 table sinusoidal extra
+expect_error 2 freqs sinusoidal --dim 0
+expect_error 2 shift sinusoidal --dim 8
+expect_error 2 shift sinusoidal --dim 8 --k x
+expect_error 2 shift sinusoidal --preset fairseq --dim 8 --regime emulated --k 1
+expect_error 1 $T --dim 8 --out "$WORK/no/such/dir/out.npy"
+}
+expect_error 1 table sinusoidal --dim 1048576 --positions 0:1000000000 --out out.npy
+"$POSENC" table sinusoidal --positions 'a,1' 2>&1 | grep -q "'a'" && pass || fail "position parse error names the token"
+"$POSENC" table sinusoidal --positions '5:2' 2>&1 | grep -q "a:b" && pass || fail "position parse error names the syntax"
+
+# a failed command leaves an existing output file untouched
+echo keep >keep.npy
+"$POSENC" table sinusoidal --dim 0 --out keep.npy 2>/dev/null
+[[ "$(cat keep.npy)" == keep ]] && pass || fail "failed command clobbered an existing file"
+
+echo "$((checks - failures))/$checks checks passed"
+[[ $failures -eq 0 ]]
