@@ -1,8 +1,11 @@
 // Sinusoidal tables, the shift operator T(k) and Gram matrices.
 //
 // How a table is made (exact regime). Rows come in blocks of B consecutive positions p_a + j,
-// j < B. For each block an anchor (sin, cos)(p_a w_k) is computed from the double-double angle
-// (detail/trig.hpp), and a per-call table J holds (sin, cos)(j w_k), j < B, computed the same way.
+// j < B, with the anchor p_a a multiple of B. For each block the anchor (sin, cos)(p_a w_k) is computed
+// from the double-double angle (detail/trig.hpp), and a per-call table J holds (sin, cos)(j w_k), j < B,
+// computed the same way. Because anchors sit at multiples of B whatever range is asked for, a position's
+// row is bit-for-bit the same in every table and list that contains it, and position 0 is always an
+// anchor (its sin slots are exactly 0 and cos slots exactly 1; no other position has a zero entry).
 // Each entry is then one complex multiply in double,
 //     sin((p_a + j) w) = s_a c_j + c_a s_j,     cos((p_a + j) w) = c_a c_j - s_a s_j,
 // from values that are each within 2^-53 of exact, so every entry carries the same small error
@@ -154,45 +157,61 @@ void anchor(const Frequencies& f, std::int64_t p, std::size_t h, double* s, doub
   }
 }
 
+std::int64_t floor_div(std::int64_t a, std::int64_t b) { return a / b - ((a % b != 0) && ((a < 0) != (b < 0))); }
+
+// The J table: (sin, cos)(j w_k) for j < B.
+struct Offsets {
+  std::size_t B;
+  AlignedBuffer<double> s, c;
+  Offsets(const Frequencies& f, std::size_t h) : B(block_rows(h)), s(B * h), c(B * h) {
+    for (std::size_t j = 0; j < B; ++j) anchor(f, static_cast<std::int64_t>(j), h, s.get() + j * h, c.get() + j * h);
+  }
+};
+
+// Row at anchor + j: one complex multiply of exact values.
+template <class T>
+void rotated_row(const SinusoidalSpec& spec, const double* sa, const double* ca, const Offsets& J, std::size_t j,
+                 double* s, double* c, T* row) {
+  const std::size_t h = pair_count(spec);
+  const double *sj = J.s.get() + j * h, *cj = J.c.get() + j * h;
+#pragma omp simd
+  for (std::size_t k = 0; k < h; ++k) {
+    s[k] = std::fma(sa[k], cj[k], ca[k] * sj[k]);
+    c[k] = std::fma(ca[k], cj[k], -(sa[k] * sj[k]));
+  }
+  scatter_row(spec, s, c, row);
+}
+
 template <class T>
 void exact_table(const SinusoidalSpec& spec, std::int64_t first, std::size_t count, T* out, const TableOptions& opt) {
   const std::size_t h = pair_count(spec), d = spec.dim;
   const Frequencies f = frequencies_of(spec);
-  const std::size_t B = std::min(block_rows(h), count);
-  const std::size_t blocks = (count + B - 1) / B;
+  const Offsets J(f, h);
+  const auto B = static_cast<std::int64_t>(J.B);
+  const std::int64_t last = first + static_cast<std::int64_t>(count) - 1;
+  const std::int64_t a0 = floor_div(first, B) * B;  // anchor of the first (possibly partial) block
+  const auto blocks = static_cast<std::size_t>(floor_div(last, B) * B - a0) / J.B + 1;
   const bool stream = opt.streaming_stores && detail::worth_streaming(count * d * sizeof(T));
-
-  // J[j] = (sin, cos)(j w_k), j < B.
-  AlignedBuffer<double> js(B * h), jc(B * h);
-  for (std::size_t j = 0; j < B; ++j) anchor(f, static_cast<std::int64_t>(j), h, js.get() + j * h, jc.get() + j * h);
 
   const int threads = thread_count(opt, count * d);
 #pragma omp parallel num_threads(threads)
   {
     AlignedBuffer<double> as(h), ac(h), rs(h), rc(h);
-    AlignedBuffer<T> rows_buf(B * d);  // the block's rows are contiguous in out: finish them here, store once
+    AlignedBuffer<T> rows_buf(J.B * d);  // the block's rows are contiguous in out: finish them here, store once
 #pragma omp for schedule(static)
     for (std::size_t b = 0; b < blocks; ++b) {
-      const std::size_t r0 = b * B, rows = std::min(B, count - r0);
-      const std::int64_t pa = first + static_cast<std::int64_t>(r0);
+      const std::int64_t pa = a0 + static_cast<std::int64_t>(b) * B;
+      const std::int64_t lo = std::max(pa, first), hi = std::min(pa + B - 1, last);
       anchor(f, pa, h, as.get(), ac.get());
-      for (std::size_t j = 0; j < rows; ++j) {
-        const std::int64_t p = pa + static_cast<std::int64_t>(j);
-        T* row = rows_buf.get() + j * d;
-        if (spec.padding_row && p == *spec.padding_row) {
+      for (std::int64_t p = lo; p <= hi; ++p) {
+        T* row = rows_buf.get() + static_cast<std::size_t>(p - lo) * d;
+        if (spec.padding_row && p == *spec.padding_row)
           std::fill(row, row + d, T(0));
-          continue;
-        }
-        const double *sa = as.get(), *ca = ac.get(), *sj = js.get() + j * h, *cj = jc.get() + j * h;
-        double *s = rs.get(), *c = rc.get();
-#pragma omp simd
-        for (std::size_t k = 0; k < h; ++k) {
-          s[k] = std::fma(sa[k], cj[k], ca[k] * sj[k]);
-          c[k] = std::fma(ca[k], cj[k], -(sa[k] * sj[k]));
-        }
-        scatter_row(spec, s, c, row);
+        else
+          rotated_row(spec, as.get(), ac.get(), J, static_cast<std::size_t>(p - pa), rs.get(), rc.get(), row);
       }
-      detail::store_row(out + r0 * d, rows_buf.get(), rows * d, stream);
+      detail::store_row(out + static_cast<std::size_t>(lo - first) * d, rows_buf.get(),
+                        static_cast<std::size_t>(hi - lo + 1) * d, stream);
     }
   }
   if (stream) detail::store_fence();
@@ -218,17 +237,20 @@ void emulated_row(const std::vector<float>& w, std::int64_t p, std::size_t h, do
 
 // ---- shared driver --------------------------------------------------------------------------------
 
-// Rows one at a time (explicit positions, or the emulated regime): each row computed directly.
+// Rows one at a time (explicit positions, or the emulated regime). Exact rows use the same anchors and
+// J table as exact_table, so a row is bit-for-bit the row a contiguous table holds for that position.
 template <class T, class PositionOf>
 void direct_rows(const SinusoidalSpec& spec, std::size_t count, PositionOf position_of, T* out,
                  const TableOptions& opt) {
   const std::size_t h = pair_count(spec), d = spec.dim;
   const Frequencies f = frequencies_of(spec);
+  const bool exact = spec.regime == Regime::exact;
+  const std::unique_ptr<Offsets> J = exact ? std::make_unique<Offsets>(f, h) : nullptr;
   const bool stream = opt.streaming_stores && detail::worth_streaming(count * d * sizeof(T));
   const int threads = thread_count(opt, count * d);
 #pragma omp parallel num_threads(threads)
   {
-    AlignedBuffer<double> rs(h), rc(h);
+    AlignedBuffer<double> as(h), ac(h), rs(h), rc(h);
     AlignedBuffer<T> row(d);
 #pragma omp for schedule(static)
     for (std::size_t r = 0; r < count; ++r) {
@@ -238,11 +260,15 @@ void direct_rows(const SinusoidalSpec& spec, std::size_t count, PositionOf posit
         detail::fill_zero(dst, d, stream);
         continue;
       }
-      if (spec.regime == Regime::emulated)
+      if (exact) {
+        const auto B = static_cast<std::int64_t>(J->B);
+        const std::int64_t pa = floor_div(p, B) * B;
+        anchor(f, pa, h, as.get(), ac.get());
+        rotated_row(spec, as.get(), ac.get(), *J, static_cast<std::size_t>(p - pa), rs.get(), rc.get(), row.get());
+      } else {
         emulated_row(f.f32, p, h, rs.get(), rc.get());
-      else
-        anchor(f, p, h, rs.get(), rc.get());
-      scatter_row(spec, rs.get(), rc.get(), row.get());
+        scatter_row(spec, rs.get(), rc.get(), row.get());
+      }
       detail::store_row(dst, row.get(), d, stream);
     }
   }
