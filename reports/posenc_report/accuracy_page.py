@@ -1,0 +1,216 @@
+"""accuracy.md: the budget table (claimed vs measured, with each row's error analysis) and error-vs-position
+plots per output type."""
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+
+from . import md, methods
+from .gnuplot import Plot, Series
+
+ZERO_AT = 0.25           # where position 0 is drawn on the log-x axis (labelled "0"; two octaves left of 1)
+
+
+def headroom(bound, measured) -> str:
+    if not (md.is_number(bound) and md.is_number(measured)):
+        return "—"
+    if measured == 0:
+        return "∞"
+    ratio = bound / measured
+    # Rounded towards zero, so a row just over its bound never reads "1.00×".
+    text = f"{math.floor(ratio * 100) / 100:.2f}×" if ratio < 10 else f"{ratio:.3g}×"
+    return text if measured <= bound else f"❌ **{text}**"
+
+
+def row_status(row: dict) -> str:
+    measured, bound = row.get("measured_max"), row.get("bound")
+    if not md.is_number(measured):
+        return "not measured"
+    if not md.is_number(bound):
+        return "no bound"
+    return "met" if measured <= bound else "EXCEEDED"
+
+
+_STATUS_CELL = {"met": "✅ met", "EXCEEDED": "❌ **EXCEEDED**", "not measured": "⏸ not measured",
+                "no bound": "⚠ no bound"}
+
+
+def _budget_table(ctx, budget: list) -> str:
+    users = defaultdict(list)
+    for c in ctx.inputs.proofs.claims:
+        if c.get("budget_row"):
+            users[c["budget_row"]].append(str(c.get("id")))
+    rows = []
+    for r in budget:
+        rows.append((f"**{md.cell(r.get('id'))}**", md.cell(r.get("scheme")), md.cell(r.get("quantity")),
+                     md.cell(r.get("dtype")), md.cell(r.get("regime")), md.code(r.get("domain")),
+                     md.code(r.get("metric")), md.num(r.get("bound"), 4), md.num(r.get("measured_max"), 4),
+                     headroom(r.get("bound"), r.get("measured_max")), _STATUS_CELL[row_status(r)],
+                     md.code(r.get("worst_input")), md.num(r.get("samples")),
+                     ", ".join(sorted(set(users.get(r.get("id"), [])))) or "—"))
+    return md.table(["row", "scheme", "quantity", "dtype", "regime", "domain", "metric", "bound (claimed)",
+                     "measured max", "headroom", "status", "worst input", "samples", "claims using it"], rows,
+                    ["l", "l", "l", "l", "l", "l", "l", "r", "r", "r", "l", "l", "r", "l"])
+
+
+def _why(budget: list) -> str:
+    items = [f"- **{md.cell(r.get('id'))}** — {md.cell(r.get('why')) if r.get('why') else '*no analysis given*'}"
+             for r in budget]
+    return "\n".join(items) + "\n"
+
+
+def reference_of(series: dict) -> str:
+    """What a series was measured against; absent means its own regime's oracle."""
+    return str(series.get("reference") or series.get("regime") or "exact")
+
+
+def _label(s: dict, schemes: set) -> str:
+    parts = ([str(s.get("scheme"))] if len(schemes) > 1 else []) + [
+        str(s.get("preset") or "?"), str(s.get("regime") or "?")]
+    if s.get("dim") is not None:
+        parts.append(f"d={s['dim']}")
+    return " ".join(parts)
+
+
+def _points(s: dict, positive_only: bool) -> list:
+    pts = []
+    for p in s.get("points") or []:
+        if not isinstance(p, dict) or not md.is_number(p.get("position")) or not md.is_number(p.get("max_error")):
+            continue
+        x = ZERO_AT if p["position"] == 0 else p["position"]
+        if x <= 0 or (positive_only and p["max_error"] <= 0):
+            continue
+        pts.append((x, p["max_error"]))
+    return sorted(pts)
+
+
+def position_tics(xmax: float) -> list:
+    tics = [("0", ZERO_AT), ("1", 1)]
+    e = 4
+    while 2.0 ** e <= max(xmax, 16):
+        tics.append((f"2^{{{e}}}", 2 ** e))
+        e += 4
+    return tics
+
+
+def error_plot(name: str, title: str, ylabel: str, group: list, bounds: list, logy: bool) -> Plot:
+    schemes = {str(s.get("scheme")) for s in group}
+    series = [Series(_label(s, schemes), _points(s, logy), "linespoints pt 7 ps 0.6") for s in group]
+    xmax = max([x for s in series for x, _ in s.rows] + [16])
+    ymax = max([y for s in series for _, y in s.rows] + [b for _, b in bounds] + [1e-300])
+    for label, value in bounds:
+        series.append(Series(label, [(ZERO_AT, value), (xmax * 1.5, value)], "lines lw 1.5", dashed=True,
+                             colour="#888888"))
+    return Plot(name=name, title=title, xlabel="position (log scale; position 0 drawn at 1/4)", ylabel=ylabel,
+                series=series, logx=2, logy=10 if logy else None, xtics=position_tics(xmax),
+                xrange=(ZERO_AT * 0.8, xmax * 1.5), yrange=None if logy else (0, ymax * 1.15))
+
+
+def _metric_of(group: list) -> str:
+    metrics = sorted({str(s.get("metric")) for s in group if s.get("metric")})
+    return metrics[0] if len(metrics) == 1 else "error (metric per line; see table)"
+
+
+def _bounds_for(group: list, budget: dict) -> list:
+    """Horizontal lines for the budget rows a series names ("budget_row" or an inline "bound")."""
+    out = []
+    for s in group:
+        row = budget.get(s.get("budget_row"))
+        if row and md.is_number(row.get("bound")):
+            out.append((f"bound {row['id']}", row["bound"]))
+        elif md.is_number(s.get("bound")):
+            out.append((f"bound ({_label(s, set())})", s["bound"]))
+    return sorted(set(out), key=lambda b: (b[1], b[0]))
+
+
+def plots(ctx, series: list, budget: list) -> list:
+    """[(markdown image or note, caption)] — one kernel-error plot per dtype, and one 'differs from the exact
+    value' plot per dtype for series measured against another regime's oracle (emulated vs exact)."""
+    rows_by_id = {r.get("id"): r for r in budget}
+    by_dtype = defaultdict(list)
+    for s in series:
+        by_dtype[str(s.get("dtype") or "unknown")].append(s)
+    out = []
+    for dtype in sorted(by_dtype):
+        own = [s for s in by_dtype[dtype] if reference_of(s) == str(s.get("regime") or "exact")]
+        other = [s for s in by_dtype[dtype] if reference_of(s) != str(s.get("regime") or "exact")]
+        if own:
+            metric = _metric_of(own)
+            plot = error_plot(f"accuracy-{dtype}", f"{dtype}: max error against the oracle of the same regime",
+                              f"max {metric}", own, _bounds_for(own, rows_by_id), logy=False)
+            out.append((ctx.renderer.image(plot, f"{dtype} error vs position"),
+                        f"**{dtype}** output: maximum error per probed position, one line per preset × regime, "
+                        "each against the multiprecision oracle of its own regime (exact: the mathematical value; "
+                        "emulated: the named implementation's rounding steps done exactly). Dashed lines: "
+                        "budget bounds named by the series. Illustrates the accuracy claims of the budget rows "
+                        f"for {dtype}."))
+        if other:
+            refs = sorted({reference_of(s) for s in other})
+            plot = error_plot(f"accuracy-{dtype}-vs-{'-'.join(refs)}",
+                              f"{dtype}: emulated regimes measured against the {'/'.join(refs)} value",
+                              f"max {_metric_of(other)} (log)", other, [], logy=True)
+            out.append((ctx.renderer.image(plot, f"{dtype} emulated vs exact"),
+                        f"**{dtype}**, emulated regimes against the {'/'.join(refs)} value: the distance between "
+                        "what an implementation computes (its float32 frequency and angle rounding) and the "
+                        "mathematical value. It is expected to grow with position — this is the convention's "
+                        "behaviour, not a kernel error. Points with zero error are not drawn on this log axis."))
+    return out
+
+
+def _series_table(series: list) -> str:
+    rows = []
+    for s in series:
+        pts = [p for p in s.get("points") or [] if isinstance(p, dict) and md.is_number(p.get("max_error"))]
+        worst = max(pts, key=lambda p: p["max_error"], default=None)
+        rows.append((md.cell(s.get("scheme")), md.cell(s.get("preset")), md.cell(s.get("regime")),
+                     md.cell(reference_of(s)), md.cell(s.get("dtype")), md.num(s.get("dim")),
+                     md.code(s.get("metric")), md.num(len(pts)),
+                     md.num(worst["max_error"]) if worst else "—",
+                     md.position(worst.get("position")) if worst else "—"))
+    return md.table(["scheme", "preset", "regime", "measured against", "dtype", "d", "metric", "positions",
+                     "max error", "at position"], rows, ["l", "l", "l", "l", "l", "r", "l", "r", "r", "r"])
+
+
+def summarise(budget: list, series: list) -> dict:
+    status = [row_status(r) for r in budget]
+    worst = {}
+    for r in budget:
+        if md.is_number(r.get("measured_max")) and r.get("dtype"):
+            key = (str(r["dtype"]), str(r.get("regime") or "exact"))
+            if key not in worst or r["measured_max"] > worst[key]["measured_max"]:
+                worst[key] = r
+    return {"rows": len(budget), "met": status.count("met"), "exceeded": status.count("EXCEEDED"),
+            "not_measured": status.count("not measured"), "no_bound": status.count("no bound"),
+            "exceeded_ids": [r.get("id") for r, s in zip(budget, status) if s == "EXCEEDED"],
+            "worst_by_dtype": worst, "series": len(series)}
+
+
+def build(ctx) -> tuple:
+    acc = ctx.inputs.accuracy
+    text = methods.header(ctx, "Accuracy: claimed vs measured", acc.metas)
+    broken = [f for f in acc.files if f.error]
+    if broken:
+        text += md.section("Unreadable accuracy results", "\n".join(
+            f"- {md.icode(f.path.name)}: {md.cell(f.error)}" for f in broken))
+    if not acc.budget and not acc.series:
+        why = "no `accuracy.json` in the results directory" if not acc.files else "the file holds no budget or series"
+        text += md.section("Accuracy budget", md.not_run("The accuracy harness", why))
+        return text, {**summarise([], []), "ran": False, "figures": []}
+
+    s = summarise(acc.budget, acc.series)
+    intro = (f"{md.plural(s['rows'], 'budget row')}: {s['met']} met, {s['exceeded']} exceeded, "
+             f"{s['not_measured']} not measured. Errors are in units of the reference's ULP for the output type "
+             "(`err`), or of ulp(max(|r|, S)) for quantities consumed additively (`err_S`); headroom = bound ÷ "
+             "measured (below 1× means the claim is broken).\n\n")
+    text += md.section("Budget: claimed vs measured",
+                       (intro + _budget_table(ctx, acc.budget)) if acc.budget else md.not_run(
+                           "The budget table", "accuracy results hold no 'budget' list"))
+    if acc.budget:
+        text += md.section("Why each bound holds", _why(acc.budget))
+    figures = plots(ctx, acc.series, acc.budget) if acc.series else []
+    if figures:
+        body = "".join(md.figure(img, cap) for img, cap in figures) + "\n" + _series_table(acc.series)
+    else:
+        body = md.not_run("Error-vs-position sweeps", "accuracy results hold no 'series' list")
+    text += md.section("Error against position", body)
+    return text, {**s, "ran": True, "figures": figures}

@@ -1,0 +1,168 @@
+"""claims.md: the claims ledger (one table per scheme), region coverage and consistency notes."""
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+
+from . import md, methods
+
+ORACLE_KINDS = {
+    "identity": "a law checked on the oracle at high precision and on the fast path within budget",
+    "reference": "fast path against the MPFR oracle",
+    "differential": "BLAS/batched path against the direct path (agreement, not correctness)",
+}
+_STATUS_ALIASES = {"pass": "passed", "ok": "passed", "fail": "failed", "skipped": "not run", "not_run": "not run",
+                   "notrun": "not run", "": "not run"}
+
+
+def status_of(claim: dict) -> str:
+    s = str(claim.get("status") if claim.get("status") is not None else "not run").strip().lower()
+    return _STATUS_ALIASES.get(s, s)
+
+
+def exceeds(measured, bound) -> bool:
+    return md.is_number(measured) and md.is_number(bound) and measured > bound
+
+
+def error_vs_bound(claim: dict, table: bool = True) -> str:
+    err, bound, metric = claim.get("max_error"), claim.get("bound"), claim.get("metric")
+    if err is None and bound is None:
+        return "—"
+    if md.is_number(err) and md.is_number(bound):
+        text = f"{md.num(err)} {'>' if err > bound else '≤'} {md.num(bound)}"
+        if err > bound:
+            text = "⚠ **" + text + "**"
+    else:
+        text = f"{md.num(err)} (bound {md.num(bound)})"
+    if metric:
+        text += f" {md.code(metric, table)}"
+    if claim.get("budget_row"):
+        text += ("<br>" if table else ", ") + f"row {md.code(claim['budget_row'], table)}"
+    return text
+
+
+def summarise(claims: list) -> dict:
+    by_status = Counter(status_of(c) for c in claims)
+    cases = sum(c["cases"] for c in claims if md.is_number(c.get("cases")))
+    return {"claims": len(claims), "passed": by_status.get("passed", 0), "failed": by_status.get("failed", 0),
+            "not_run": by_status.get("not run", 0),
+            "other": sum(n for s, n in by_status.items() if s not in ("passed", "failed", "not run")),
+            "cases": int(cases), "failed_ids": [c.get("id") for c in claims if status_of(c) == "failed"]}
+
+
+def _status_cell(claim: dict) -> str:
+    s = status_of(claim)
+    return md.STATUS_MARK.get(s, f"⚠ {md.cell(s)}")
+
+
+def _ledger(ctx, claims: list) -> str:
+    rows = []
+    for c in claims:
+        test = md.code(c.get("test"))
+        link = ctx.test_link(c.get("test"))
+        rows.append((f"**{md.cell(c.get('id'))}**", md.code(c.get("statement")), md.cell(c.get("source")),
+                     md.cell(c.get("oracle")), test + (f"<br>{link}" if link else ""), md.num(c.get("cases")),
+                     error_vs_bound(c), _status_cell(c), md.code(c.get("worst_input"))))
+    return md.table(["id", "claim", "source", "oracle", "test", "cases", "max error vs bound", "status",
+                     "worst input"], rows, ["l", "l", "l", "l", "l", "r", "l", "l", "l"])
+
+
+def _regions(claims: list) -> str:
+    rows = []
+    for c in claims:
+        regions = c.get("regions") if isinstance(c.get("regions"), dict) else {}
+        cases = c.get("cases") if md.is_number(c.get("cases")) and c.get("cases") > 0 else None
+        parts = []
+        for name, count in sorted(regions.items()):
+            share = f" ({100.0 * count / cases:.1f}%)" if cases and md.is_number(count) else ""
+            parts.append(f"{md.code(name)}: {md.num(count)}{share}")
+        rows.append((md.cell(c.get("id")), md.num(c.get("cases")),
+                     "<br>".join(parts) if parts else "*not classified*"))
+    return md.table(["id", "cases", "region: cases hit (share)"], rows, ["l", "r", "l"])
+
+
+def _consistency(ctx, claims: list) -> list:
+    notes = []
+    ids = Counter(c.get("id") for c in claims)
+    for cid, n in sorted((k, v) for k, v in ids.items() if v > 1 and k is not None):
+        programs = sorted({c["_program"] for c in claims if c.get("id") == cid})
+        notes.append(f"claim id {md.icode(cid)} appears {n} times (in {', '.join(map(md.icode, programs))})")
+    budget_ids = {r.get("id") for r in ctx.inputs.accuracy.budget}
+    for c in claims:
+        cid = md.icode(c.get("id"))
+        if status_of(c) == "passed" and exceeds(c.get("max_error"), c.get("bound")):
+            notes.append(f"{cid} is marked passed but its max error {md.num(c['max_error'])} exceeds its bound "
+                         f"{md.num(c['bound'])}")
+        if c.get("oracle") not in ORACLE_KINDS:
+            notes.append(f"{cid} has oracle kind {md.icode(c.get('oracle'))}, not one of "
+                         + ", ".join(map(md.icode, ORACLE_KINDS)))
+        if budget_ids and c.get("budget_row") and c["budget_row"] not in budget_ids:
+            notes.append(f"{cid} names budget row {md.icode(c['budget_row'])}, which accuracy.json does not list")
+        if status_of(c) == "failed" and not c.get("worst_input"):
+            notes.append(f"{cid} failed without a recorded worst input (counterexample)")
+    return notes
+
+
+def build(ctx) -> tuple:
+    proofs = ctx.inputs.proofs
+    # Grouped by scheme; within a scheme the producers' order (files sorted by name), which is deterministic.
+    claims = sorted(proofs.claims, key=lambda c: str(c.get("scheme") or "unspecified"))
+    summary = summarise(claims)
+    text = methods.header(ctx, "Claims ledger", proofs.metas)
+    broken = [f for f in proofs.files if f.error]
+    if broken:
+        text += md.section("Unreadable proof results", "\n".join(
+            f"- {md.icode(f.path.name)}: {md.cell(f.error)}" for f in broken))
+    if not claims:
+        why = ("no `proofs-*.json` in the results directory" if not proofs.files
+               else "the proof result files hold no claims")
+        text += md.section("Claims", md.not_run("The property suite", why))
+        return text, {**summary, "ran": False}
+
+    text += md.section("Summary", _summary_table(claims) + "\n" + _oracle_legend())
+    failed = [c for c in claims if status_of(c) == "failed"]
+    if failed:
+        rc_params = {label: meta.get("rc_params") for label, meta in proofs.metas}
+        items = []
+        for c in failed:
+            item = (f"- **{md.cell(c.get('id'))}** ({md.cell(c.get('scheme'))}): {md.icode(c.get('statement'))}; "
+                    f"max error {error_vs_bound(c, table=False)}; worst input {md.icode(c.get('worst_input'))}.")
+            rc = rc_params.get(c["_program"])
+            item += (f" Reproduce: `RC_PARAMS=\"{rc}\" {c['_program']} --gtest_filter={c.get('test')}`" if rc else
+                     f" Test {md.icode(c.get('test'))} in {md.icode(c['_program'])}.")
+            items.append(item)
+        text += md.section("Failed claims", "\n".join(items))
+
+    by_scheme = defaultdict(list)
+    for c in claims:
+        by_scheme[str(c.get("scheme") or "unspecified")].append(c)
+    for scheme, group in by_scheme.items():
+        s = summarise(group)
+        body = (f"{md.plural(s['claims'], 'claim')}: {s['passed']} passed, {s['failed']} failed, "
+                f"{s['not_run']} not run; {s['cases']:,} cases.\n\n" + _ledger(ctx, group)
+                + "\n**Region coverage** — how many generated cases fell in each hard region "
+                  "(RC_CLASSIFY / RC_TAG counts):\n\n" + _regions(group))
+        text += md.section(f"Scheme: {scheme}", body)
+
+    notes = _consistency(ctx, claims)
+    text += md.section("Consistency checks", "\n".join(f"- {n}" for n in notes) if notes
+                       else "No inconsistencies found (unique ids, statuses agree with bounds, oracle kinds known, "
+                            "budget rows exist).")
+    return text, {**summary, "ran": True, "schemes": list(by_scheme)}
+
+
+def _summary_table(claims: list) -> str:
+    groups = defaultdict(list)
+    for c in claims:
+        groups[str(c.get("scheme") or "unspecified")].append(c)
+    rows = []
+    for scheme, group in [*groups.items(), ("**all**", claims)]:
+        s = summarise(group)
+        rows.append((scheme if scheme == "**all**" else f"[{scheme}](#{md.anchor('Scheme: ' + scheme)})",
+                     md.num(s["claims"]), md.num(s["passed"]), md.num(s["failed"]), md.num(s["not_run"]),
+                     md.num(s["cases"])))
+    return md.table(["scheme", "claims", "passed", "failed", "not run", "cases"], rows,
+                    ["l", "r", "r", "r", "r", "r"])
+
+
+def _oracle_legend() -> str:
+    return "Oracle kinds: " + "; ".join(f"**{k}** — {v}" for k, v in ORACLE_KINDS.items()) + ".\n"

@@ -1,0 +1,105 @@
+"""The methods block every page opens with: what built and ran the code that produced the numbers."""
+from __future__ import annotations
+
+from . import md
+
+# (key in the normalised meta, label on the page)
+FIELDS = (
+    ("program", "program"),
+    ("commit", "commit"),
+    ("compiler", "compiler"),
+    ("flags", "flags"),
+    ("build_type", "build type"),
+    ("blas", "BLAS library + core"),
+    ("blas_threads", "BLAS threads"),
+    ("omp_threads", "OpenMP threads"),
+    ("rc_params", "RapidCheck params / seeds"),
+    ("date", "date"),
+)
+
+
+def truthy(value) -> bool | None:
+    """JSON producers write flags as true/"true"/1/"1"; None when absent or unreadable."""
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, (int, float)):
+        return value != 0
+    if isinstance(value, str):
+        v = value.strip().lower()
+        if v in ("true", "yes", "1", "on"):
+            return True
+        if v in ("false", "no", "0", "off", ""):
+            return False
+    return None
+
+
+def blas_text(meta: dict) -> str | None:
+    """'OpenBLAS 0.3.21, core Prescott (FALLBACK; best for this CPU: SkylakeX)' from the meta's BLAS keys."""
+    lib, core, best = meta.get("blas_library"), meta.get("blas_core"), meta.get("blas_core_best")
+    fallback = truthy(meta.get("blas_fallback"))
+    if not (lib or core):
+        return None
+    text = f"{lib}, core {core}" if lib and core else (f"core {core}" if core else str(lib))
+    notes = []
+    if fallback:
+        notes.append("**FALLBACK core**")
+    elif fallback is False:
+        notes.append("not a fallback")
+    if best and best != core:
+        notes.append(f"best for this CPU: {best}")
+    return text + (f" ({'; '.join(notes)})" if notes else "")
+
+
+def from_bench_context(context: dict) -> dict:
+    """Google Benchmark's context (with posenc's AddCustomContext keys) in the meta vocabulary."""
+    c = context if isinstance(context, dict) else {}
+    return {
+        "program": c.get("executable"),
+        "commit": c.get("posenc_commit") or c.get("commit"),
+        "compiler": c.get("compiler") or c.get("posenc_compiler"),
+        "flags": c.get("posenc_flags") or c.get("flags"),
+        "build_type": c.get("posenc_build_type") or c.get("build_type"),
+        "blas_library": c.get("blas_library"),
+        "blas_core": c.get("blas_core"),
+        "blas_core_best": c.get("blas_core_best"),
+        "blas_fallback": c.get("blas_fallback"),
+        "blas_threads": c.get("blas_threads"),
+        "omp_threads": c.get("omp_threads"),
+        "rc_params": None,
+        "date": c.get("date"),
+    }
+
+
+def _value(meta: dict, key: str):
+    value = blas_text(meta) if key == "blas" else meta.get(key)
+    return None if value is None or value == "" else str(value)
+
+
+def block(sources: list, extra: list | None = None) -> str:
+    """Methods table for [(label, meta)]; a field with one value across sources is printed once.
+
+    `extra` adds page-specific rows [(label, markdown text)]."""
+    rows = []
+    for key, label in FIELDS:
+        values = [(src, _value(meta, key)) for src, meta in sources]
+        distinct = sorted({v for _, v in values if v is not None})
+        if not distinct:
+            if key == "rc_params" and not any("rc_params" in m for _, m in sources):
+                continue                                    # not a property run: nothing to say
+            text = "*not recorded*"
+        elif key == "program":
+            text = ", ".join(md.code(v) for v in distinct)
+        elif len(distinct) == 1 and all(v is not None for _, v in values):
+            text = md.code(distinct[0]) if key in ("commit", "flags", "rc_params") else md.cell(distinct[0])
+        else:
+            text = "<br>".join(f"{md.code(src)}: {md.cell(v) if v else '*not recorded*'}" for src, v in values)
+        rows.append((label, text))
+    rows += extra or []
+    if not sources:
+        rows.insert(0, ("results", "*no result file with a meta block was found for this page*"))
+    return "## Methods\n\n" + md.table(["", "value"], [(f"**{l}**", t) for l, t in rows])
+
+
+def header(ctx, title: str, sources: list, extra: list | None = None) -> str:
+    """Title, generated-file note, navigation and the methods block: how every page opens."""
+    return f"# {title}\n\n{md.generated_note(ctx.readme_link)}\n\n{ctx.nav}\n\n{block(sources, extra)}\n"
