@@ -174,10 +174,13 @@ void rotated_row(const SinusoidalSpec& spec, const double* sa, const double* ca,
                  double* s, double* c, T* row) {
   const std::size_t h = pair_count(spec);
   const double *sj = J.s.get() + j * h, *cj = J.c.get() + j * h;
+  // The complex multiply can overshoot |value| = 1 by up to ~3.5 * 2^-53 before its last rounding
+  // (a cos within 1e-25 of 1 was seen to come out as 1 + 2^-52); the exact value lies in [-1, 1], so
+  // clamping never moves an entry away from it.
 #pragma omp simd
   for (std::size_t k = 0; k < h; ++k) {
-    s[k] = std::fma(sa[k], cj[k], ca[k] * sj[k]);
-    c[k] = std::fma(ca[k], cj[k], -(sa[k] * sj[k]));
+    s[k] = std::clamp(std::fma(sa[k], cj[k], ca[k] * sj[k]), -1.0, 1.0);
+    c[k] = std::clamp(std::fma(ca[k], cj[k], -(sa[k] * sj[k])), -1.0, 1.0);
   }
   scatter_row(spec, s, c, row);
 }

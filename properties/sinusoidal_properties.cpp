@@ -1,0 +1,912 @@
+// The sinusoidal encodings' claims (claims.cpp ledger SIN-*), as RapidCheck properties and exhaustive
+// tests. Oracle kinds (DESIGN.md §4): identity laws are checked on the MPFR oracle at 256 bits (budget row
+// sinusoidal.identity.oracle) and on the fast path within its budget rows; reference claims compare the
+// fast path with the oracle; differential claims compare the BLAS path with the direct path.
+// Every tolerance comes from budget.cpp; every compared number goes through check()/record(), which
+// prints the whole case on failure and feeds the proofs JSON.
+#include <gtest/gtest.h>
+#include <rapidcheck/gtest.h>
+
+#include <mpfr.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <functional>
+#include <limits>
+#include <numeric>
+#include <string>
+#include <vector>
+
+#include "accuracy.hpp"
+#include "budget.hpp"
+#include "claims.hpp"
+#include "generators.hpp"
+#include "posenc/error.hpp"
+#include "posenc/reference/sinusoidal.hpp"
+#include "posenc/sinusoidal.hpp"
+#include "sinusoidal_measure.hpp"
+
+namespace {
+
+using namespace posenc;
+using namespace posenc::test;
+namespace rf = posenc::reference;
+using rf::Real;
+
+constexpr unsigned kBits = rf::kDefaultBits;
+constexpr DType kDTypes[] = {DType::f32, DType::f64};
+
+// Sink for properties: records under `claim`, fails the property with the whole case. `accept` selects
+// the budget rows that belong to this claim (others are measured by other claims' tests).
+Sink rc_sink(std::string claim_id, std::function<bool(std::string_view)> accept = {}) {
+  return [claim_id, accept](std::string_view row, const Measure& m, double y, const Real* r, const Describe& in) {
+    if (accept && !accept(row)) return;
+    if (auto failure = check(claim_id, row, m, y, r, in)) RC_FAIL(*failure);
+  };
+}
+
+// Sink for plain GoogleTest tests: records and adds a non-fatal failure (keeps going to find them all).
+Sink gtest_sink(std::string claim_id, std::function<bool(std::string_view)> accept = {}) {
+  return [claim_id, accept](std::string_view row, const Measure& m, double y, const Real* r, const Describe& in) {
+    if (accept && !accept(row)) return;
+    if (auto failure = check(claim_id, row, m, y, r, in)) ADD_FAILURE() << *failure;
+  };
+}
+
+bool starts_with(std::string_view s, std::string_view prefix) { return s.substr(0, prefix.size()) == prefix; }
+
+void tag_both(const std::string& claim_id, const std::string& region) {
+  RC_TAG(region);
+  tag(claim_id, region);
+}
+
+std::int64_t lower_limit(const SinusoidalSpec& s) { return s.signed_positions ? -max_abs_position(s) : 0; }
+
+bool in_range(const SinusoidalSpec& s, std::int64_t a, std::int64_t b) {  // [a, b] accepted
+  return a >= lower_limit(s) && b <= max_abs_position(s) && a <= b;
+}
+
+bool contains_padding(const SinusoidalSpec& s, std::int64_t a, std::int64_t b) {
+  return s.padding_row && *s.padding_row >= a && *s.padding_row <= b;
+}
+
+std::string k_region(std::int64_t k) {
+  const std::uint64_t a = k < 0 ? static_cast<std::uint64_t>(-k) : static_cast<std::uint64_t>(k);
+  if (a <= 16) return "|k| <= 16";
+  if (a < (1u << 20)) return "|k| < 2^20";
+  if (a < (std::uint64_t{1} << 32)) return "|k| < 2^32";
+  return "|k| >= 2^32";
+}
+
+// Oracle identity check: |a - b| <= 2^-200 (row sinusoidal.identity.oracle).
+void oracle_identity(const std::string& claim_id, const Real& a, const Real& b, const std::function<std::string()>& what,
+                     bool in_rc = true) {
+  const rf::PrecisionGuard guard(320);
+  const Real diff = abs(a - b);
+  const Measure m{Class::ok, static_cast<double>(diff)};
+  auto f = check(claim_id, "sinusoidal.identity.oracle", m, static_cast<double>(a), &b,
+                 [&] { return what() + " lhs=" + rf::to_decimal(a, 40); });
+  if (f) {
+    if (in_rc) RC_FAIL(*f);
+    ADD_FAILURE() << *f;
+  }
+}
+
+std::vector<std::size_t> sampled_pairs(std::size_t h, std::size_t n) {
+  std::vector<std::size_t> out;
+  if (h <= n) {
+    out.resize(h);
+    std::iota(out.begin(), out.end(), 0);
+    return out;
+  }
+  for (std::size_t i = 0; i < n; ++i) out.push_back(i * (h - 1) / (n - 1));
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
+}
+
+// ---------------------------------------------------------------------------------------------------
+// SIN-ROT-1: PE(p+k) = T(k) PE(p), T(k) independent of p.
+RC_GTEST_PROP(Sinusoidal, ShiftByKIsAFixedRotation, ()) {
+  const std::string id = "SIN-ROT-1";
+  const SpecCase sc = *gen_any_spec(512, false);
+  const SinusoidalSpec& s = sc.spec;
+  const std::size_t rows = *rc::gen::inRange<std::size_t>(1, 9);
+  const PositionCase pc = *gen_position(s);
+  const std::int64_t k = *gen_shift(s, 2 * max_abs_position(s));
+  const std::int64_t p = pc.p;
+  const std::int64_t last = p + static_cast<std::int64_t>(rows) - 1;
+  RC_PRE(in_range(s, p, last) && in_range(s, p + k, last + k));
+  RC_PRE(!contains_padding(s, p, last) && !contains_padding(s, p + k, last + k));
+  count_case(id);
+  tag_both(id, sc.region);
+  tag_both(id, pc.region);
+  tag_both(id, k_region(k));
+
+  // Oracle: the same T(k) maps PE(p) to PE(p+k) and PE(q) to PE(q+k) for an unrelated q.
+  const PositionCase qc = *gen_position(s);
+  const bool q_ok = in_range(s, qc.p, qc.p) && in_range(s, qc.p + k, qc.p + k) && !contains_padding(s, qc.p, qc.p) &&
+                    !contains_padding(s, qc.p + k, qc.p + k);
+  for (std::size_t i : sampled_pairs(pair_count(s), 3)) {
+    const Real c = rf::shift_cos(s, k, i, kBits), sn = rf::shift_sin(s, k, i, kBits);
+    for (std::int64_t x : {p, q_ok ? qc.p : p}) {
+      const rf::PrecisionGuard guard(320);
+      const Real xs = rf::value(s, x, sin_slot(s, i), kBits), xc = rf::value(s, x, cos_slot(s, i), kBits);
+      const Real ys = rf::value(s, x + k, sin_slot(s, i), kBits), yc = rf::value(s, x + k, cos_slot(s, i), kBits);
+      auto what = [&] { return spec_label(s) + " oracle p=" + std::to_string(x) + " k=" + std::to_string(k) + " pair=" + std::to_string(i); };
+      oracle_identity(id, Real(c * xs + sn * xc), ys, [&] { return what() + " sin slot"; });
+      oracle_identity(id, Real(c * xc - sn * xs), yc, [&] { return what() + " cos slot"; });
+    }
+  }
+  // Fast path: ShiftOperator entries, dense float T(k), and apply_shift by rot and by gemm.
+  const auto cols = sample_columns(s.dim, 16);
+  auto accept = [](std::string_view row) { return !starts_with(row, "sinusoidal.shift.differential"); };
+  for (DType t : kDTypes)
+    for (ShiftMethod m : {ShiftMethod::rot, ShiftMethod::gemm})
+      measure_shift(s, t, p, k, rows, m, cols, rc_sink(id, accept));
+}
+
+// SIN-ROT-2: T(a) T(b) = T(a+b).
+RC_GTEST_PROP(Sinusoidal, ShiftsCompose, ()) {
+  const std::string id = "SIN-ROT-2";
+  const SpecCase sc = *gen_any_spec(1024, false);
+  const SinusoidalSpec& s = sc.spec;
+  const std::int64_t lim = max_abs_position(s);
+  const std::int64_t a = *gen_shift(s, lim), b = *gen_shift(s, lim);
+  RC_PRE(std::llabs(a + b) <= lim);
+  count_case(id);
+  tag_both(id, sc.region);
+  tag_both(id, k_region(a));
+  const ShiftOperator ta = shift_operator(s, a), tb = shift_operator(s, b);
+  for (std::size_t i : sampled_pairs(pair_count(s), 8)) {
+    const Real rc = rf::shift_cos(s, a + b, i, kBits), rs = rf::shift_sin(s, a + b, i, kBits);
+    {
+      const rf::PrecisionGuard guard(320);
+      const Real ca = rf::shift_cos(s, a, i, kBits), sa = rf::shift_sin(s, a, i, kBits);
+      const Real cb = rf::shift_cos(s, b, i, kBits), sb = rf::shift_sin(s, b, i, kBits);
+      auto what = [&] { return spec_label(s) + " a=" + std::to_string(a) + " b=" + std::to_string(b) + " pair=" + std::to_string(i); };
+      oracle_identity(id, Real(ca * cb - sa * sb), rc, [&] { return what() + " cos"; });
+      oracle_identity(id, Real(sa * cb + ca * sb), rs, [&] { return what() + " sin"; });
+    }
+    const double c = ta.cos_k[i] * tb.cos_k[i] - ta.sin_k[i] * tb.sin_k[i];
+    const double sn = ta.sin_k[i] * tb.cos_k[i] + ta.cos_k[i] * tb.sin_k[i];
+    auto in = [&] {
+      return spec_label(s) + " a=" + position_label(a) + " b=" + position_label(b) + " pair=" + std::to_string(i) +
+             " ca=" + dec_hex(ta.cos_k[i]) + " sa=" + dec_hex(ta.sin_k[i]) + " cb=" + dec_hex(tb.cos_k[i]) + " sb=" + dec_hex(tb.sin_k[i]);
+    };
+    if (auto f = check(id, "sinusoidal.shift.compose.f64", scaled_error(c, rc, 1.0, DType::f64), c, &rc, [&] { return in() + " cos"; }))
+      RC_FAIL(*f);
+    if (auto f = check(id, "sinusoidal.shift.compose.f64", scaled_error(sn, rs, 1.0, DType::f64), sn, &rs, [&] { return in() + " sin"; }))
+      RC_FAIL(*f);
+  }
+}
+
+// SIN-ROT-3: T(k) T(k)^T = I and T(-k) = T(k)^T.
+RC_GTEST_PROP(Sinusoidal, ShiftIsOrthogonalAndReversedByTranspose, ()) {
+  const std::string id = "SIN-ROT-3";
+  const SpecCase sc = *gen_any_spec(512, false);
+  const SinusoidalSpec& s = sc.spec;
+  const std::int64_t k = *gen_shift(s, 2 * max_abs_position(s));
+  count_case(id);
+  tag_both(id, sc.region);
+  tag_both(id, k_region(k));
+  const std::size_t d = s.dim;
+  const ShiftOperator t = shift_operator(s, k), tneg = shift_operator(s, -k);
+  std::vector<float> dense(d * d);
+  dense_shift_matrix(t, std::span<float>(dense));
+  for (std::size_t i : sampled_pairs(pair_count(s), 8)) {
+    const rf::PrecisionGuard guard(320);
+    const Real c = rf::shift_cos(s, k, i, kBits), sn = rf::shift_sin(s, k, i, kBits);
+    auto what = [&] { return spec_label(s) + " k=" + std::to_string(k) + " pair=" + std::to_string(i); };
+    oracle_identity(id, Real(c * c + sn * sn), rf::make_real(1, kBits), [&] { return what() + " cos^2+sin^2"; });
+    oracle_identity(id, rf::shift_cos(s, -k, i, kBits), c, [&] { return what() + " cos(-k) = cos(k)"; });
+    oracle_identity(id, rf::shift_sin(s, -k, i, kBits), Real(-sn), [&] { return what() + " sin(-k) = -sin(k)"; });
+    // Fast T(k): c^2 + s^2 - 1 in exact arithmetic from the double entries and the float dense matrix.
+    const Real one = rf::make_real(1, kBits);
+    const Real cd = rf::make_real(t.cos_k[i], kBits), sd = rf::make_real(t.sin_k[i], kBits);
+    const Real n64 = cd * cd + sd * sd;
+    const std::size_t a = sin_slot(s, i), b = cos_slot(s, i);
+    const Real cf = rf::make_real(static_cast<double>(dense[a * d + a]), kBits), sf = rf::make_real(static_cast<double>(dense[a * d + b]), kBits);
+    const Real n32 = cf * cf + sf * sf;
+    auto in = [&] { return what() + " c=" + dec_hex(t.cos_k[i]) + " s=" + dec_hex(t.sin_k[i]); };
+    if (auto f = check(id, "sinusoidal.shift.orthogonality.f64", Measure{Class::ok, static_cast<double>(abs(n64 - one)) / ulp(1.0, DType::f64)},
+                       static_cast<double>(n64), &one, in))
+      RC_FAIL(*f);
+    if (auto f = check(id, "sinusoidal.shift.orthogonality.f32", Measure{Class::ok, static_cast<double>(abs(n32 - one)) / ulp(1.0, DType::f32)},
+                       static_cast<double>(n32), &one, [&] { return what() + " dense f32 c=" + dec_hex(dense[a * d + a]) + " s=" + dec_hex(dense[a * d + b]); }))
+      RC_FAIL(*f);
+    // The dense matrix is T(k): a rotation, and the (s, c) / (c, s) entries are exact negatives.
+    RC_ASSERT(dense[b * d + a] == -dense[a * d + b]);
+    RC_ASSERT(dense[b * d + b] == dense[a * d + a]);
+    // Fast T(-k) against the oracle (whose T(-k) = T(k)^T was just checked).
+    const Real rcn = rf::shift_cos(s, -k, i, kBits), rsn = rf::shift_sin(s, -k, i, kBits);
+    if (auto f = check(id, "sinusoidal.shift.operator.f64", scaled_error(tneg.cos_k[i], rcn, 1.0, DType::f64), tneg.cos_k[i], &rcn,
+                       [&] { return what() + " T(-k) cos"; }))
+      RC_FAIL(*f);
+    if (auto f = check(id, "sinusoidal.shift.operator.f64", scaled_error(tneg.sin_k[i], rsn, 1.0, DType::f64), tneg.sin_k[i], &rsn,
+                       [&] { return what() + " T(-k) sin"; }))
+      RC_FAIL(*f);
+  }
+}
+
+// SIN-ROT-4: the BLAS block shift equals the directly generated rows.
+RC_GTEST_PROP(Sinusoidal, BlasBlockShiftEqualsDirectRows, ()) {
+  const std::string id = "SIN-ROT-4";
+  const SpecCase sc = *gen_any_spec(256, false);
+  const SinusoidalSpec& s = sc.spec;
+  const std::size_t rows = *rc::gen::inRange<std::size_t>(1, 65);
+  const PositionCase pc = *gen_position(s);
+  const std::int64_t k = *gen_shift(s, 2 * max_abs_position(s));
+  const std::int64_t p = pc.p, last = p + static_cast<std::int64_t>(rows) - 1;
+  RC_PRE(in_range(s, p, last) && in_range(s, p + k, last + k));
+  RC_PRE(!contains_padding(s, p, last) && !contains_padding(s, p + k, last + k));
+  const ShiftMethod m = *rc::gen::element(ShiftMethod::rot, ShiftMethod::gemm);
+  count_case(id);
+  tag_both(id, sc.region);
+  tag_both(id, pc.region);
+  tag_both(id, m == ShiftMethod::rot ? "method rot" : "method gemm");
+  auto accept = [](std::string_view row) { return starts_with(row, "sinusoidal.shift.differential"); };
+  for (DType t : kDTypes) measure_shift(s, t, p, k, rows, m, sample_columns(s.dim, 8), rc_sink(id, accept));
+}
+
+// SIN-NORM-1: ||PE(p)||^2 = d/2 (floor(d/2) with a zero-pad column); the padding row has norm 0.
+RC_GTEST_PROP(Sinusoidal, EveryRowHasNormSquaredHalfTheDimension, ()) {
+  const std::string id = "SIN-NORM-1";
+  const SpecCase sc = *gen_any_spec(2048, true);
+  const SinusoidalSpec& s = sc.spec;
+  const PositionCase pc = *gen_position(s);
+  count_case(id);
+  tag_both(id, sc.region);
+  tag_both(id, pc.region);
+  const std::size_t h = pair_count(s);
+  if (contains_padding(s, pc.p, pc.p)) {
+    for (DType t : kDTypes) measure_entries(s, t, pc.p, 0, {}, rc_sink(id, [](std::string_view r) { return r == "sinusoidal.table.exact_values"; }));
+    return;
+  }
+  if (s.regime == Regime::exact) {
+    const rf::PrecisionGuard guard(320);
+    Real sum = rf::make_real(320);
+    for (std::size_t i : sampled_pairs(h, 64)) {
+      const Real a = rf::value(s, pc.p, sin_slot(s, i), kBits), b = rf::value(s, pc.p, cos_slot(s, i), kBits);
+      oracle_identity(id, Real(a * a + b * b), rf::make_real(1, kBits),
+                      [&] { return spec_label(s) + " oracle p=" + std::to_string(pc.p) + " pair " + std::to_string(i) + " norm"; });
+    }
+    if (s.dim > 2 * h)
+      oracle_identity(id, rf::value(s, pc.p, s.dim - 1, kBits), rf::make_real(0, kBits), [&] { return spec_label(s) + " zero-pad column"; });
+  }
+  for (DType t : kDTypes) measure_dot(s, t, pc.p, 0, rc_sink(id));
+}
+
+// SIN-DOT-1: PE(p).PE(p+k) = sum_i cos(k w_i), independent of p.
+RC_GTEST_PROP(Sinusoidal, DotProductDependsOnlyOnTheOffset, ()) {
+  const std::string id = "SIN-DOT-1";
+  const SpecCase sc = *gen_any_spec(1024, false);
+  const SinusoidalSpec& s = sc.spec;
+  const PositionCase p1 = *gen_position(s), p2 = *gen_position(s);
+  const std::int64_t k = *gen_shift(s, 2 * max_abs_position(s));
+  RC_PRE(in_range(s, p1.p + k, p1.p + k) && in_range(s, p2.p + k, p2.p + k));
+  RC_PRE(!contains_padding(s, p1.p, p1.p) && !contains_padding(s, p1.p + k, p1.p + k) && !contains_padding(s, p2.p, p2.p) &&
+         !contains_padding(s, p2.p + k, p2.p + k));
+  count_case(id);
+  tag_both(id, sc.region);
+  tag_both(id, p1.region);
+  tag_both(id, k_region(k));
+  const Real closed = rf::dot_closed_form(s, k, kBits);
+  if (s.dim <= 256) {  // oracle rows at two unrelated positions give the same dot product
+    for (std::int64_t p : {p1.p, p2.p}) {
+      const rf::PrecisionGuard guard(320);
+      const auto a = rf::row(s, p, kBits), b = rf::row(s, p + k, kBits);
+      Real sum = rf::make_real(320);
+      for (std::size_t c = 0; c < s.dim; ++c) sum += a[c] * b[c];
+      oracle_identity(id, sum, closed, [&] { return spec_label(s) + " oracle p=" + std::to_string(p) + " k=" + std::to_string(k); });
+    }
+  }
+  for (DType t : kDTypes) {
+    measure_dot(s, t, p1.p, k, rc_sink(id));
+    measure_dot(s, t, p2.p, k, rc_sink(id));
+  }
+}
+
+// SIN-DOT-2: PE(p).PE(p+k) = PE(p).PE(p-k).
+RC_GTEST_PROP(Sinusoidal, DotProductIsSymmetricInTheOffset, ()) {
+  const std::string id = "SIN-DOT-2";
+  const SpecCase sc = *gen_any_spec(1024, false);
+  const SinusoidalSpec& s = sc.spec;
+  const PositionCase pc = *gen_position(s);
+  const std::int64_t k = *gen_shift(s, max_abs_position(s));
+  const std::int64_t p = pc.p;
+  RC_PRE(in_range(s, p - std::llabs(k), p + std::llabs(k)));
+  RC_PRE(!contains_padding(s, p, p) && !contains_padding(s, p + k, p + k) && !contains_padding(s, p - k, p - k));
+  count_case(id);
+  tag_both(id, sc.region);
+  tag_both(id, pc.region);
+  tag_both(id, k_region(k));
+  oracle_identity(id, rf::dot_closed_form(s, k, kBits), rf::dot_closed_form(s, -k, kBits),
+                  [&] { return spec_label(s) + " closed form k=" + std::to_string(k) + " vs -k"; });
+  if (s.dim <= 128) {
+    const rf::PrecisionGuard guard(320);
+    const auto a = rf::row(s, p, kBits), b = rf::row(s, p + k, kBits), c = rf::row(s, p - k, kBits);
+    Real plus = rf::make_real(320), minus = rf::make_real(320);
+    for (std::size_t i = 0; i < s.dim; ++i) {
+      plus += a[i] * b[i];
+      minus += a[i] * c[i];
+    }
+    oracle_identity(id, plus, minus, [&] { return spec_label(s) + " oracle p=" + std::to_string(p) + " k=" + std::to_string(k) + " vs -k"; });
+  }
+  for (DType t : kDTypes) {
+    measure_dot(s, t, p, k, rc_sink(id));
+    measure_dot(s, t, p, -k, rc_sink(id));
+  }
+}
+
+// SIN-DOT-3: the Gram matrix of consecutive positions is symmetric Toeplitz.
+RC_GTEST_PROP(Sinusoidal, GramMatrixOfConsecutivePositionsIsSymmetricToeplitz, ()) {
+  const std::string id = "SIN-DOT-3";
+  const SpecCase sc = *gen_any_spec(2048, false);
+  const SinusoidalSpec& s = sc.spec;
+  const std::size_t rows = *rc::gen::inRange<std::size_t>(2, 33);
+  const PositionCase pc = *gen_position(s);
+  const std::int64_t last = pc.p + static_cast<std::int64_t>(rows) - 1;
+  RC_PRE(in_range(s, pc.p, last) && !contains_padding(s, pc.p, last));
+  count_case(id);
+  tag_both(id, sc.region);
+  tag_both(id, pc.region);
+  for (DType t : kDTypes) measure_gram(s, t, pc.p, rows, rc_sink(id));
+}
+
+// SIN-BND-1: every entry in [-1, 1] (both dtypes, both regimes, table and rows paths).
+RC_GTEST_PROP(Sinusoidal, EveryEntryLiesInMinusOneToOne, ()) {
+  const std::string id = "SIN-BND-1";
+  const SpecCase sc = *gen_any_spec(1024, true);
+  const SinusoidalSpec& s = sc.spec;
+  const PositionCase pc = *gen_position(s);
+  const std::size_t rows = std::min<std::int64_t>(64, max_abs_position(s) - pc.p + 1);
+  count_case(id);
+  tag_both(id, sc.region);
+  tag_both(id, pc.region);
+  auto run = [&](auto zero) {
+    using T = decltype(zero);
+    std::vector<T> out(rows * s.dim);
+    sinusoidal_table(s, pc.p, rows, std::span<T>(out));
+    for (std::size_t i = 0; i < out.size(); ++i) {
+      const double y = out[i];
+      const Measure m{std::isnan(y) ? Class::nan : Class::ok, std::max(std::fabs(y) - 1.0, 0.0)};
+      if (auto f = check(id, "sinusoidal.table.range", m, y, nullptr, [&] {
+            return spec_label(s) + " dtype=" + (sizeof(T) == 4 ? "f32" : "f64") + " p=" +
+                   position_label(pc.p + static_cast<std::int64_t>(i / s.dim)) + " col=" + std::to_string(i % s.dim);
+          }))
+        RC_FAIL(*f);
+    }
+  };
+  run(0.0f);
+  run(0.0);
+}
+
+// SIN-BND-2: PE(0) is 0 on sin slots and 1 on cos slots, exactly (plus zero columns / padding rows).
+RC_GTEST_PROP(Sinusoidal, PositionZeroIsZeroOnSinSlotsAndOneOnCosSlots, ()) {
+  const std::string id = "SIN-BND-2";
+  const SpecCase sc = *gen_any_spec(8192, true);
+  const SinusoidalSpec& s = sc.spec;
+  count_case(id);
+  tag_both(id, sc.region);
+  const std::size_t offset = *rc::gen::inRange<std::size_t>(0, 64);
+  for (DType t : kDTypes) {
+    auto accept = [](std::string_view r) { return r == "sinusoidal.table.exact_values"; };
+    measure_entries(s, t, 0, offset, sample_columns(s.dim, 64), rc_sink(id, accept));
+    if (s.padding_row) measure_entries(s, t, *s.padding_row, offset, sample_columns(s.dim, 64), rc_sink(id, accept));
+  }
+  // The defining values themselves, independently of the oracle.
+  if (!contains_padding(s, 0, 0)) {
+    std::vector<double> row(s.dim);
+    sinusoidal_table(s, 0, 1, std::span<double>(row));
+    for (std::size_t i = 0; i < pair_count(s); ++i) {
+      RC_ASSERT(row[sin_slot(s, i)] == 0.0);
+      RC_ASSERT(row[cos_slot(s, i)] == 1.0);
+    }
+  }
+}
+
+// SIN-BND-3: frequencies strictly decrease (fast path and oracle).
+RC_GTEST_PROP(Sinusoidal, FrequenciesStrictlyDecrease, ()) {
+  const std::string id = "SIN-BND-3";
+  const SpecCase sc = *gen_any_spec(8192, true);
+  const SinusoidalSpec& s = sc.spec;
+  count_case(id);
+  tag_both(id, sc.region);
+  const auto w = sinusoidal_frequencies(s);
+  RC_ASSERT(w.size() == pair_count(s));
+  for (std::size_t k = 0; k < w.size(); ++k) {
+    RC_ASSERT(w[k] > 0.0);
+    if (k + 1 < w.size()) {
+      if (!(w[k + 1] < w[k]))
+        RC_FAIL("claim SIN-BND-3: fast frequencies not strictly decreasing at k=" + std::to_string(k) + ": " + dec_hex(w[k]) +
+                " then " + dec_hex(w[k + 1]) + " for " + spec_label(s));
+    }
+  }
+  const auto pairs = sampled_pairs(w.size(), 32);
+  for (std::size_t j = 0; j + 1 < pairs.size(); ++j) {
+    const std::size_t k = pairs[j];
+    const Real a = s.regime == Regime::emulated ? rf::emulated_frequency(s, k, kBits) : rf::frequency(s, k, kBits);
+    const Real b = s.regime == Regime::emulated ? rf::emulated_frequency(s, k + 1, kBits) : rf::frequency(s, k + 1, kBits);
+    RC_ASSERT(b < a);
+  }
+  measure_frequencies(s, rc_sink(id));
+}
+
+// SIN-DIST-1: distinct positions have distinct encodings (fast rows distinct for all p != q < 2^16).
+TEST(Sinusoidal, DistinctPositionsHaveDistinctEncodings) {
+  const std::string id = "SIN-DIST-1";
+  constexpr std::size_t N = std::size_t{1} << 16;
+  for (const auto& info : sinusoidal_presets()) {
+    for (std::size_t d : {std::size_t{4}, std::size_t{8}, std::size_t{64}}) {
+      const SinusoidalSpec s = preset_spec(info.preset, d);
+      const std::int64_t first = s.first_position;
+      count_case(id);
+      tag(id, std::string(info.name) + " d=" + std::to_string(d));
+      for (DType t : kDTypes) {
+        std::vector<double> tab(N * d);
+        if (t == DType::f32) {
+          std::vector<float> f(N * d);
+          sinusoidal_table(s, first, N, std::span<float>(f));
+          std::copy(f.begin(), f.end(), tab.begin());
+        } else {
+          sinusoidal_table(s, first, N, std::span<double>(tab));
+        }
+        // Exhaustive: sort the rows and compare neighbours (exact).
+        std::vector<std::size_t> idx(N);
+        std::iota(idx.begin(), idx.end(), 0);
+        auto row_less = [&](std::size_t a, std::size_t b) {
+          return std::lexicographical_compare(tab.begin() + a * d, tab.begin() + (a + 1) * d, tab.begin() + b * d, tab.begin() + (b + 1) * d);
+        };
+        std::sort(idx.begin(), idx.end(), row_less);
+        for (std::size_t i = 0; i + 1 < N; ++i)
+          ASSERT_TRUE(row_less(idx[i], idx[i + 1]))
+              << info.name << " d=" << d << " " << to_string(t) << ": rows of positions " << first + static_cast<std::int64_t>(idx[i])
+              << " and " << first + static_cast<std::int64_t>(idx[i + 1]) << " are identical";
+        // Measured minimum distance ||PE(first) - PE(first + k)||, k = 1..N-1 (depends on k only).
+        double min_d2 = std::numeric_limits<double>::infinity();
+        std::size_t arg = 0;
+        for (std::size_t k = 1; k < N; ++k) {
+          long double d2 = 0;
+          for (std::size_t c = 0; c < d; ++c) {
+            const long double diff = static_cast<long double>(tab[c]) - static_cast<long double>(tab[k * d + c]);
+            d2 += diff * diff;
+          }
+          if (static_cast<double>(d2) < min_d2) min_d2 = static_cast<double>(d2), arg = k;
+        }
+        const double ratio = 2 * std::sqrt(static_cast<double>(d)) * table_entry_abs_bound(t) / std::sqrt(min_d2);
+        const Real dist = rf::make_real(std::sqrt(min_d2), kBits);
+        auto f = check(id, "sinusoidal.distinct.margin", Measure{Class::ok, ratio}, std::sqrt(min_d2), &dist, [&] {
+          return std::string(info.name) + " dim=" + std::to_string(d) + " dtype=" + std::string(to_string(t)) + " N=2^16 min distance " +
+                 dec_hex(std::sqrt(min_d2)) + " at k=" + std::to_string(arg);
+        });
+        if (f) ADD_FAILURE() << *f;
+      }
+    }
+  }
+}
+
+// SIN-EXT-1: the encoding extends to positions never seen (up to 2^40), via rows and via table.
+RC_GTEST_PROP(Sinusoidal, EncodingExtendsToPositionsNeverSeen, ()) {
+  const std::string id = "SIN-EXT-1";
+  const SpecCase sc = *gen_any_spec(512, true);
+  const SinusoidalSpec& s = sc.spec;
+  const PositionCase pc = *gen_position(s, std::int64_t{1} << 30, std::int64_t{1} << 40);
+  RC_PRE(std::llabs(pc.p) >= (std::int64_t{1} << 20));
+  count_case(id);
+  tag_both(id, sc.region);
+  tag_both(id, pc.region);
+  const std::size_t offset = *rc::gen::inRange<std::size_t>(0, 64);
+  const auto cols = sample_columns(s.dim, 24);
+  for (DType t : kDTypes) {
+    measure_entries(s, t, pc.p, 0, cols, rc_sink(id), Path::rows);
+    measure_entries(s, t, pc.p, offset, cols, rc_sink(id), Path::table);
+  }
+}
+
+// SIN-ACC-1: every table budget row holds at the hard positions, every preset, regime and dtype.
+TEST(Sinusoidal, FastTableMatchesOracleAtHardPositions) {
+  const std::string id = "SIN-ACC-1";
+  for (const auto& info : sinusoidal_presets()) {
+    for (std::size_t d : {std::size_t{4}, std::size_t{7}, std::size_t{64}, std::size_t{512}}) {
+      SinusoidalSpec s;
+      try {
+        s = preset_spec(info.preset, d);
+        validate(s);
+      } catch (const Error&) {
+        continue;  // odd d for presets that reject it
+      }
+      for (Regime regime : {Regime::exact, Regime::emulated}) {
+        s.regime = regime;
+        try {
+          validate(s);
+        } catch (const Error&) {
+          continue;
+        }
+        const auto positions = hard_positions(s, d >= 512 ? 2 : 4);
+        const auto cols = sample_columns(d, d >= 512 ? 24 : 64);
+        std::size_t n = 0;
+        for (const auto& pc : positions) {
+          count_case(id);
+          tag(id, std::string(info.name) + " " + std::string(to_string(regime)));
+          tag(id, pc.region);
+          for (DType t : kDTypes) measure_entries(s, t, pc.p, (n * 17) % 64, cols, gtest_sink(id));
+          ++n;
+        }
+      }
+    }
+  }
+}
+
+// SIN-ACC-3: the table budget rows hold for generated specs and positions.
+RC_GTEST_PROP(Sinusoidal, FastTableMatchesOracleForAnySpec, ()) {
+  const std::string id = "SIN-ACC-3";
+  const SpecCase sc = *gen_any_spec(8192, true);
+  const SinusoidalSpec& s = sc.spec;
+  const PositionCase pc = *gen_position(s);
+  const std::size_t offset = *rc::gen::inRange<std::size_t>(0, 64);
+  count_case(id);
+  tag_both(id, sc.region);
+  tag_both(id, pc.region);
+  const auto cols = sample_columns(s.dim, 32);
+  for (DType t : kDTypes) measure_entries(s, t, pc.p, offset, cols, rc_sink(id));
+}
+
+// SIN-ACC-2: sinusoidal_frequencies = RN64(w_k) / the emulated float32 w_k.
+RC_GTEST_PROP(Sinusoidal, FrequenciesMatchOracle, ()) {
+  const std::string id = "SIN-ACC-2";
+  const SpecCase sc = *gen_any_spec(8192, true);
+  count_case(id);
+  tag_both(id, sc.region);
+  measure_frequencies(sc.spec, rc_sink(id));
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Preset conventions (CONVENTIONS.md §2.1), each written here independently of reference/ and lib/.
+
+// Real exp/ln/sin/cos at 320 bits (independent transcription uses MPFR directly).
+struct Mp {
+  mpfr_t v;
+  Mp() { mpfr_init2(v, 320); }
+  explicit Mp(double x) : Mp() { mpfr_set_d(v, x, MPFR_RNDN); }
+  ~Mp() { mpfr_clear(v); }
+  Mp(const Mp& o) : Mp() { mpfr_set(v, o.v, MPFR_RNDN); }
+  Mp& operator=(const Mp& o) {
+    mpfr_set(v, o.v, MPFR_RNDN);
+    return *this;
+  }
+  Real real() const {
+    Real r = rf::make_real(320);
+    mpfr_set(r.backend().data(), v, MPFR_RNDN);
+    return r;
+  }
+};
+
+// Exact-regime w_k = exp(-num/den * ln(base)) * scale.
+Mp mp_frequency(double base, double num, double den, double scale = 1.0) {
+  Mp w, t;
+  mpfr_set_d(t.v, base, MPFR_RNDN);
+  mpfr_log(t.v, t.v, MPFR_RNDN);
+  mpfr_mul_d(t.v, t.v, -num, MPFR_RNDN);
+  mpfr_div_d(t.v, t.v, den, MPFR_RNDN);
+  mpfr_exp(w.v, t.v, MPFR_RNDN);
+  mpfr_mul_d(w.v, w.v, scale, MPFR_RNDN);
+  return w;
+}
+
+Real mp_sincos(const Mp& w, std::int64_t p, bool is_sin) {
+  Mp a;
+  mpfr_mul_si(a.v, w.v, static_cast<long>(p), MPFR_RNDN);
+  if (is_sin) mpfr_sin(a.v, a.v, MPFR_RNDN);
+  else mpfr_cos(a.v, a.v, MPFR_RNDN);
+  return a.real();
+}
+
+float rn32_exp(float x) {  // correctly rounded float32 exp (the emulation convention)
+  Mp t(static_cast<double>(x));
+  mpfr_exp(t.v, t.v, MPFR_RNDN);
+  return mpfr_get_flt(t.v, MPFR_RNDN);  // 320-bit exp rounded once: correct unless within 2^-296 of a midpoint
+}
+
+double rn64_log(double x) {
+  Mp t(x);
+  mpfr_log(t.v, t.v, MPFR_RNDN);
+  return mpfr_get_d(t.v, MPFR_RNDN);
+}
+
+// Expected row of a preset: value or "exactly zero" per column; in the emulated regime the value is sin/cos
+// of the float32 angle before its final rounding (the budget rows' reference).
+struct Expected {
+  std::vector<Real> value;
+};
+
+// Compare the fast table row p (both dtypes, block offset) against `expect(column)`.
+void compare_preset(const std::string& id, const SinusoidalSpec& s, std::int64_t p, std::size_t offset,
+                    const std::function<Real(std::size_t)>& expect, const std::vector<std::size_t>& cols) {
+  const bool emulated = s.regime == Regime::emulated;
+  for (DType t : kDTypes) {
+    std::vector<double> y(s.dim);
+    const std::int64_t start = std::max<std::int64_t>(0, p - static_cast<std::int64_t>(offset));
+    const std::size_t count = static_cast<std::size_t>(p - start) + 1;
+    if (t == DType::f32) {
+      std::vector<float> f(count * s.dim);
+      sinusoidal_table(s, start, count, std::span<float>(f));
+      std::copy(f.end() - static_cast<std::ptrdiff_t>(s.dim), f.end(), y.begin());
+    } else {
+      std::vector<double> f(count * s.dim);
+      sinusoidal_table(s, start, count, std::span<double>(f));
+      std::copy(f.end() - static_cast<std::ptrdiff_t>(s.dim), f.end(), y.begin());
+    }
+    for (std::size_t c : cols) {
+      const Real r = expect(c);
+      auto in = [&, c] {
+        return spec_label(s) + " dtype=" + std::string(to_string(t)) + " p=" + position_label(p) + " col=" + std::to_string(c) +
+               " (independent formula)";
+      };
+      std::optional<std::string> f;
+      if (r == 0 && (c >= 2 * pair_count(s) || (s.padding_row && p == *s.padding_row)))
+        f = check(id, "sinusoidal.table.exact_values", absolute_error(y[c], r), y[c], &r, in);
+      else if (emulated)
+        f = check(id, "sinusoidal.table.emulated." + std::string(to_string(t)) + ".scaled", scaled_error(y[c], r, 1.0, DType::f32), y[c], &r, in);
+      else
+        f = check(id, "sinusoidal.table.exact." + std::string(to_string(t)) + ".scaled", scaled_error(y[c], r, 1.0, t), y[c], &r, in);
+      if (f) RC_FAIL(*f);
+    }
+  }
+}
+
+RC_GTEST_PROP(SinusoidalPreset, VaswaniIsInterleavedPaperFormula, ()) {
+  const std::string id = "SIN-PRE-1";
+  const std::size_t d = std::max<std::size_t>(2, *gen_dim(2048) / 2 * 2);
+  const SinusoidalSpec s = vaswani_spec(d);
+  const PositionCase pc = *gen_position(s);
+  count_case(id);
+  tag_both(id, dim_region(d));
+  tag_both(id, pc.region);
+  RC_ASSERT(s.layout == Layout::interleaved && s.first_position == 0 && !s.padding_row);
+  // PE[p, 2k] = sin(p / 10000^(2k/d)), PE[p, 2k+1] = cos(p / 10000^(2k/d)).
+  auto expect = [&](std::size_t c) { return mp_sincos(mp_frequency(10000.0, 2.0 * static_cast<double>(c / 2), static_cast<double>(d)), pc.p, c % 2 == 0); };
+  compare_preset(id, s, pc.p, *rc::gen::inRange<std::size_t>(0, 64), expect, sample_columns(d, 32));
+  try {
+    validate(vaswani_spec(d + 1));
+    RC_FAIL("vaswani accepted odd d");
+  } catch (const Error&) {
+  }
+}
+
+RC_GTEST_PROP(SinusoidalPreset, MarianIsHalvesWithPaperFrequencies, ()) {
+  const std::string id = "SIN-PRE-2";
+  const std::size_t d = std::max<std::size_t>(2, *gen_dim(2048) / 2 * 2);
+  const SinusoidalSpec s = marian_spec(d);
+  const PositionCase pc = *gen_position(s);
+  count_case(id);
+  tag_both(id, dim_region(d));
+  tag_both(id, pc.region);
+  const std::size_t h = d / 2;
+  // out[:, :d/2] = sin(p 10000^(-2k/d)), out[:, d/2:] = cos(p 10000^(-2k/d)).
+  auto expect = [&](std::size_t c) {
+    const std::size_t k = c < h ? c : c - h;
+    return mp_sincos(mp_frequency(10000.0, 2.0 * static_cast<double>(k), static_cast<double>(d)), pc.p, c < h);
+  };
+  compare_preset(id, s, pc.p, *rc::gen::inRange<std::size_t>(0, 64), expect, sample_columns(d, 32));
+}
+
+RC_GTEST_PROP(SinusoidalPreset, Tensor2TensorMatchesGetTimingSignal1d, ()) {
+  const std::string id = "SIN-PRE-3";
+  const std::size_t d = *gen_dim(2048);
+  const bool emulated = *rc::gen::arbitrary<bool>();
+  SinusoidalSpec s = tensor2tensor_spec(d);
+  if (emulated) s.regime = Regime::emulated;
+  const PositionCase pc = *gen_position(s);
+  count_case(id);
+  tag_both(id, dim_region(d) + (emulated ? " emulated" : " exact"));
+  tag_both(id, pc.region);
+  const std::size_t h = d / 2;
+  const double max_ts = 1.0e4, min_ts = 1.0;
+  // inc = ln(max/min) / max(h-1, 1); inv_ts[k] = min * exp(-k inc); signal = [sin(p inv) | cos(p inv)] (+ zero column).
+  const double den = static_cast<double>(std::max<std::size_t>(h - 1, 1));
+  // Emulated (float32 tensors): inc32 = RN32(RN32(math.log(max/min)) / RN32(max(h-1, 1)));
+  // inv32_k = RN32(min32 * RN32(exp(RN32(RN32(k) * -inc32)))); angle32 = RN32(RN32(p) * inv32_k).
+  const float inc32 = static_cast<float>(rn64_log(max_ts / min_ts)) / static_cast<float>(den);
+  auto inv32 = [&](std::size_t k) { return static_cast<float>(min_ts) * rn32_exp(static_cast<float>(k) * -inc32); };
+  auto expect = [&](std::size_t c) -> Real {
+    if (c >= 2 * h) return rf::make_real(0, kBits);
+    const std::size_t k = c < h ? c : c - h;
+    if (!emulated) return mp_sincos(mp_frequency(max_ts / min_ts, static_cast<double>(k), den, min_ts), pc.p, c < h);
+    const float angle = static_cast<float>(pc.p) * inv32(k);
+    Mp a(static_cast<double>(angle));
+    if (c < h) mpfr_sin(a.v, a.v, MPFR_RNDN);
+    else mpfr_cos(a.v, a.v, MPFR_RNDN);
+    return a.real();
+  };
+  compare_preset(id, s, pc.p, *rc::gen::inRange<std::size_t>(0, 64), expect, sample_columns(d, 32));
+  // Last frequency exactly 1/max_timescale (exact regime, h >= 2): RN64(1e-4).
+  const auto w = sinusoidal_frequencies(s);
+  if (h >= 2 && !emulated) RC_ASSERT(w[h - 1] == 1.0 / max_ts);
+  if (emulated)
+    for (std::size_t k = 0; k < h; k += std::max<std::size_t>(1, h / 16)) RC_ASSERT(w[k] == static_cast<double>(inv32(k)));
+}
+
+RC_GTEST_PROP(SinusoidalPreset, FairseqMatchesGetEmbeddingAndMakePositions, ()) {
+  const std::string id = "SIN-PRE-4";
+  const std::size_t d = std::max<std::size_t>(4, *gen_dim(2048));
+  const bool emulated = *rc::gen::arbitrary<bool>();
+  SinusoidalSpec s = fairseq_spec(d);  // padding_idx = 1
+  if (emulated) s.regime = Regime::emulated;
+  const PositionCase pc = *gen_position(s);
+  count_case(id);
+  tag_both(id, dim_region(d) + (emulated ? " emulated" : " exact"));
+  tag_both(id, pc.region);
+  // make_positions: first real token at row padding_idx + 1 = 2, padding tokens use row 1.
+  RC_ASSERT(s.first_position == 2);
+  RC_ASSERT(position_of_token(s, 0) == 2);
+  RC_ASSERT(s.padding_row && *s.padding_row == 1);
+  const std::size_t h = d / 2;
+  // emb = ln(10000)/(h-1); w = exp(arange(h) * -emb); table[p] = [sin(p w) | cos(p w)] (+ zero column); row 1 = 0.
+  // Emulated: emb64 = RN64(math.log(10000) / (h-1)); w32_k = RN32(exp(RN32(RN32(k) * RN32(-emb64)))).
+  const double emb64 = rn64_log(10000.0) / static_cast<double>(h - 1);
+  const float neg32 = static_cast<float>(-emb64);
+  auto expect = [&](std::size_t c) -> Real {
+    if (c >= 2 * h || pc.p == 1) return rf::make_real(0, kBits);
+    const std::size_t k = c < h ? c : c - h;
+    if (!emulated) return mp_sincos(mp_frequency(10000.0, static_cast<double>(k), static_cast<double>(h - 1)), pc.p, c < h);
+    const float w = rn32_exp(static_cast<float>(k) * neg32);
+    const float angle = static_cast<float>(pc.p) * w;
+    Mp a(static_cast<double>(angle));
+    if (c < h) mpfr_sin(a.v, a.v, MPFR_RNDN);
+    else mpfr_cos(a.v, a.v, MPFR_RNDN);
+    return a.real();
+  };
+  compare_preset(id, s, pc.p, *rc::gen::inRange<std::size_t>(0, 64), expect, sample_columns(d, 32));
+  // The padding row is zero wherever it falls in a table.
+  std::vector<float> t3(3 * d);
+  sinusoidal_table(s, 0, 3, std::span<float>(t3));
+  for (std::size_t c = 0; c < d; ++c) RC_ASSERT(t3[d + c] == 0.0f);
+}
+
+// ---------------------------------------------------------------------------------------------------
+// SIN-ERR-1: invalid input raises posenc::Error naming the parameter.
+template <class F>
+void expect_error(const char* parameter, F&& f, const char* what) {
+  try {
+    f();
+    ADD_FAILURE() << what << ": no posenc::Error thrown (expected one naming '" << parameter << "')";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.parameter(), parameter) << what << ": " << e.what();
+    EXPECT_NE(std::string(e.what()).find(parameter), std::string::npos) << what << ": " << e.what();
+    EXPECT_FALSE(e.accepted().empty()) << what;
+  } catch (const std::exception& e) {
+    ADD_FAILURE() << what << ": threw a non-posenc exception: " << e.what();
+  }
+  count_case("SIN-ERR-1");
+}
+
+TEST(SinusoidalErrors, InvalidArgumentsThrowErrorNamingTheParameter) {
+  const double nan = std::numeric_limits<double>::quiet_NaN(), inf = std::numeric_limits<double>::infinity();
+  std::vector<float> out(64 * 64);
+  auto table = [&](const SinusoidalSpec& s, std::int64_t first, std::size_t count) {
+    sinusoidal_table(s, first, count, std::span<float>(out));
+  };
+  auto with = [](auto f) {
+    SinusoidalSpec s = vaswani_spec(8);
+    f(s);
+    return s;
+  };
+  expect_error("dim", [&] { table(with([](auto& s) { s.dim = 0; }), 0, 1); }, "d = 0");
+  expect_error("dim", [&] { table(with([](auto& s) { s.dim = 7; }), 0, 1); }, "odd d with odd_dim = reject");
+  expect_error("dim", [&] { validate(vaswani_spec(9)); }, "vaswani odd d");
+  expect_error("dim", [&] { validate(fairseq_spec(2)); }, "fairseq d = 2");
+  expect_error("dim", [&] { table(with([](auto& s) { s.dim = kMaxDim + 2; }), 0, 1); }, "d too large");
+  for (double b : {nan, inf, -inf, 0.0, -2.0, 1.0, 0.5})
+    expect_error("base", [&] { table(with([b](auto& s) { s.base = b; }), 0, 1); }, "bad base");
+  expect_error("min_timescale", [&] { tensor2tensor_spec(64, 0.0, 1.0e4); }, "min_timescale = 0");
+  expect_error("min_timescale", [&] { tensor2tensor_spec(64, nan, 1.0e4); }, "min_timescale NaN");
+  expect_error("max_timescale", [&] { tensor2tensor_spec(64, 10.0, 10.0); }, "min_timescale = max_timescale");
+  expect_error("max_timescale", [&] { tensor2tensor_spec(64, 10.0, 1.0); }, "min_timescale > max_timescale");
+  expect_error("max_timescale", [&] { tensor2tensor_spec(64, 1.0, inf); }, "max_timescale inf");
+  expect_error("min_timescale", [&] { table(with([](auto& s) { s.min_timescale = -1.0; }), 0, 1); }, "negative min_timescale");
+  expect_error("position", [&] { table(vaswani_spec(8), -1, 1); }, "negative first position");
+  const std::int64_t neg[] = {3, -5};
+  expect_error("position", [&] { sinusoidal_rows(vaswani_spec(8), std::span<const std::int64_t>(neg), std::span<float>(out)); },
+               "negative position in rows");
+  expect_error("position", [&] { table(vaswani_spec(8), kMaxPosition + 1, 1); }, "position beyond 2^40");
+  expect_error("count", [&] { table(vaswani_spec(8), kMaxPosition - 2, 8); }, "range beyond 2^40");
+  expect_error("count", [&] { table(vaswani_spec(8), 0, 0); }, "count = 0");
+  expect_error("count", [&] { checked_table_elements(with([](auto& s) { s.dim = 1u << 20; s.signed_positions = true; }),
+                                                      -kMaxPosition, std::size_t{1} << 41, 8); },
+               "count * d overflows");
+  expect_error("out.size()", [&] { sinusoidal_table(vaswani_spec(8), 0, 2, std::span<float>(out.data(), 15)); }, "output too small");
+  expect_error("out.size()", [&] {
+    std::vector<double> o(7);
+    sinusoidal_table(vaswani_spec(8), 0, 1, std::span<double>(o));
+  }, "f64 output too small");
+  expect_error("positions.size()", [&] { sinusoidal_rows(vaswani_spec(8), std::span<const std::int64_t>(), std::span<float>(out)); },
+               "no positions");
+  expect_error("regime", [&] { table(with([](auto& s) { s.regime = Regime::emulated; }), 0, 1); }, "emulated paper rule");
+  expect_error("regime", [&] {
+    SinusoidalSpec s = fairseq_spec(8);
+    s.regime = Regime::emulated;
+    shift_operator(s, 1);
+  }, "shift operator of an emulated table");
+  expect_error("k", [&] { shift_operator(vaswani_spec(8), std::int64_t{1} << 42); }, "shift beyond 2^41");
+  const ShiftOperator t = shift_operator(vaswani_spec(8), 3);
+  expect_error("block.size()", [&] { apply_shift(t, std::span<float>(out.data(), 15), 2); }, "apply_shift block too small");
+  expect_error("rows", [&] { apply_shift(t, std::span<float>(out.data(), 16), 0); }, "apply_shift rows = 0");
+  expect_error("out.size()", [&] {
+    std::vector<float> small(3);
+    dense_shift_matrix(t, std::span<float>(small));
+  }, "dense matrix output too small");
+  expect_error("out.size()", [&] {
+    std::vector<float> g(3);
+    gram_matrix(std::span<const float>(out.data(), 16), 2, 8, std::span<float>(g));
+  }, "gram output too small");
+  expect_error("block.size()", [&] {
+    std::vector<float> g(4);
+    gram_matrix(std::span<const float>(out.data(), 15), 2, 8, std::span<float>(g));
+  }, "gram block too small");
+  expect_error("preset", [&] { parse_sinusoidal_preset("bert"); }, "unknown preset");
+  expect_error("padding_idx", [&] { fairseq_spec(64, -1); }, "negative padding_idx");
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------------------------------------------
+// Regression cases: counterexamples the properties found, kept as named tests.
+namespace {
+
+// Found by Sinusoidal.FastTableMatchesOracleAtHardPositions: positions whose angle p w_k is within ~1e-12
+// of a multiple of 2 pi (convergent denominators of 2 w_k / pi), where cos(p w_k) = 1 - O(1e-25); the
+// complex product s_a c_j + c_a s_j in double returned 1 + 2^-52 (0x1.0000000000001p+0):
+//   vaswani/marian d=64, p = 1052667157050, pair 0 (lib of 11:40, table started at p - 33);
+//   tensor2tensor/fairseq d=7, p = 29038651959, pair 1 (cos slot, column 4) (lib of 11:45, aligned anchors).
+TEST(SinusoidalRegression, F64CosineNearOneAtConvergentOfTwoOverPiStaysWithinOne) {
+  const std::string id = "SIN-BND-1";
+  struct Case {
+    SinusoidalSpec spec;
+    std::int64_t p;
+  };
+  for (const Case& c : {Case{vaswani_spec(64), 1052667157050}, Case{marian_spec(64), 1052667157050},
+                        Case{tensor2tensor_spec(7), 29038651959}, Case{fairseq_spec(7), 29038651959}}) {
+    for (std::size_t before : {std::size_t{0}, std::size_t{33}, std::size_t{52}}) {
+      const std::size_t d = c.spec.dim;
+      std::vector<double> block((before + 1) * d);
+      sinusoidal_table(c.spec, c.p - static_cast<std::int64_t>(before), before + 1, std::span<double>(block));
+      count_case(id);
+      for (std::size_t col = 0; col < d; ++col) {
+        const double y = block[before * d + col];
+        const Measure m{Class::ok, std::max(std::fabs(y) - 1.0, 0.0)};
+        if (auto f = check(id, "sinusoidal.table.range", m, y, nullptr, [&] {
+              return spec_label(c.spec) + " dtype=f64 p=" + position_label(c.p) + " table from p-" + std::to_string(before) +
+                     " col=" + std::to_string(col);
+            }))
+          ADD_FAILURE() << *f;
+      }
+    }
+  }
+}
+
+// Found by Sinusoidal.PositionZeroIsZeroOnSinSlotsAndOneOnCosSlots (lib of 11:40, anchors at the table's
+// first row): with signed positions, a table that started at -1 put p = 0 at offset 1 of its block and
+// the complex product of the anchor at -1 with J[1] returned sin = 2.34e-17 instead of 0. (Fixed by the
+// lib of 11:45, whose anchors are multiples of B, so 0 is always an anchor.)
+TEST(SinusoidalRegression, PositionZeroInsideABlockIsExact) {
+  const std::string id = "SIN-BND-2";
+  SinusoidalSpec s = vaswani_spec(4);
+  s.dim = 3;
+  s.odd_dim = OddDim::zero_pad;
+  s.signed_positions = true;
+  for (std::size_t before : {std::size_t{1}, std::size_t{5}, std::size_t{63}}) {
+    std::vector<double> block((before + 1) * s.dim);
+    sinusoidal_table(s, -static_cast<std::int64_t>(before), before + 1, std::span<double>(block));
+    count_case(id);
+    const double* row = block.data() + before * s.dim;
+    const Real zero = rf::make_real(0, kBits), one = rf::make_real(1, kBits);
+    auto in = [&] { return spec_label(s) + " dtype=f64 table from -" + std::to_string(before) + " p=0"; };
+    if (auto f = check(id, "sinusoidal.table.exact_values", absolute_error(row[0], zero), row[0], &zero, [&] { return in() + " sin slot"; }))
+      ADD_FAILURE() << *f;
+    if (auto f = check(id, "sinusoidal.table.exact_values", absolute_error(row[1], one), row[1], &one, [&] { return in() + " cos slot"; }))
+      ADD_FAILURE() << *f;
+  }
+}
+
+}  // namespace

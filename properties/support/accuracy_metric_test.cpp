@@ -1,0 +1,141 @@
+// Tests of the accuracy metric itself (accuracy.hpp): it must be able to fail, so each test pins a
+// known value that a plausible mistake (ulp from y instead of r, no emin clamp, raw bit difference,
+// +0 != -0, folding NaN into a number) would get wrong.
+#include <gtest/gtest.h>
+#include <rapidcheck/gtest.h>
+
+#include <cmath>
+#include <limits>
+
+#include "accuracy.hpp"
+#include "posenc/reference/mp.hpp"
+
+namespace {
+
+using namespace posenc::test;
+namespace rf = posenc::reference;
+
+Real R(double x) { return rf::make_real(x, 256); }
+Real R(const char* text) { return rf::parse_real(text, 256); }
+
+TEST(AccuracyMetric, UlpOfOneAndThreeQuarters) {
+  EXPECT_EQ(ulp(R(1.0), DType::f32), std::ldexp(1.0, -23));
+  EXPECT_EQ(ulp(R(0.75), DType::f32), std::ldexp(1.0, -24));
+  EXPECT_EQ(ulp(R(1.0), DType::f64), std::ldexp(1.0, -52));
+  EXPECT_EQ(ulp(R(0.75), DType::f64), std::ldexp(1.0, -53));
+  EXPECT_EQ(ulp(R(-0.75), DType::f32), std::ldexp(1.0, -24));
+  // Just below a power of two the exponent is the lower one.
+  EXPECT_EQ(ulp(R("0.99999999999999999999999999"), DType::f32), std::ldexp(1.0, -24));
+  EXPECT_EQ(ulp(R(2.0), DType::f32), std::ldexp(1.0, -22));
+}
+
+TEST(AccuracyMetric, SubnormalRangeUsesMinimumExponent) {
+  // Below 2^-126 the f32 ulp stays 2^-149 (emin = -126, p = 24); below 2^-1022 the f64 ulp is 2^-1074.
+  EXPECT_EQ(ulp(R(std::ldexp(1.0, -130)), DType::f32), std::ldexp(1.0, -149));
+  EXPECT_EQ(ulp(R(std::ldexp(1.0, -126)), DType::f32), std::ldexp(1.0, -149));
+  EXPECT_EQ(ulp(R(std::ldexp(1.0, -125)), DType::f32), std::ldexp(1.0, -148));
+  EXPECT_EQ(ulp(R(std::ldexp(1.0, -1070)), DType::f64), std::ldexp(1.0, -1074));
+  EXPECT_EQ(ulp(R(0.0), DType::f32), std::ldexp(1.0, -149));
+  EXPECT_EQ(ulp(0.0, DType::f64), std::ldexp(1.0, -1074));
+}
+
+TEST(AccuracyMetric, OneUlpOffIsOneAndHalfwayIsOneHalf) {
+  const float one = 1.0f, above = std::nextafter(one, 2.0f);
+  EXPECT_DOUBLE_EQ(kernel_error(above, R(1.0), DType::f32).err, 1.0);
+  // r halfway between 1 and its successor: error of either neighbour is 0.5 (ulp taken from r).
+  const Real half = R(1.0 + std::ldexp(1.0, -24));
+  EXPECT_DOUBLE_EQ(kernel_error(one, half, DType::f32).err, 0.5);
+  EXPECT_DOUBLE_EQ(kernel_error(above, half, DType::f32).err, 0.5);
+  // Below 1 the ulp halves: y = 1 - 2^-24 vs r = 1 is 1 ulp of r = 1 ... measured in ulp(r) = 2^-23: 0.5.
+  EXPECT_DOUBLE_EQ(kernel_error(std::nextafter(one, 0.0f), R(1.0), DType::f32).err, 0.5);
+  // ... and r = 1 - 2^-24 with y = 1 is 1 ulp of r (ulp(r) = 2^-24): the ulp comes from r, not from y.
+  EXPECT_DOUBLE_EQ(kernel_error(one, R(1.0 - std::ldexp(1.0, -24)), DType::f32).err, 1.0);
+  EXPECT_DOUBLE_EQ(kernel_error(1.0 + std::ldexp(1.0, -52), R(1.0), DType::f64).err, 1.0);
+  EXPECT_LT(kernel_error(0.1, R("0.1"), DType::f64).err, 0.5);
+  EXPECT_GT(kernel_error(0.1f, R("0.1"), DType::f32).err, 0.0);
+  EXPECT_LT(kernel_error(0.1f, R("0.1"), DType::f32).err, 0.5);
+}
+
+TEST(AccuracyMetric, ExactDifferenceIsFormedInMultiprecision) {
+  // r differs from y by 2^-200: a metric that converted r to double first would report 0.
+  const Real r = R(1.0) + rf::make_real(std::ldexp(1.0, -200), 256);
+  const Measure m = kernel_error(1.0, rf::with_bits(r, 256), DType::f64);
+  ASSERT_TRUE(m.ok());
+  EXPECT_GT(m.err, 0.0);
+  EXPECT_DOUBLE_EQ(m.err, std::ldexp(1.0, -200) / std::ldexp(1.0, -52));
+}
+
+TEST(AccuracyMetric, ScaledErrorUsesTheLargerOfRAndS) {
+  // r = 2^-30, y = 0: kernel would be zero-vs-nonzero; scaled with S = 1 is 2^-30 / 2^-23 = 2^-7.
+  const Measure m = scaled_error(0.0, R(std::ldexp(1.0, -30)), 1.0, DType::f32);
+  ASSERT_TRUE(m.ok());
+  EXPECT_DOUBLE_EQ(m.err, std::ldexp(1.0, -7));
+  // r larger than S: ulp(r) is used. r = 4, y = 4 + 2^-21 (1 ulp_f32(4) = 2^-21) -> 1.
+  EXPECT_DOUBLE_EQ(scaled_error(4.0 + std::ldexp(1.0, -21), R(4.0), 1.0, DType::f32).err, 1.0);
+  // S = 64 (a dot product of 128 entries): ulp_f64(64) = 2^-46.
+  EXPECT_DOUBLE_EQ(scaled_error(std::ldexp(1.0, -46), R(0.0), 64.0, DType::f64).err, 1.0);
+  // A sign change near zero is a small number in the scaled metric, a class in the kernel metric.
+  EXPECT_TRUE(scaled_error(-1e-20, R(1e-20), 1.0, DType::f64).ok());
+  EXPECT_EQ(kernel_error(-1e-20, R(1e-20), DType::f64).cls, Class::sign_mismatch);
+}
+
+TEST(AccuracyMetric, FailureClassesAreNotNumbers) {
+  const double nan = std::numeric_limits<double>::quiet_NaN(), inf = std::numeric_limits<double>::infinity();
+  EXPECT_EQ(kernel_error(nan, R(1.0), DType::f64).cls, Class::nan);
+  EXPECT_EQ(scaled_error(nan, R(1.0), 1.0, DType::f64).cls, Class::nan);
+  EXPECT_EQ(absolute_error(nan, R(1.0)).cls, Class::nan);
+  EXPECT_EQ(kernel_error(inf, R(1.0), DType::f64).cls, Class::inf);
+  EXPECT_EQ(scaled_error(-inf, R(1.0), 1.0, DType::f32).cls, Class::inf);
+  EXPECT_EQ(kernel_error(0.0, R(1e-30), DType::f64).cls, Class::zero_vs_nonzero);
+  EXPECT_EQ(kernel_error(1e-300, R(0.0), DType::f64).cls, Class::zero_vs_nonzero);
+  EXPECT_EQ(kernel_error(-0.5, R(0.5), DType::f64).cls, Class::sign_mismatch);
+  EXPECT_FALSE(kernel_error(nan, R(1.0), DType::f64).ok());
+  // Both zero (either sign): exact.
+  EXPECT_TRUE(kernel_error(-0.0, R(0.0), DType::f64).ok());
+  EXPECT_EQ(kernel_error(-0.0, R(0.0), DType::f64).err, 0.0);
+}
+
+TEST(AccuracyMetric, MonotoneUlpDistanceAcrossZeroAndInfinity) {
+  EXPECT_EQ(ulp_distance(0.0f, -0.0f), 0u);
+  EXPECT_EQ(ulp_distance(0.0, -0.0), 0u);
+  const float tiny = std::numeric_limits<float>::denorm_min();
+  EXPECT_EQ(ulp_distance(tiny, -tiny), 2u);  // raw bit difference would be ~2^31
+  EXPECT_EQ(ulp_distance(1.0f, std::nextafter(1.0f, 2.0f)), 1u);
+  EXPECT_EQ(ulp_distance(1.0f, std::nextafter(1.0f, 0.0f)), 1u);
+  const float fmax = std::numeric_limits<float>::max(), finf = std::numeric_limits<float>::infinity();
+  EXPECT_EQ(ulp_distance(fmax, finf), 1u);
+  EXPECT_EQ(ulp_distance(-fmax, -finf), 1u);
+  EXPECT_EQ(*ulp_distance(-finf, finf), 2u * 0x7f800000u);
+  const double dinf = std::numeric_limits<double>::infinity();
+  EXPECT_EQ(*ulp_distance(-dinf, dinf), 2ull * 0x7ff0000000000000ull);  // exceeds INT64_MAX
+  EXPECT_FALSE(ulp_distance(std::nanf(""), 1.0f).has_value());
+  EXPECT_FALSE(ulp_distance(1.0, std::nan("")).has_value());
+}
+
+RC_GTEST_PROP(AccuracyMetric, UlpDistanceIsMonotoneAndAgreesWithNextafter, (float a, int steps)) {
+  RC_PRE(std::isfinite(a));
+  const int n = std::abs(steps) % 64;
+  float b = a;
+  for (int i = 0; i < n; ++i) b = std::nextafter(b, std::numeric_limits<float>::infinity());
+  RC_PRE(std::isfinite(b));
+  // nextafter steps over representable numbers (-0 steps to +denorm_min, never to +0), so the count of
+  // steps is the distance; the monotone key must agree.
+  RC_ASSERT(*ulp_distance(a, b) == static_cast<std::uint64_t>(n));
+  RC_ASSERT(monotone_key(a) <= monotone_key(b));
+}
+
+RC_GTEST_PROP(AccuracyMetric, KernelErrorOfTheRoundedValueIsAtMostOneHalf, (double x)) {
+  RC_PRE(std::isfinite(x) && x != 0.0);
+  const Real r = rf::make_real(x, 256) * rf::make_real(1.0 + std::ldexp(1.0, -40), 256);  // not a float
+  const float y = rf::round_to_float(r);
+  RC_PRE(std::isfinite(y) && y != 0.0f);
+  const Measure m = kernel_error(y, rf::with_bits(r, 256), DType::f32);
+  RC_ASSERT(m.ok());
+  RC_ASSERT(m.err <= 0.5);
+  // The neighbour away from r is more than half an ulp off.
+  const float other = std::nextafter(y, (static_cast<double>(y) < x) ? -INFINITY : INFINITY);
+  if (std::isfinite(other) && other != 0.0f && std::signbit(other) == std::signbit(y))
+    RC_ASSERT(kernel_error(other, rf::with_bits(r, 256), DType::f32).err >= 0.5);
+}
+
+}  // namespace
