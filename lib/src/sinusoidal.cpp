@@ -382,38 +382,45 @@ ShiftOperator shift_operator(const SinusoidalSpec& spec, std::int64_t k) {
 void dense_shift_matrix(const ShiftOperator& t, std::span<double> out) { dense_impl(t, out); }
 void dense_shift_matrix(const ShiftOperator& t, std::span<float> out) { dense_impl(t, out); }
 
-void apply_shift(const ShiftOperator& t, std::span<float> block, std::size_t rows, ShiftMethod m) {
-  check_block(t, block.size(), rows);
-  warn_if_blas_fallback();
-  const auto d = static_cast<blasint>(t.spec.dim);
-  const std::size_t h = pair_count(t.spec);
-  if (m == ShiftMethod::rot) {
-    for (std::size_t i = 0; i < h; ++i)
-      cblas_srot(static_cast<blasint>(rows), block.data() + sin_slot(t.spec, i), d, block.data() + cos_slot(t.spec, i), d,
-                 static_cast<float>(t.cos_k[i]), static_cast<float>(t.sin_k[i]));
-    return;
-  }
-  std::vector<float> dense(t.spec.dim * t.spec.dim), in(block.begin(), block.begin() + static_cast<std::ptrdiff_t>(rows * t.spec.dim));
-  dense_impl(t, std::span<float>(dense));
-  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, static_cast<blasint>(rows), d, d, 1.0f, in.data(), d,
-              dense.data(), d, 0.0f, block.data(), d);
+namespace {
+
+// cblas by element type: the only place where float and double differ.
+void blas_rot(blasint n, float* x, blasint incx, float* y, blasint incy, double c, double s) {
+  cblas_srot(n, x, incx, y, incy, static_cast<float>(c), static_cast<float>(s));
+}
+void blas_rot(blasint n, double* x, blasint incx, double* y, blasint incy, double c, double s) {
+  cblas_drot(n, x, incx, y, incy, c, s);
+}
+void blas_gemm_nt(blasint m, blasint n, blasint k, const float* a, const float* b, float* c) {
+  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, m, n, k, 1.0f, a, k, b, k, 0.0f, c, n);
+}
+void blas_gemm_nt(blasint m, blasint n, blasint k, const double* a, const double* b, double* c) {
+  cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, m, n, k, 1.0, a, k, b, k, 0.0, c, n);
 }
 
-void apply_shift(const ShiftOperator& t, std::span<double> block, std::size_t rows, ShiftMethod m) {
+template <class T>
+void apply_shift_impl(const ShiftOperator& t, std::span<T> block, std::size_t rows, ShiftMethod m) {
   check_block(t, block.size(), rows);
   warn_if_blas_fallback();
-  const auto d = static_cast<blasint>(t.spec.dim);
-  const std::size_t h = pair_count(t.spec);
-  if (m == ShiftMethod::rot) {
-    for (std::size_t i = 0; i < h; ++i)
-      cblas_drot(static_cast<blasint>(rows), block.data() + sin_slot(t.spec, i), d, block.data() + cos_slot(t.spec, i), d,
-                 t.cos_k[i], t.sin_k[i]);
+  const std::size_t d = t.spec.dim;
+  const auto bd = static_cast<blasint>(d), brows = static_cast<blasint>(rows);
+  if (m == ShiftMethod::rot) {  // x' = c x + s y (sin slot), y' = c y - s x (cos slot), per pair
+    for (std::size_t i = 0; i < pair_count(t.spec); ++i)
+      blas_rot(brows, block.data() + sin_slot(t.spec, i), bd, block.data() + cos_slot(t.spec, i), bd, t.cos_k[i], t.sin_k[i]);
     return;
   }
-  std::vector<double> dense(t.spec.dim * t.spec.dim), in(block.begin(), block.begin() + static_cast<std::ptrdiff_t>(rows * t.spec.dim));
-  dense_impl(t, std::span<double>(dense));
-  cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, static_cast<blasint>(rows), d, d, 1.0, in.data(), d,
-              dense.data(), d, 0.0, block.data(), d);
+  std::vector<T> dense(d * d), in(block.begin(), block.begin() + static_cast<std::ptrdiff_t>(rows * d));
+  dense_impl(t, std::span<T>(dense));
+  blas_gemm_nt(brows, bd, bd, in.data(), dense.data(), block.data());  // block = in * T(k)^T
+}
+
+}  // namespace
+
+void apply_shift(const ShiftOperator& t, std::span<float> block, std::size_t rows, ShiftMethod m) {
+  apply_shift_impl(t, block, rows, m);
+}
+void apply_shift(const ShiftOperator& t, std::span<double> block, std::size_t rows, ShiftMethod m) {
+  apply_shift_impl(t, block, rows, m);
 }
 
 namespace {
