@@ -21,9 +21,9 @@ for arg in "$@"; do
 done
 
 if [ $long -eq 1 ]; then
-  cases=20000; sweep_flags=(--long); bench_reps=5; bench_min_time=0.5
+  cases=100000; sweep_flags=(--long); bench_reps=10; bench_min_time=0.5
 else
-  cases=2000; sweep_flags=(); bench_reps=3; bench_min_time=0.2
+  cases=15000; sweep_flags=(); bench_reps=5; bench_min_time=0.3
 fi
 
 started=$(date +%s)
