@@ -46,11 +46,11 @@ def _budget_table(ctx, budget: list) -> str:
                      md.cell(r.get("dtype")), md.cell(r.get("regime")), md.code(r.get("domain")),
                      md.code(r.get("metric")), md.num(r.get("bound"), 4), md.num(r.get("measured_max"), 4),
                      headroom(r.get("bound"), r.get("measured_max")), _STATUS_CELL[row_status(r)],
-                     md.code(r.get("worst_input")), md.num(r.get("samples")),
+                     md.code(r.get("worst_input")), md.num(r.get("samples")), md.cell(r.get("measured_by", "sweep")),
                      ", ".join(sorted(set(users.get(r.get("id"), [])))) or "—"))
     return md.table(["row", "scheme", "quantity", "dtype", "regime", "domain", "metric", "bound (claimed)",
-                     "measured max", "headroom", "status", "worst input", "samples", "claims using it"], rows,
-                    ["l", "l", "l", "l", "l", "l", "l", "r", "r", "r", "l", "l", "r", "l"])
+                     "measured max", "headroom", "status", "worst input", "samples", "measured by", "claims using it"],
+                    rows, ["l", "l", "l", "l", "l", "l", "l", "r", "r", "r", "l", "l", "r", "l", "l"])
 
 
 def _why(budget: list) -> str:
@@ -185,6 +185,36 @@ def summarise(budget: list, series: list) -> dict:
             "worst_by_dtype": worst, "series": len(series)}
 
 
+def with_property_measurements(budget: list, claims: list) -> list:
+    """Budget rows with the properties' measurements folded in.
+
+    The sweep measures the table rows; the properties measure every row their claims cite (shift,
+    composition, orthogonality, distinctness, oracle identities) and record them per claim under
+    "rows". A row's measured max is the larger of the two; samples add up; `measured_by` says which.
+    """
+    by_row = defaultdict(list)
+    for c in claims:
+        for r in c.get("rows") or []:
+            if isinstance(r, dict) and r.get("budget_row"):
+                by_row[r["budget_row"]].append(r)
+    merged = []
+    for row in budget:
+        row = dict(row)
+        sources = ["sweep"] if md.is_number(row.get("measured_max")) else []
+        for pr in by_row.get(row.get("id"), []):
+            if not md.is_number(pr.get("max_error")):
+                continue
+            if "properties" not in sources:
+                sources.append("properties")
+            if not md.is_number(row.get("measured_max")) or pr["max_error"] > row["measured_max"]:
+                row["measured_max"], row["worst_input"] = pr["max_error"], pr.get("worst_input")
+            row["samples"] = (row.get("samples") if md.is_number(row.get("samples")) else 0) + (
+                pr.get("cases") if md.is_number(pr.get("cases")) else 0)
+        row["measured_by"] = " + ".join(sources) or "—"
+        merged.append(row)
+    return merged
+
+
 def build(ctx) -> tuple:
     acc = ctx.inputs.accuracy
     text = methods.header(ctx, "Accuracy: claimed vs measured", acc.metas)
@@ -197,17 +227,18 @@ def build(ctx) -> tuple:
         text += md.section("Accuracy budget", md.not_run("The accuracy harness", why))
         return text, {**summarise([], []), "ran": False, "figures": []}
 
-    s = summarise(acc.budget, acc.series)
+    budget = with_property_measurements(acc.budget, ctx.inputs.proofs.claims)
+    s = summarise(budget, acc.series)
     intro = (f"{md.plural(s['rows'], 'budget row')}: {s['met']} met, {s['exceeded']} exceeded, "
              f"{s['not_measured']} not measured. Errors are in units of the reference's ULP for the output type "
              "(`err`), or of ulp(max(|r|, S)) for quantities consumed additively (`err_S`); headroom = bound ÷ "
              "measured (below 1× means the claim is broken).\n\n")
     text += md.section("Budget: claimed vs measured",
-                       (intro + _budget_table(ctx, acc.budget)) if acc.budget else md.not_run(
+                       (intro + _budget_table(ctx, budget)) if budget else md.not_run(
                            "The budget table", "accuracy results hold no 'budget' list"))
-    if acc.budget:
-        text += md.section("Why each bound holds", _why(acc.budget))
-    figures = plots(ctx, acc.series, acc.budget) if acc.series else []
+    if budget:
+        text += md.section("Why each bound holds", _why(budget))
+    figures = plots(ctx, acc.series, budget) if acc.series else []
     if figures:
         body = "".join(md.figure(img, cap) for img, cap in figures) + "\n" + _series_table(acc.series)
     else:
