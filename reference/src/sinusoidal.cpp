@@ -231,26 +231,27 @@ std::vector<Real> row(const SinusoidalSpec& s, std::int64_t p, unsigned bits) {
   return out;
 }
 
-Real shift_cos(const SinusoidalSpec& s, std::int64_t k, std::size_t pair, unsigned bits) {
+namespace {
+// cos or sin of the exact angle k * omega_pair, rounded once to `bits`.
+Real shift_entry(const SinusoidalSpec& s, std::int64_t k, std::size_t pair, unsigned bits,
+                 int (*fn)(mpfr_ptr, mpfr_srcptr, mpfr_rnd_t)) {
   validate(s);
   check_shift(s, k);
   check_pair(s, pair);
   check_bits(bits);
   const Real angle = exact_angle(s, k, pair, working_bits(s, k, bits));
   Real out = make_real(bits);
-  mpfr_cos(raw(out), raw(angle), MPFR_RNDN);
+  fn(raw(out), raw(angle), MPFR_RNDN);
   return out;
+}
+}  // namespace
+
+Real shift_cos(const SinusoidalSpec& s, std::int64_t k, std::size_t pair, unsigned bits) {
+  return shift_entry(s, k, pair, bits, mpfr_cos);
 }
 
 Real shift_sin(const SinusoidalSpec& s, std::int64_t k, std::size_t pair, unsigned bits) {
-  validate(s);
-  check_shift(s, k);
-  check_pair(s, pair);
-  check_bits(bits);
-  const Real angle = exact_angle(s, k, pair, working_bits(s, k, bits));
-  Real out = make_real(bits);
-  mpfr_sin(raw(out), raw(angle), MPFR_RNDN);
-  return out;
+  return shift_entry(s, k, pair, bits, mpfr_sin);
 }
 
 Real dot_closed_form(const SinusoidalSpec& s, std::int64_t k, unsigned bits) {
