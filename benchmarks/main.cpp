@@ -108,6 +108,24 @@ std::unique_ptr<benchmark::BenchmarkReporter> make_reporter(const std::string& f
 
 }  // namespace
 
+namespace posenc_bench {
+namespace {
+std::vector<std::pair<std::string, SchemeBenchmarks>>& scheme_benchmarks() {
+  static std::vector<std::pair<std::string, SchemeBenchmarks>> r;
+  return r;
+}
+}  // namespace
+bool add_scheme_benchmarks(const char* scheme, SchemeBenchmarks fn) {
+  scheme_benchmarks().emplace_back(scheme, fn);
+  return true;
+}
+std::string register_all_benchmarks() {
+  std::string out;
+  for (const auto& [scheme, fn] : scheme_benchmarks()) out += (out.empty() ? "" : "; ") + fn();
+  return out;
+}
+}  // namespace posenc_bench
+
 int main(int argc, char** argv) {
   // First: may re-execute the program with OPENBLAS_CORETYPE set (never overrides a user-set one).
   posenc::select_blas_kernels(argc, argv);
@@ -116,7 +134,7 @@ int main(int argc, char** argv) {
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
 
-  const std::string sizes = posenc_bench::register_sinusoidal_benchmarks();
+  const std::string sizes = posenc_bench::register_all_benchmarks();
 
   const posenc::BuildInfo build = posenc::build_info();
   const posenc::BlasInfo blas = posenc::blas_info();

@@ -47,6 +47,7 @@
 #include <vector>
 
 #include "baselines.hpp"
+#include "posenc/linalg.hpp"
 #include "posenc/sinusoidal.hpp"
 #include "suites.hpp"
 
@@ -302,7 +303,9 @@ void bm_gram(benchmark::State& st, bool use_posenc) {
 // ---- registration ---------------------------------------------------------------------------------
 template <class Fn>
 benchmark::internal::Benchmark* add(const std::string& name, Fn&& fn) {
-  auto* b = benchmark::RegisterBenchmark(name.c_str(), std::forward<Fn>(fn));
+  // Every name carries the scheme as its prefix: "sinusoidal/table/exact_f32/L:512/d:256/threads:1".
+  const std::string full = "sinusoidal/" + name;
+  auto* b = benchmark::RegisterBenchmark(full.c_str(), std::forward<Fn>(fn));
   b->UseRealTime()->Unit(benchmark::kMicrosecond);
   return b;
 }
@@ -322,9 +325,7 @@ void add_blocks(const std::string& name, const std::vector<Shape>& shapes, Fn&& 
   for (Shape s : shapes) b->Args({s.rows, s.d});
 }
 
-}  // namespace
-
-std::string register_sinusoidal_benchmarks() {
+POSENC_BENCH_SCHEME(sinusoidal) {
   std::string skipped32, skipped64;
   const std::vector<Shape> f32 = stable_table_shapes(4, &skipped32);
   const std::vector<Shape> f64 = stable_table_shapes(8, &skipped64);
@@ -368,4 +369,5 @@ std::string register_sinusoidal_benchmarks() {
          "their whole grid (compute-bound)";
 }
 
+}  // namespace
 }  // namespace posenc_bench

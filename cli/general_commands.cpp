@@ -48,19 +48,22 @@ void print_list_text(const Json& doc) {
   for (const auto& s : doc["schemes"]) {
     std::fprintf(f, "%s: %s\n", text_of(s["name"]).c_str(), text_of(s["summary"]).c_str());
     std::string cmds;
-    for (const auto& c : s["commands"]) cmds += (cmds.empty() ? "" : ", ") + text_of(c);
+    for (const auto& v : s["verbs"]) cmds += (cmds.empty() ? "" : ", ") + ("posenc " + text_of(v) + " " + text_of(s["name"]));
     std::fprintf(f, "  commands: %s\n", cmds.c_str());
     std::fprintf(f, "  presets (--preset NAME; explicit flags override the preset's fields):\n");
     for (const auto& p : s["presets"]) {
       std::fprintf(f, "    %s\n", text_of(p["name"]).c_str());
       print_wrapped(f, 6, text_of(p["summary"]));
-      print_wrapped(f, 6, "source: " + text_of(p["source"]));
+      print_wrapped(f, 6, "reproduces: " + text_of(p["implementation"]) + " (" + text_of(p["commit"]) + ")");
+      print_wrapped(f, 6, "spec: " + p["spec"].dump());
     }
-    std::fprintf(f, "  parameters:\n");
+    std::fprintf(f, "  parameters (also --spec FILE: a JSON spec or any result file posenc wrote):\n");
     for (const auto& p : s["parameters"]) {
-      std::fprintf(f, "    %-18s %-28s default: %s\n", text_of(p["name"]).c_str(), text_of(p["flag"]).c_str(),
+      std::fprintf(f, "    %-18s %-20s default: %s\n", text_of(p["name"]).c_str(), text_of(p["flag"]).c_str(),
                    text_of(p["default"]).c_str());
+      print_wrapped(f, 6, text_of(p["meaning"]));
       print_wrapped(f, 6, "accepted: " + text_of(p["accepted"]));
+      print_wrapped(f, 6, "source: " + text_of(p["source"]));
     }
     std::fputc('\n', f);
   }
@@ -78,18 +81,7 @@ void register_general_commands(Registry& reg) {
         ->check(CLI::IsMember({"text", "json"}))
         ->type_name("text|json");
     list->callback([&reg, format] {
-      Json doc;
-      doc["schemes"] = Json::array();
-      for (const auto& s : reg.schemes()) {
-        Json e;
-        e["name"] = s.name;
-        e["summary"] = s.summary;
-        e["commands"] = Json::array();
-        for (const auto& v : s.verbs) e["commands"].push_back("posenc " + v + " " + s.name);
-        const Json described = s.describe();
-        for (const auto& [k, v] : described.items()) e[k] = v;
-        doc["schemes"].push_back(std::move(e));
-      }
+      const Json doc = reg.list();
       if (*format == "json")
         print_json(doc);
       else

@@ -2,7 +2,7 @@
 //
 // Every failure is one line on stderr, "posenc: error: <message>", and a non-zero status:
 //   2  usage and argument errors (CLI11 parse errors, posenc::Error, malformed flag values)
-//   1  everything else (posenc::IoError, out of memory, ...)
+//   1  everything else (posenc::IoError, out of memory, ...), and `check` / `identify` whose verdict is "fail"
 // Output files are written to a temporary file and renamed on success (cli/output.hpp), so a failed
 // command leaves no partial file.
 #include <cstdio>
@@ -17,6 +17,7 @@
 #include "posenc/build_info.hpp"
 #include "posenc/error.hpp"
 #include "registry.hpp"
+#include "verbs.hpp"
 
 namespace {
 
@@ -33,7 +34,7 @@ int fail(int status, std::string message) {
 int main(int argc, char** argv) {
   posenc::select_blas_kernels(argc, argv);  // may re-execute with OPENBLAS_CORETYPE set (posenc/blas.hpp)
 
-  CLI::App app{"posenc: positional encodings for transformers (tables, frequencies, shift operators)", "posenc"};
+  CLI::App app{"posenc: positional encodings for transformers, proved against MPFR oracles; check your own numbers", "posenc"};
   app.require_subcommand(0, 1);
   app.callback([&app] {
     if (!app.get_subcommands().empty()) return;
@@ -47,7 +48,7 @@ int main(int argc, char** argv) {
 
   posenc::cli::Registry registry(app);
   posenc::cli::register_general_commands(registry);
-  posenc::cli::register_sinusoidal_commands(registry);
+  posenc::cli::register_all_schemes(registry);  // every cli/schemes/<scheme>.cpp (POSENC_CLI_SCHEME)
 
   try {
     app.parse(argc, argv);
@@ -70,5 +71,5 @@ int main(int argc, char** argv) {
   } catch (const std::exception& e) {
     return fail(1, e.what());
   }
-  return 0;
+  return posenc::cli::exit_status();  // 0, or 1 when `check`/`identify` found the numbers wrong
 }

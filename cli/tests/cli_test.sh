@@ -10,6 +10,7 @@ POSENC=${1:?usage: cli_test.sh /path/to/posenc [python3]}
 PY=${2:-python3}
 command -v "$PY" >/dev/null 2>&1 || { echo "SKIP: python3 not found"; exit 77; }
 POSENC=$(cd "$(dirname "$POSENC")" && pwd)/$(basename "$POSENC")
+CLI_TEST_DIR=$(cd "$(dirname "$0")" && pwd)
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/posenc-cli-test.XXXXXX")
 trap 'rm -rf "$WORK"' EXIT
 cd "$WORK" || exit 1
@@ -20,7 +21,8 @@ pass() { checks=$((checks + 1)); }
 fail() { checks=$((checks + 1)); failures=$((failures + 1)); echo "FAIL: $*"; }
 
 # ---- --help works for every command ----------------------------------------------------------------
-for cmd in "" "list" "info" "table" "freqs" "shift" "table sinusoidal" "freqs sinusoidal" "shift sinusoidal"; do
+for cmd in "" "list" "info" "table" "freqs" "shift" "check" "identify" "table sinusoidal" "freqs sinusoidal" "shift sinusoidal" \
+           "check sinusoidal" "identify sinusoidal"; do
   # shellcheck disable=SC2086
   if out=$("$POSENC" $cmd --help 2>&1) && grep -q "Usage:" <<<"$out"; then pass; else fail "posenc $cmd --help"; fi
 done
@@ -161,7 +163,12 @@ import json,sys
 d=json.load(open(sys.argv[1]))
 s=[x for x in d["schemes"] if x["name"]=="sinusoidal"][0]
 assert {p["name"] for p in s["presets"]} == {"vaswani","marian","tensor2tensor","fairseq"}
-assert {"dim","base","min_timescale","max_timescale","layout","rule","odd_dim","regime","padding_idx","positions"} <= {p["name"] for p in s["parameters"]}
+for p in s["presets"]:
+    assert p["implementation"] and "@" in p["commit"] and p["spec"]["dim"] == 512, p
+assert [p["name"] for p in s["parameters"]] == ["layout","rule","odd_dim","regime","dim","base","min_timescale","signed_positions","first_position","padding_row"]
+for p in s["parameters"]:
+    assert p["flag"].startswith("--") and p["accepted"] and p["meaning"] and p["source"] and p["type"], p
+assert {"table","freqs","shift","check","identify"} <= set(s["verbs"]), s["verbs"]
 ' l.json; then pass; else fail "list --format json"; fi
 if "$POSENC" list | grep -q "fairseq"; then pass; else fail "list (text)"; fi
 if "$POSENC" info --format json >i.json && "$PY" -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["build"]["version"] and "core" in d["blas"]' i.json
@@ -220,6 +227,67 @@ expect_error 1 $T --dim 8 --out "$WORK/no/such/dir/out.npy"
 expect_error 1 table sinusoidal --dim 1048576 --positions 0:1000000000 --out out.npy
 "$POSENC" table sinusoidal --positions 'a,1' 2>&1 | grep -q "'a'" && pass || fail "position parse error names the token"
 "$POSENC" table sinusoidal --positions '5:2' 2>&1 | grep -q "a:b" && pass || fail "position parse error names the syntax"
+
+# the error names the flag the user typed, generated from the spec description
+"$POSENC" table sinusoidal --dim 7 2>&1 | grep -q -- "--dim = 7 is out of range; accepted: an integer in \[2, 1048576\], even" && pass ||
+  fail "error names --dim with the generated accepted range"
+"$POSENC" bias sinusoidal 2>&1 | grep -q "not a scheme with the verb bias" && pass || fail "unknown scheme for a verb"
+
+# ---- --spec replays the spec of a result file --------------------------------------------------------
+if "$POSENC" table sinusoidal --preset fairseq --dim 10 --regime emulated --positions 0:5 --format json >r1.json &&
+   "$POSENC" table sinusoidal --spec r1.json --positions 0:5 --format json >r2.json && cmp -s r1.json r2.json
+then pass; else fail "--spec FILE replays a result file's spec"; fi
+
+# ---- check and identify on tables made as real implementations make them (convention_tables.py) -----
+if "$PY" "$CLI_TEST_DIR/convention_tables.py" ct >/dev/null 2>ct.err; then
+  "$PY" - "$POSENC" ct <<'PYEOF' && pass || fail "check/identify on convention tables (see above)"
+import json, os, subprocess, sys
+posenc, d = sys.argv[1], sys.argv[2]
+bad = 0
+for e in json.load(open(os.path.join(d, "manifest.json"))):
+    f = os.path.join(d, e["file"])
+    ex = e["expect"]
+    r = subprocess.run([posenc, "check", "sinusoidal", "--in", f, *e["check_args"], "--format", "json"], capture_output=True, text=True)
+    want = ex["check"]["verdict"]
+    try:
+        j = json.loads(r.stdout)
+    except Exception:
+        print("check", e["file"], "no JSON:", r.stderr.strip()); bad += 1; continue
+    status_ok = r.returncode == (0 if want == "pass" else 1)
+    if j["verdict"] != want or not status_ok:
+        print("check", e["file"], "verdict", j["verdict"], "exit", r.returncode, "expected", want); bad += 1
+    if j["verdict"] == "pass" and j["budget_row"] != ("sinusoidal.check.envelope" if ex["check"]["regime"] == "emulated"
+                                                      else "sinusoidal.check.exact." + e["dtype"]):
+        print("check", e["file"], "held to", j["budget_row"]); bad += 1
+    if ex.get("within_envelope_only"):
+        emu = [x for x in j["references"] if x["reference"].startswith("emulated")][0]
+        if not (0 < emu["overall"]["max_metric"] <= 1 and emu["bit_identical"] < emu["entries"]):
+            print("check", e["file"], "should pass within the envelope, not bit-identically", emu["overall"]); bad += 1
+    # the Markdown report says the same
+    m = subprocess.run([posenc, "check", "sinusoidal", "--in", f, *e["check_args"]], capture_output=True, text=True)
+    if ("**" + want.upper() + "**") not in m.stdout:
+        print("check md", e["file"], m.stdout[:200]); bad += 1
+    r = subprocess.run([posenc, "identify", "sinusoidal", "--in", f, *e.get("identify_args", []), "--format", "json"],
+                       capture_output=True, text=True)
+    j = json.loads(r.stdout)
+    if ex["identify"] is not None:
+        if not j["matched"] or j["preset"] != ex["identify"] or j["differs"] or (ex.get("regime") and j["regime"] != ex["regime"]):
+            print("identify", e["file"], j.get("verdict"), j.get("differs"), "expected", ex["identify"], ex.get("regime")); bad += 1
+    elif j["matched"] and not j["differs"]:
+        print("identify", e["file"], "matched a preset exactly:", j["verdict"]); bad += 1
+sys.exit(1 if bad else 0)
+PYEOF
+else
+  fail "convention_tables.py failed: $(cat ct.err)"
+fi
+# .npy input errors are one line naming the file
+printf 'not an npy' >junk.npy
+expect_error 1 check sinusoidal --in junk.npy --preset vaswani
+expect_error 1 identify sinusoidal --in nosuch.npy
+"$POSENC" table sinusoidal --dim 8 --positions 0:4 --out t8.npy
+expect_error 2 check sinusoidal --in t8.npy --dim 16
+expect_error 2 check sinusoidal --in t8.npy --positions 0:5
+expect_error 2 check sinusoidal --in t8.npy --in-dtype f99
 
 # a failed command leaves an existing output file untouched
 echo keep >keep.npy

@@ -50,10 +50,6 @@ long floor_log2(const Real& r) { return static_cast<long>(mpfr_get_exp(raw(r))) 
 
 }  // namespace
 
-std::string_view to_string(DType t) { return t == DType::f32 ? "f32" : "f64"; }
-int precision_bits(DType t) noexcept { return t == DType::f32 ? 24 : 53; }
-int min_exponent(DType t) noexcept { return t == DType::f32 ? -126 : -1022; }
-
 std::string_view to_string(Class c) {
   switch (c) {
     case Class::ok: return "ok";

@@ -1,8 +1,9 @@
 // properties/support/accuracy.hpp — the one accuracy metric of posenc (DESIGN.md §3), computed against
 // the MPFR oracle's Real.
 //
-//   ulp(r)   = 2^(max(e, emin) - p + 1),  e = floor(log2 |r|),  p = 24 (f32) / 53 (f64),
-//              emin = -126 / -1022; ulp(0) = 2^(emin - p + 1) (the subnormal spacing).
+//   ulp(r)   = 2^(max(e, emin) - p + 1),  e = floor(log2 |r|),  p and emin of the type (posenc/vocabulary.hpp:
+//              f16 11/-14, bf16 8/-126, f32 24/-126, f64 53/-1022); ulp(0) = 2^(emin - p + 1) (the subnormal
+//              spacing).
 //   kernel   err   = |y - r| / ulp(r)                 (<= 0.5: correctly rounded, < 1: faithful)
 //   scaled   err_S = |y - r| / ulp(max(|r|, S))       (S = 1 for table entries, d/2 for dot products, ...)
 //   absolute err   = |y - r|
@@ -26,15 +27,14 @@
 #include <string_view>
 
 #include "posenc/reference/mp.hpp"
+#include "posenc/vocabulary.hpp"
 
 namespace posenc::test {
 
 using Real = posenc::reference::Real;
-
-enum class DType { f32, f64 };
-std::string_view to_string(DType);
-int precision_bits(DType) noexcept;  // p: 24 / 53
-int min_exponent(DType) noexcept;    // emin: -126 / -1022
+using posenc::DType;
+using posenc::min_exponent;
+using posenc::precision_bits;
 
 enum class Class { ok, nan, inf, zero_vs_nonzero, sign_mismatch };
 std::string_view to_string(Class);

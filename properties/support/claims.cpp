@@ -4,6 +4,7 @@
 #include <omp.h>
 
 #include <chrono>
+#include <deque>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -23,107 +24,35 @@
 namespace posenc::test {
 namespace {
 
-const std::string kS000 = "seed 000 (shared/seeds/000_97706ee09792f023.txt)";
-const std::string kS001 = "seed 001 (shared/seeds/001_3d593460a3f44dd1.txt)";
-const std::string kS002 = "seed 002 (shared/seeds/002_de10b0c57a03603b.txt)";
-const std::string kConv = "CONVENTIONS.md §2.1";
+struct Pending {
+  std::string test, claim_id;
+};
 
-std::vector<Claim> make_claims() {
-  const std::string sin = "sinusoidal";
-  return {
-      {"SIN-ROT-1", sin, "Sinusoidal.ShiftByKIsAFixedRotation",
-       "PE(p+k) = T(k) PE(p), T(k) = diag of 2x2 rotations [[cos k w_i, sin k w_i], [-sin k w_i, cos k w_i]] on "
-       "(sin slot, cos slot), independent of p",
-       kS000 + "; " + kS001, "identity",
-       {"sinusoidal.identity.oracle", "sinusoidal.shift.operator.f64", "sinusoidal.shift.dense.f32",
-        "sinusoidal.shift.apply.f64", "sinusoidal.shift.apply.f32"}},
-      {"SIN-ROT-2", sin, "Sinusoidal.ShiftsCompose", "T(a) T(b) = T(a+b)", kS000 + " (T(k) is a rotation by k w_i)",
-       "identity", {"sinusoidal.identity.oracle", "sinusoidal.shift.compose.f64"}},
-      {"SIN-ROT-3", sin, "Sinusoidal.ShiftIsOrthogonalAndReversedByTranspose", "T(k) T(k)^T = I and T(-k) = T(k)^T",
-       kS000 + "; " + kS002 + " (rotation matrix)", "identity",
-       {"sinusoidal.identity.oracle", "sinusoidal.shift.orthogonality.f64", "sinusoidal.shift.orthogonality.f32",
-        "sinusoidal.shift.operator.f64"}},
-      {"SIN-ROT-4", sin, "Sinusoidal.BlasBlockShiftEqualsDirectRows",
-       "apply_shift(T(k), PE(p..p+n-1)) (cblas rot and gemm) = sinusoidal_table(p+k, n)", kS000, "differential",
-       {"sinusoidal.shift.differential.f64", "sinusoidal.shift.differential.f32"}},
-      {"SIN-NORM-1", sin, "Sinusoidal.EveryRowHasNormSquaredHalfTheDimension",
-       "||PE(p)||^2 = d/2 for even d; floor(d/2) with a zero-pad column (it adds 0); the fairseq padding row has "
-       "norm 0",
-       kS000 + " (PE(p).PE(p) = d_m/2)", "identity",
-       {"sinusoidal.identity.oracle", "sinusoidal.norm.f32", "sinusoidal.norm.f64", "sinusoidal.table.exact_values"}},
-      {"SIN-DOT-1", sin, "Sinusoidal.DotProductDependsOnlyOnTheOffset",
-       "PE(p).PE(p+k) = sum_i cos(k w_i), independent of p", kS000 + " (eq. 2.3)", "identity",
-       {"sinusoidal.identity.oracle", "sinusoidal.dot.f32", "sinusoidal.dot.f64"}},
-      {"SIN-DOT-2", sin, "Sinusoidal.DotProductIsSymmetricInTheOffset",
-       "PE(p).PE(p+k) = PE(p).PE(p-k): the dot product cannot tell direction", kS000 + "; " + kConv, "identity",
-       {"sinusoidal.identity.oracle", "sinusoidal.dot.f32", "sinusoidal.dot.f64"}},
-      {"SIN-DOT-3", sin, "Sinusoidal.GramMatrixOfConsecutivePositionsIsSymmetricToeplitz",
-       "G = PE PE^T over positions p..p+n-1 has G[i][j] = sum_k cos((j-i) w_k): symmetric Toeplitz", kS000 + "; " + kConv,
-       "reference", {"sinusoidal.gram.f32", "sinusoidal.gram.f64", "sinusoidal.gram.symmetry"}},
-      {"SIN-BND-1", sin, "Sinusoidal.EveryEntryLiesInMinusOneToOne", "-1 <= PE(p)_c <= 1 for every p, c", kS001,
-       "identity", {"sinusoidal.table.range"}},
-      {"SIN-BND-2", sin, "Sinusoidal.PositionZeroIsZeroOnSinSlotsAndOneOnCosSlots",
-       "PE(0) = 0 on sin slots, 1 on cos slots (exactly); zero-pad column and padding row exactly 0", kConv, "identity",
-       {"sinusoidal.table.exact_values"}},
-      {"SIN-BND-3", sin, "Sinusoidal.FrequenciesStrictlyDecrease", "w_0 > w_1 > ... > w_{h-1} > 0", kConv + "; " + kS001,
-       "identity", {"sinusoidal.identity.oracle", "sinusoidal.frequency.exact.f64", "sinusoidal.frequency.emulated.f32"}},
-      {"SIN-DIST-1", sin, "Sinusoidal.DistinctPositionsHaveDistinctEncodings",
-       "p != q => PE(p) != PE(q) (pair 0 alone: (p-q) w_0 is never a multiple of 2 pi since pi is irrational and w_0 "
-       "rational); fast rows distinct for all p != q < 2^16",
-       kS001 + "; " + kS002 + " (lcm of periods)", "identity", {"sinusoidal.distinct.margin"}},
-      {"SIN-EXT-1", sin, "Sinusoidal.EncodingExtendsToPositionsNeverSeen",
-       "PE(p) is defined for every |p| <= 2^40 (no maximum length, no table to outgrow) and matches the oracle there, "
-       "through both sinusoidal_rows(p) and sinusoidal_table(p - j, j + 1)",
-       kS001 + " (item 3); " + kS002, "reference",
-       {"sinusoidal.table.exact.f32.scaled", "sinusoidal.table.exact.f32.kernel", "sinusoidal.table.exact.f64.scaled",
-        "sinusoidal.table.emulated.f32.scaled", "sinusoidal.table.emulated.f32.kernel",
-        "sinusoidal.table.emulated.f64.scaled", "sinusoidal.table.emulated.f64.kernel", "sinusoidal.table.range",
-        "sinusoidal.table.exact_values"}},
-      {"SIN-ACC-1", sin, "Sinusoidal.FastTableMatchesOracleAtHardPositions",
-       "|PE_fast(p)_c - PE(p)_c| within every table budget row at the hard positions, every preset, regime, dtype",
-       "DESIGN.md §3", "reference",
-       {"sinusoidal.table.exact.f32.scaled", "sinusoidal.table.exact.f32.kernel", "sinusoidal.table.exact.f64.scaled",
-        "sinusoidal.table.emulated.f32.scaled", "sinusoidal.table.emulated.f32.kernel",
-        "sinusoidal.table.emulated.f64.scaled", "sinusoidal.table.emulated.f64.kernel", "sinusoidal.table.range",
-        "sinusoidal.table.exact_values"}},
-      {"SIN-ACC-3", sin, "Sinusoidal.FastTableMatchesOracleForAnySpec",
-       "the table budget rows hold for generated specs (rules, layouts, bases 2..1e7, min_timescale, signed positions, "
-       "padding rows, dims 2..8192) at generated positions and block offsets",
-       "DESIGN.md §3", "reference",
-       {"sinusoidal.table.exact.f32.scaled", "sinusoidal.table.exact.f32.kernel", "sinusoidal.table.exact.f64.scaled",
-        "sinusoidal.table.emulated.f32.scaled", "sinusoidal.table.emulated.f32.kernel",
-        "sinusoidal.table.emulated.f64.scaled", "sinusoidal.table.emulated.f64.kernel", "sinusoidal.table.range",
-        "sinusoidal.table.exact_values"}},
-      {"SIN-ACC-2", sin, "Sinusoidal.FrequenciesMatchOracle",
-       "sinusoidal_frequencies = RN64(w_k) (exact regime) / the emulated float32 w_k", "DESIGN.md §3", "reference",
-       {"sinusoidal.frequency.exact.f64", "sinusoidal.frequency.emulated.f32"}},
-      {"SIN-PRE-1", sin, "SinusoidalPreset.VaswaniIsInterleavedPaperFormula",
-       "vaswani: PE[p, 2k] = sin(p / 10000^(2k/d)), PE[p, 2k+1] = cos(p / 10000^(2k/d))", kConv + " item 1", "reference",
-       {"sinusoidal.table.exact.f32.scaled", "sinusoidal.table.exact.f64.scaled"}},
-      {"SIN-PRE-2", sin, "SinusoidalPreset.MarianIsHalvesWithPaperFrequencies",
-       "marian: PE[p, k] = sin(p 10000^(-2k/d)), PE[p, d/2 + k] = cos(p 10000^(-2k/d))", kConv + " item 2", "reference",
-       {"sinusoidal.table.exact.f32.scaled", "sinusoidal.table.exact.f64.scaled"}},
-      {"SIN-PRE-3", sin, "SinusoidalPreset.Tensor2TensorMatchesGetTimingSignal1d",
-       "t2t: inv_ts[k] = min_ts exp(-k ln(max_ts/min_ts)/max(h-1, 1)), [sin | cos] halves, odd d zero-padded, last "
-       "frequency exactly 1/max_ts; emulated = the float32 steps",
-       kConv + " item 3", "reference",
-       {"sinusoidal.table.exact.f32.scaled", "sinusoidal.table.exact.f64.scaled", "sinusoidal.table.emulated.f32.scaled",
-        "sinusoidal.frequency.exact.f64"}},
-      {"SIN-PRE-4", sin, "SinusoidalPreset.FairseqMatchesGetEmbeddingAndMakePositions",
-       "fairseq: row p col k < h = sin(p exp(-k ln(10000)/(h-1))), col h+k = cos(...), odd d -> zero last column, row "
-       "padding_idx = 0, first token at row padding_idx + 1; emulated = the float32 steps",
-       kConv + " item 4", "reference",
-       {"sinusoidal.table.exact.f32.scaled", "sinusoidal.table.exact.f64.scaled", "sinusoidal.table.emulated.f32.scaled",
-        "sinusoidal.table.exact_values"}},
-      {"SIN-ERR-1", sin, "SinusoidalErrors.InvalidArgumentsThrowErrorNamingTheParameter",
-       "invalid spec or argument -> posenc::Error whose message names the parameter, value and accepted range",
-       "DESIGN.md §7", "identity", {}},
-  };
+struct Ledger {
+  std::deque<Claim> claims;          // stable addresses
+  std::vector<Pending> regressions;  // resolved on first read
+  std::vector<const Claim*> view;
+  bool resolved = false;
+};
+
+Ledger& ledger() {
+  static Ledger l;
+  return l;
 }
 
-const std::vector<Claim>& ledger() {
-  static const std::vector<Claim> c = make_claims();
-  return c;
+void resolve() {
+  Ledger& l = ledger();
+  if (l.resolved) return;
+  for (Claim& c : l.claims) c.tests.resize(1);
+  for (const Pending& p : l.regressions) {
+    Claim* c = nullptr;
+    for (Claim& x : l.claims)
+      if (x.id == p.claim_id) c = &x;
+    if (!c) throw std::logic_error("claims: regression test " + p.test + " names unknown claim " + p.claim_id);
+    c->tests.push_back(p.test);
+  }
+  for (const Claim& c : l.claims) l.view.push_back(&c);
+  l.resolved = true;
 }
 
 struct RowStats {
@@ -145,15 +74,7 @@ std::map<std::string, ClaimStats, std::less<>>& stats() {
   return s;
 }
 
-ClaimStats& stats_of(std::string_view id) {
-  auto& s = stats();
-  auto it = s.find(id);
-  if (it == s.end()) {
-    (void)claim(id);  // unknown claim ids are programming errors
-    it = s.emplace(std::string(id), ClaimStats{}).first;
-  }
-  return it->second;
-}
+ClaimStats& stats_of(const Claim& c) { return stats()[c.id]; }
 
 std::string iso_date() {
   const std::time_t t = std::time(nullptr);
@@ -170,31 +91,101 @@ std::string fmt(double x) {
   return buf;
 }
 
+// Test name -> "passed" | "failed" | "not run", from GoogleTest's results of this process.
+std::map<std::string, std::string> test_statuses() {
+  std::map<std::string, std::string> status;
+  const auto* ut = ::testing::UnitTest::GetInstance();
+  for (int i = 0; i < ut->total_test_suite_count(); ++i) {
+    const auto* suite = ut->GetTestSuite(i);
+    for (int k = 0; k < suite->total_test_count(); ++k) {
+      const auto* info = suite->GetTestInfo(k);
+      std::string st = "not run";
+      if (info->should_run() && info->result() != nullptr && !info->result()->Skipped()) {
+        // A test that ran has a start timestamp; Passed() is also true for tests that never ran.
+        if (info->result()->start_timestamp() != 0 || info->result()->total_part_count() > 0)
+          st = info->result()->Failed() ? "failed" : "passed";
+      }
+      status[std::string(suite->name()) + "." + info->name()] = st;
+    }
+  }
+  return status;
+}
+
 }  // namespace
 
-std::span<const Claim> claims() { return ledger(); }
+std::string_view to_string(Oracle o) {
+  switch (o) {
+    case Oracle::identity: return "identity";
+    case Oracle::reference: return "reference";
+    case Oracle::differential: return "differential";
+  }
+  return "?";
+}
+
+bool Claim::uses(std::string_view row_id) const {
+  for (const auto& r : budget_rows)
+    if (r == row_id) return true;
+  return false;
+}
+
+const Claim& register_claim(std::string test, ClaimInfo info) {
+  Ledger& l = ledger();
+  for (const Claim& c : l.claims)
+    if (c.id == info.id) throw std::logic_error("claims: two claims with id " + info.id + " (" + c.test() + ", " + test + ")");
+  Claim c{info.id, info.scheme, info.statement, info.source, info.oracle, {}, {std::move(test)}};
+  for (const RowRef& r : info.rows) c.budget_rows.emplace_back(r.id);
+  l.claims.push_back(std::move(c));
+  l.resolved = false;
+  l.view.clear();
+  return l.claims.back();
+}
+
+bool add_regression_test(std::string test, std::string claim_id) {
+  Ledger& l = ledger();
+  l.regressions.push_back({std::move(test), std::move(claim_id)});
+  l.resolved = false;
+  l.view.clear();
+  return true;
+}
+
+std::span<const Claim* const> claims() {
+  std::lock_guard lock(g_mutex);
+  resolve();
+  return ledger().view;
+}
 
 const Claim& claim(std::string_view id) {
-  for (const auto& c : ledger())
-    if (c.id == id) return c;
+  for (const Claim* c : claims())
+    if (c->id == id) return *c;
   throw std::out_of_range("claims: no claim with id '" + std::string(id) + "'");
 }
 
-void count_case(std::string_view claim_id) {
-  std::lock_guard lock(g_mutex);
-  ++stats_of(claim_id).cases;
+std::vector<std::string> claims_without_tests() {
+  const auto status = test_statuses();
+  std::vector<std::string> missing;
+  for (const Claim* c : claims())
+    for (const std::string& t : c->tests)
+      if (!status.contains(t)) missing.push_back(c->id + " -> " + t);
+  return missing;
 }
 
-void tag(std::string_view claim_id, std::string_view region) {
+void count_case(const Claim& c) {
   std::lock_guard lock(g_mutex);
-  ++stats_of(claim_id).regions[std::string(region)];
+  ++stats_of(c).cases;
 }
 
-bool record(std::string_view claim_id, std::string_view row_id, const Measure& m, const Describe& describe) {
-  const BudgetRow& row = budget(row_id);
+void tag(const Claim& c, std::string_view region) {
+  RC_TAG(std::string(region));  // inside a property RapidCheck prints the distribution; outside it is a no-op
+  std::lock_guard lock(g_mutex);
+  ++stats_of(c).regions[std::string(region)];
+}
+
+bool record(const Claim& c, const BudgetRow& row, const Measure& m, const Describe& describe) {
+  if (!c.uses(row.id))
+    throw std::logic_error("claims: claim " + c.id + " records budget row " + row.id + ", which its ledger entry does not list");
   const bool within = m.ok() && m.err <= row.bound;
   std::lock_guard lock(g_mutex);
-  RowStats& r = stats_of(claim_id).rows[std::string(row_id)];
+  RowStats& r = stats_of(c).rows[row.id];
   ++r.cases;
   const double e = m.ok() ? m.err : std::numeric_limits<double>::infinity();
   if (!m.ok()) ++r.failures[std::string(to_string(m.cls))];
@@ -207,21 +198,25 @@ bool record(std::string_view claim_id, std::string_view row_id, const Measure& m
   return within;
 }
 
-std::optional<std::string> check(std::string_view claim_id, std::string_view row_id, const Measure& m, double computed,
+std::optional<std::string> check(const Claim& c, const BudgetRow& row, const Measure& m, double computed,
                                  const Real* reference, const Describe& inputs) {
-  if (record(claim_id, row_id, m, inputs)) return std::nullopt;
-  const BudgetRow& row = budget(row_id);
+  if (record(c, row, m, inputs)) return std::nullopt;
   std::ostringstream o;
-  o << "claim " << claim_id << " (" << claim(claim_id).test << ") violates budget row " << row_id << "\n"
+  o << "claim " << c.id << " (" << c.test() << ") violates budget row " << row.id << "\n"
     << "  inputs:    " << (inputs ? inputs() : std::string("?")) << "\n"
     << "  computed:  " << dec_hex(computed) << "\n";
   if (reference) o << "  reference: " << ref40(*reference) << "\n";
   o << "  class:     " << to_string(m.cls) << "\n"
-    << "  error:     " << (m.ok() ? fmt(m.err) : std::string("n/a")) << " (" << row.metric << ")\n"
+    << "  error:     " << (m.ok() ? fmt(m.err) : std::string("n/a")) << " (" << metric_text(row.metric) << ")\n"
     << "  bound:     " << fmt(row.bound) << "  [" << row.domain << "]\n"
     << "  RC_PARAMS: " << (std::getenv("RC_PARAMS") ? std::getenv("RC_PARAMS") : "(unset)")
     << " (RapidCheck prints the reproduce string at exit)";
   return o.str();
+}
+
+std::optional<std::string> check(const Claim& c, const BudgetRow& row, double y, const Real& r, const Describe& inputs,
+                                 double scale) {
+  return check(c, row, measure(row, y, r, scale), y, &r, inputs);
 }
 
 std::string run_meta_json(std::string_view program) {
@@ -234,6 +229,8 @@ std::string run_meta_json(std::string_view program) {
   j["flags"] = b.flags;
   j["build_type"] = b.build_type;
   j["blas_core"] = blas.core;
+  j["blas_core_best"] = blas.best_core;
+  j["blas_fallback"] = blas.fallback;
   j["blas_threads"] = blas.threads;
   j["omp_threads"] = omp_get_max_threads();
   const char* rc = std::getenv("RC_PARAMS");
@@ -245,45 +242,36 @@ std::string run_meta_json(std::string_view program) {
 bool write_proofs(std::string_view program) {
   const char* dir = std::getenv("POSENC_RESULTS_DIR");
   if (!dir || !*dir) return true;
-  // Test name -> status, from GoogleTest's results of this process.
-  std::map<std::string, std::string> status;
-  const auto* ut = ::testing::UnitTest::GetInstance();
-  for (int i = 0; i < ut->total_test_suite_count(); ++i) {
-    const auto* suite = ut->GetTestSuite(i);
-    for (int k = 0; k < suite->total_test_count(); ++k) {
-      const auto* info = suite->GetTestInfo(k);
-      const std::string name = std::string(suite->name()) + "." + info->name();
-      std::string st = "not run";
-      if (info->should_run() && info->result() != nullptr && !info->result()->Skipped()) {
-        // A test that ran has a start timestamp; Passed() is also true for tests that never ran.
-        if (info->result()->start_timestamp() != 0 || info->result()->total_part_count() > 0)
-          st = info->result()->Failed() ? "failed" : "passed";
-      }
-      status[name] = st;
-    }
-  }
+  const auto status = test_statuses();
   nlohmann::json out;
   out["meta"] = nlohmann::json::parse(run_meta_json(program));
   out["claims"] = nlohmann::json::array();
+  const auto all = claims();
   std::lock_guard lock(g_mutex);
-  for (const Claim& c : ledger()) {
-    auto st = status.find(c.test);
-    if (st == status.end()) continue;  // the claim's test lives in another program
-    nlohmann::json e;
-    e["id"] = c.id;
-    e["scheme"] = c.scheme;
-    e["test"] = c.test;
-    e["statement"] = c.statement;
-    e["source"] = c.source;
-    e["oracle"] = c.oracle;
+  for (const Claim* cp : all) {
+    const Claim& c = *cp;
+    // The claim's status: not run if its defining test did not run; failed if any of its tests failed or a
+    // case recorded under it (by any test) was outside its budget; passed otherwise.
+    const auto main_status = status.find(c.test());
+    std::string st = main_status == status.end() ? "not run" : main_status->second;
+    for (const std::string& t : c.tests)
+      if (auto it = status.find(t); it != status.end() && it->second == "failed") st = "failed";
     const auto it = stats().find(c.id);
     const ClaimStats empty;
     const ClaimStats& s = it == stats().end() ? empty : it->second;
-    // A claim also fails when another test of this program (a named regression case) recorded a case of
-    // it outside its budget.
     bool any_failure = false;
     for (const auto& [rid, rs] : s.rows) any_failure = any_failure || !rs.failures.empty();
-    e["status"] = (st->second == "passed" && any_failure) ? std::string("failed") : st->second;
+    if (st == "passed" && any_failure) st = "failed";
+
+    nlohmann::json e;
+    e["id"] = c.id;
+    e["scheme"] = c.scheme;
+    e["test"] = c.test();
+    e["tests"] = c.tests;
+    e["statement"] = c.statement;
+    e["source"] = c.source;
+    e["oracle"] = std::string(to_string(c.oracle));
+    e["status"] = st;
     e["cases"] = s.cases;
     // Headline row: the one closest to its bound (largest max_error / bound; bound 0 rows count as
     // tight when their max error is positive).
@@ -297,7 +285,7 @@ bool write_proofs(std::string_view program) {
       if (ratio > head_ratio) head_ratio = ratio, head = &rs, head_id = rid;
       nlohmann::json r;
       r["budget_row"] = rid;
-      r["metric"] = br.metric;
+      r["metric"] = metric_text(br.metric);
       r["bound"] = br.bound;
       r["cases"] = rs.cases;
       r["max_error"] = std::isfinite(rs.max_error) ? nlohmann::json(rs.max_error) : nlohmann::json(nullptr);
@@ -305,20 +293,20 @@ bool write_proofs(std::string_view program) {
       r["failures"] = rs.failures;
       rows.push_back(r);
     }
-    if (head) {
-      const BudgetRow& br = budget(head_id);
-      e["budget_row"] = head_id;
-      e["metric"] = br.metric;
+    const std::string fallback_row = c.budget_rows.empty() ? std::string() : c.budget_rows.front();
+    const std::string& row_id = head ? head_id : fallback_row;
+    if (!row_id.empty()) {
+      const BudgetRow& br = budget(row_id);
+      e["budget_row"] = row_id;
+      e["metric"] = metric_text(br.metric);
       e["bound"] = br.bound;
-      e["max_error"] = std::isfinite(head->max_error) ? nlohmann::json(head->max_error) : nlohmann::json(nullptr);
-      e["worst_input"] = head->worst_input;
     } else {
-      e["budget_row"] = c.budget_rows.empty() ? nlohmann::json(nullptr) : nlohmann::json(c.budget_rows.front());
-      e["metric"] = c.budget_rows.empty() ? nlohmann::json(nullptr) : nlohmann::json(budget(c.budget_rows.front()).metric);
-      e["bound"] = c.budget_rows.empty() ? nlohmann::json(nullptr) : nlohmann::json(budget(c.budget_rows.front()).bound);
-      e["max_error"] = nullptr;
-      e["worst_input"] = nullptr;
+      e["budget_row"] = nullptr;
+      e["metric"] = nullptr;
+      e["bound"] = nullptr;
     }
+    e["max_error"] = head && std::isfinite(head->max_error) ? nlohmann::json(head->max_error) : nlohmann::json(nullptr);
+    e["worst_input"] = head ? nlohmann::json(head->worst_input) : nlohmann::json(nullptr);
     e["regions"] = s.regions;
     e["rows"] = rows;
     e["budget_rows"] = c.budget_rows;
@@ -332,6 +320,22 @@ bool write_proofs(std::string_view program) {
   }
   f << out.dump(2) << "\n";
   return static_cast<bool>(f);
+}
+
+}  // namespace posenc::test
+
+#include "harness.hpp"
+
+namespace posenc::test {
+
+Sink claim_sink(const Claim& c, FailWith how) {
+  return [&c, how](const BudgetRow& row, const Measure& m, double y, const Real* r, const Describe& in) {
+    if (!c.uses(row.id)) return;
+    if (auto failure = check(c, row, m, y, r, in)) {
+      if (how == FailWith::rapidcheck) RC_FAIL(*failure);
+      ADD_FAILURE() << *failure;
+    }
+  };
 }
 
 }  // namespace posenc::test

@@ -1,16 +1,43 @@
-// main() of posenc's property programs: picks the fast BLAS kernels (may re-execute the program, see
-// posenc/blas.hpp), runs GoogleTest, then writes the claims ledger of this program as JSON when
-// POSENC_RESULTS_DIR is set (claims.hpp).
+// main() of the property program: applies --threads=N, picks the fast BLAS kernels (may re-execute the program, see
+// posenc/blas.hpp), refuses to run if the claims ledger names a test GoogleTest does not know or the budget
+// table is inconsistent, runs GoogleTest, then writes the ledger as JSON when POSENC_RESULTS_DIR is set.
+#include <cblas.h>
 #include <gtest/gtest.h>
+#include <omp.h>
 
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <exception>
 #include <string>
 
+#include "budget.hpp"
 #include "claims.hpp"
 #include "posenc/blas.hpp"
 
 int main(int argc, char** argv) {
   posenc::select_blas_kernels(argc, argv);
   ::testing::InitGoogleTest(&argc, argv);
+  // --threads=N (what ctest passes: two entries run at once on two cores): OpenMP and OpenBLAS threads.
+  for (int i = 1; i < argc; ++i)
+    if (std::strncmp(argv[i], "--threads=", 10) == 0) {
+      const int n = std::atoi(argv[i] + 10);
+      if (n < 1 || n > 1024) {
+        std::fprintf(stderr, "posenc: --threads=%s is out of range; accepted: an integer in [1, 1024]\n", argv[i] + 10);
+        return 2;
+      }
+      omp_set_num_threads(n);
+      openblas_set_num_threads(n);
+    }
+  try {
+    (void)posenc::test::budget_rows();  // builds the table: one row per key of every scheme
+    const auto missing = posenc::test::claims_without_tests();
+    for (const auto& m : missing) std::fprintf(stderr, "posenc: claim without a test: %s\n", m.c_str());
+    if (!missing.empty()) return 3;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "posenc: inconsistent claims ledger or budget table: %s\n", e.what());
+    return 3;
+  }
   const int rc = RUN_ALL_TESTS();
   std::string program = argc > 0 ? argv[0] : "posenc_test";
   if (const auto slash = program.find_last_of('/'); slash != std::string::npos) program = program.substr(slash + 1);

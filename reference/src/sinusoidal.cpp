@@ -270,4 +270,93 @@ Real dot_closed_form(const SinusoidalSpec& s, std::int64_t k, unsigned bits) {
   return with_bits(sum, bits);
 }
 
+// ---- SinusoidalOracle ------------------------------------------------------------------------------------
+
+namespace {
+
+// ulp of a non-negative real x in binary32: 2^(max(floor(log2 x), -126) - 23).
+double ulp32(double x) {
+  if (!(x > 0)) return std::ldexp(1.0, -149);
+  return std::ldexp(1.0, std::max(std::ilogb(x), -126) - 23);
+}
+
+// Enough bits for the angle p * omega_k of any accepted position to be within 2^-(bits+68) (working_bits at
+// the largest |p|, min_timescale included).
+unsigned cached_bits(const SinusoidalSpec& s, unsigned bits) { return working_bits(s, max_abs_position(s), bits); }
+
+}  // namespace
+
+SinusoidalOracle::SinusoidalOracle(const SinusoidalSpec& spec, unsigned bits) : spec_(spec), bits_(bits) {
+  validate(spec_);
+  check_bits(bits);
+  const std::size_t h = pair_count(spec_);
+  const unsigned w = cached_bits(spec_, bits);
+  omega_.reserve(h);
+  for (std::size_t k = 0; k < h; ++k) omega_.push_back(exact_frequency(spec_, k, w));
+  if (spec_.rule != FrequencyRule::paper) {
+    SinusoidalSpec emu = spec_;
+    emu.regime = Regime::emulated;
+    omega32_.reserve(h);
+    for (std::size_t k = 0; k < h; ++k) omega32_.push_back(round_to_double(emulated_omega(emu, k)));
+  }
+}
+
+Real SinusoidalOracle::exact(std::int64_t p, std::size_t column) const {
+  check_position(spec_, p);
+  check_column(spec_, column);
+  const Slot slot = slot_of(spec_, column);
+  Real out = make_real(bits_);
+  if (slot.kind == SlotKind::zero || is_padding(spec_, p)) return out;
+  const Real& w = omega_[slot.pair];
+  Real angle = make_real(bits_of(w));
+  mpfr_mul_si(raw(angle), raw(w), static_cast<long>(p), MPFR_RNDN);
+  if (slot.kind == SlotKind::sin)
+    mpfr_sin(raw(out), raw(angle), MPFR_RNDN);
+  else
+    mpfr_cos(raw(out), raw(angle), MPFR_RNDN);
+  return out;
+}
+
+Real SinusoidalOracle::emulated(std::int64_t p, std::size_t column) const {
+  if (!has_emulation())
+    throw Error(kWhere, "rule", std::string(to_string(spec_.rule)),
+                "tensor2tensor | fairseq (the rules with an emulated float32 regime)");
+  check_position(spec_, p);
+  check_column(spec_, column);
+  const Slot slot = slot_of(spec_, column);
+  if (slot.kind == SlotKind::zero || is_padding(spec_, p)) return make_real(bits_);
+  const Real angle32 = emulated_angle(p, make_real(omega32_[slot.pair], 64));
+  return with_bits(slot.kind == SlotKind::sin ? rn_sin(Binary::f32, angle32, 64) : rn_cos(Binary::f32, angle32, 64),
+                   bits_);
+}
+
+Real SinusoidalOracle::value(std::int64_t p, std::size_t column) const {
+  return spec_.regime == Regime::exact ? exact(p, column) : emulated(p, column);
+}
+
+double SinusoidalOracle::emulated_frequency_of_column(std::size_t column) const {
+  check_column(spec_, column);
+  const Slot slot = slot_of(spec_, column);
+  if (slot.kind == SlotKind::zero || !has_emulation()) return 0.0;
+  return omega32_[slot.pair];
+}
+
+double SinusoidalOracle::envelope(std::int64_t p, std::size_t column, const EnvelopeAllowance& a) const {
+  if (!(a.exp_ulps >= 0 && a.trig_ulps >= 0 && std::isfinite(a.exp_ulps) && std::isfinite(a.trig_ulps)))
+    throw Error(kWhere, "allowance", "exp " + std::to_string(a.exp_ulps) + ", trig " + std::to_string(a.trig_ulps),
+                "finite, >= 0 ulps");
+  const Real e = emulated(p, column);  // checks position, column, rule
+  const Slot slot = slot_of(spec_, column);
+  if (slot.kind == SlotKind::zero || is_padding(spec_, p)) return 0.0;
+  const double w = omega32_[slot.pair];
+  const double p32 = std::fabs(static_cast<double>(static_cast<float>(p)));
+  const double t32 = std::fabs(static_cast<double>(static_cast<float>(p32) * static_cast<float>(w)));
+  const double aw = spec_.min_timescale == 1.0 ? a.exp_ulps : 2 * a.exp_ulps + 1;
+  const double up = 1 + std::ldexp(1.0, -40);  // the double arithmetic below, rounded towards a larger bound
+  const double dw = aw * ulp32(w) * up;
+  const double dt = (p32 * dw + ulp32((t32 + p32 * dw) * up)) * up;
+  const double ev = std::fabs(round_to_double(e));
+  return (dt + (a.trig_ulps + 1) * ulp32(std::min(1.0, (ev + dt) * up))) * up;
+}
+
 }  // namespace posenc::reference

@@ -1,6 +1,8 @@
 """Google Benchmark JSON -> one record per benchmark instance, with the posenc naming convention parsed:
 
-    <family>/<variant>/<key>:<value>/<key>:<value>...      e.g. table/exact_f32/L:4096/d:512/threads:1
+    <scheme>/<family>/<variant>/<key>:<value>/<key>:<value>...
+    e.g. sinusoidal/table/exact_f32/L:4096/d:512/threads:1
+(the scheme prefix is dropped here: one benchmark program per run, and the report's pages are per scheme).
 
 Repetitions: the median aggregate is used when present (else the mean aggregate, else the median of the
 iteration runs). Google Benchmark's own suffixes (real_time, process_time, manual_time, repeats:, min_time:,
@@ -74,7 +76,8 @@ class Record:
 
 def parse_name(name: str) -> tuple:
     """(family, variant, args) from a benchmark name following the posenc convention."""
-    segments = name.split("/")
+    parts = name.split("/")
+    segments = parts[1:] if len(parts) > 1 else parts  # the first segment is the scheme
     family, variant, args = segments[0], [], {}
     for seg in segments[1:]:
         if ":" in seg:

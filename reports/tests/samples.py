@@ -122,13 +122,13 @@ def bench_sinusoidal():
                 size = 8 if variant.endswith("f64") else 4
                 bytes_ = L * d * size
                 bps = bps * (1.8 if threads == 2 else 1) * (0.8 if L == 262144 else 1)
-                entries += _gb_entries(f"table/{variant}/L:{L}/d:{d}/threads:{threads}/real_time",
+                entries += _gb_entries(f"sinusoidal/table/{variant}/L:{L}/d:{d}/threads:{threads}/real_time",
                                        bytes_ / bps, bytes_, L * d,
                                        counters={"ratio_to_plainloop": 20.0} if variant == "exact_f32" else None)
     for L in (1024, 65536):
         for variant, t in (("blas_rot", 2e-4), ("blas_gemm", 5e-4), ("regenerate", 1e-4)):
-            entries += _gb_entries(f"shift/{variant}/L:{L}/d:128/threads:1", t * L / 1024, L * 128 * 4, L * 128)
-        entries += _gb_entries(f"sgemm/plain/L:{L}/d:128/threads:1", 4e-4 * L / 1024, L * 128 * 4, L * 128)
+            entries += _gb_entries(f"sinusoidal/shift/{variant}/L:{L}/d:128/threads:1", t * L / 1024, L * 128 * 4, L * 128)
+        entries += _gb_entries(f"sinusoidal/sgemm/plain/L:{L}/d:128/threads:1", 4e-4 * L / 1024, L * 128 * 4, L * 128)
     context = {"date": "2025-01-01T12:05:00+00:00", "host_name": "bench-host", "executable": "./bench_sinusoidal",
                "num_cpus": 2, "mhz_per_cpu": 2800, "cpu_scaling_enabled": False, "library_build_type": "release",
                "load_avg": [0.5, 0.4, 0.3], "posenc_commit": META["commit"], "compiler": "GNU 12.2.0",

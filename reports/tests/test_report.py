@@ -146,9 +146,9 @@ class ReportTest(unittest.TestCase):
 
 class BenchParsingTest(unittest.TestCase):
     def test_name_convention(self):
-        self.assertEqual(bench.parse_name("table/exact_f32/L:4096/d:512/threads:2/real_time"),
+        self.assertEqual(bench.parse_name("sinusoidal/table/exact_f32/L:4096/d:512/threads:2/real_time"),
                          ("table", "exact_f32", {"L": "4096", "d": "512", "threads": "2"}))
-        self.assertEqual(bench.parse_name("sgemm/L:8/repeats:3"), ("sgemm", "", {"L": "8"}))
+        self.assertEqual(bench.parse_name("sinusoidal/sgemm/L:8/repeats:3"), ("sgemm", "", {"L": "8"}))
         self.assertEqual(bench.dtype_of("stream_store", {}), None)
         self.assertEqual(bench.dtype_of("emulated_f32", {}), "f32")
         self.assertEqual(bench.baseline_kind("table", "plainloop_f64"), "plainloop")
@@ -157,9 +157,9 @@ class BenchParsingTest(unittest.TestCase):
     def test_baseline_prefers_same_dtype(self):
         data = {"benchmarks": [
             {"name": n, "run_type": "iteration", "real_time": t, "time_unit": "ns", "bytes_per_second": b}
-            for n, t, b in (("table/exact_f32/L:4/d:8", 10, 50.0), ("table/stream_store/L:4/d:8", 5, 100.0),
-                            ("table/stream_store_f32/L:4/d:8", 4, 200.0),
-                            ("table/stream_store_f64/L:4/d:8", 1, 400.0))]}
+            for n, t, b in (("sinusoidal/table/exact_f32/L:4/d:8", 10, 50.0), ("sinusoidal/table/stream_store/L:4/d:8", 5, 100.0),
+                            ("sinusoidal/table/stream_store_f32/L:4/d:8", 4, 200.0),
+                            ("sinusoidal/table/stream_store_f64/L:4/d:8", 1, 400.0))]}
         recs = bench.records("f", data)
         kernel = recs[0]
         base = bench.find_baseline(kernel, recs, "bandwidth")

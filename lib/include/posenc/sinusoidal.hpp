@@ -1,48 +1,80 @@
-// posenc/sinusoidal.hpp — fast sinusoidal absolute encodings, the shift operator T(k) and Gram matrices.
+// posenc/sinusoidal.hpp — fast sinusoidal absolute encodings and the shift operator T(k).
+//
+// Plans
+//   SinusoidalPlan plan = make_plan(spec) validates the spec once and precomputes everything that depends only
+//   on it: the frequencies (double-double, from binary128), the in-block table of the angle core, the emulated
+//   float32 frequencies. A plan is immutable and safe to use from several threads at once; copies share the
+//   precomputed data. The one-shot functions (sinusoidal_table(spec, ...), ...) make a plan per call.
 //
 // Tables
-//   sinusoidal_table(spec, first, count, out): rows for positions first .. first+count-1, row-major,
-//   count x spec.dim, into caller memory (out.size() >= count * dim, else Error). Positions are the
-//   spec's position numbers (fairseq: row numbers; the first token is spec.first_position).
-//   sinusoidal_rows(spec, positions, out): the same for an explicit list of positions.
+//   plan.table(first, count, out): rows for positions first .. first+count-1, row-major, count x spec.dim,
+//   into caller memory (out.size() >= count * dim, else Error). Positions are the spec's position numbers
+//   (fairseq: row numbers; the first token is spec.first_position). plan.rows(positions, out): the same for an
+//   explicit list of positions.
 //
-// Accuracy contract (exact regime; measured by properties/, budget rows in properties/support/budget.cpp):
-//   every entry is computed in double from the angle p*omega_k formed and reduced in double-double
-//   (omega_k correctly rounded to 106 bits), then rounded once to the output type.
-//   float:  |y - r| <= 0.25 ulp_f32(1) + 2^-45 for all accepted positions (|p| <= 2^40), i.e. the scaled
-//           error err_S (S = 1) is at most 0.25 + 2^-22; entries with |r| >= 2^-16 are within
-//           0.5 + 2^-9 ulp of r (nearly correctly rounded).
-//   double: |y - r| <= 4 ulp_f64(1) (err_S <= 4, S = 1); see the budget row for the analysis.
-// Emulated regime: the float32 number of tensor2tensor / fairseq (CONVENTIONS.md §2.1), reproduced
-//   step by step (float32 products, correctly rounded float32 exp/sin/cos); double output holds that
-//   float32 value exactly. Agreement with the step-by-step oracle: <= 0.5 + 2^-24 ulp_f32 (the margin
-//   covers the double rounding of sin/cos evaluated in double, which happens with probability ~2^-28).
+// Accuracy contract (measured by properties/; the bounds and their derivations are budget rows, by id):
+//   exact regime, float  output: sinusoidal.table.exact.f32.scaled (one rounding of a double result: err_S
+//                                 just above 0.25) and sinusoidal.table.exact.f32.kernel (entries >= 2^-16
+//                                 are correctly rounded but within ~5.5e-4 ulp of a midpoint);
+//   exact regime, double output: sinusoidal.table.exact.f64.scaled;
+//   emulated regime: the float32 number of tensor2tensor / fairseq (CONVENTIONS.md §2.1), replayed step by step
+//                    with correctly rounded float32 operations: sinusoidal.table.emulated.{f32,f64}.{scaled,kernel};
+//                    a double output holds that float32 number exactly.
+//   every entry lies in [-1, 1] (sinusoidal.table.range); PE(0), zero-pad columns and the padding row are exact
+//   (sinusoidal.table.exact_values).
+// Reproducibility: a position's row is bit-for-bit the same in every table, row list, call, plan, thread count
+//   and split of a range into calls (claim SIN-REPRO-1).
 //
-// Performance: elementwise, OpenMP over row blocks, streaming stores for outputs larger than the L2.
-// Rows are produced by rotating an exactly computed anchor row (see lib/src/sinusoidal.cpp), so each
-// entry is one complex multiply from exact values: no recurrence, no error growth with position.
+// Performance: elementwise, OpenMP over blocks of rows, streaming stores for outputs larger than the private
+// caches. Each exact entry is one complex multiply of exactly computed values (lib/src/core/angle_table.hpp).
 //
-// Shift operator (seed 000, CONVENTIONS §2.1): PE(p+k) = T(k) PE(p), T(k) block diagonal with 2x2
-// rotations [[cos k w_i, sin k w_i], [-sin k w_i, cos k w_i]] acting on (sin slot, cos slot) of pair i,
-// independent of p; identity on a zero-pad column. The padding row (fairseq) is not PE of its position
-// and is not shifted by T (T maps it to zero).
+// Shift operator (seed 000, CONVENTIONS §2.1): PE(p+k) = T(k) PE(p), T(k) block diagonal with 2x2 rotations
+// [[cos k w_i, sin k w_i], [-sin k w_i, cos k w_i]] acting on (sin slot, cos slot) of pair i, independent of p;
+// identity on a zero-pad column. The padding row (fairseq) is not PE of its position and is not shifted by T
+// (T maps it to zero). Accuracy: sinusoidal.shift.* rows.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <vector>
 
 #include "posenc/error.hpp"
+#include "posenc/options.hpp"
 #include "posenc/sinusoidal_spec.hpp"
 
 namespace posenc {
 
-struct TableOptions {
-  int threads = 0;              // 0: OpenMP's default (omp_get_max_threads)
-  bool streaming_stores = true; // non-temporal stores when the output exceeds the last private cache
+class ShiftOperator;
+class SinusoidalPlan;
+ShiftOperator shift_operator(const SinusoidalPlan&, std::int64_t k);
+
+class SinusoidalPlan {
+ public:
+  // Validates the spec (Error naming the field) and precomputes.
+  explicit SinusoidalPlan(const SinusoidalSpec& spec);
+
+  const SinusoidalSpec& spec() const noexcept;
+  // omega_k for k = 0..h-1 as the fast path uses them: exact regime, the real omega_k rounded to double (the
+  // fast path also keeps the next 53 bits); emulated regime, the float32 value the emulated code computes.
+  std::span<const double> frequencies() const noexcept;
+
+  void table(std::int64_t first, std::size_t count, std::span<float> out, const TableOptions& = {}) const;
+  void table(std::int64_t first, std::size_t count, std::span<double> out, const TableOptions& = {}) const;
+  void rows(std::span<const std::int64_t> positions, std::span<float> out, const TableOptions& = {}) const;
+  void rows(std::span<const std::int64_t> positions, std::span<double> out, const TableOptions& = {}) const;
+
+  struct Impl;
+
+ private:
+  std::shared_ptr<const Impl> impl_;
+  friend ShiftOperator shift_operator(const SinusoidalPlan&, std::int64_t);
 };
 
+inline SinusoidalPlan make_plan(const SinusoidalSpec& spec) { return SinusoidalPlan(spec); }
+
+// One-shot forms: make_plan(spec).table(...) etc.
 void sinusoidal_table(const SinusoidalSpec&, std::int64_t first, std::size_t count, std::span<float> out,
                       const TableOptions& = {});
 void sinusoidal_table(const SinusoidalSpec&, std::int64_t first, std::size_t count, std::span<double> out,
@@ -51,24 +83,33 @@ void sinusoidal_rows(const SinusoidalSpec&, std::span<const std::int64_t> positi
                      const TableOptions& = {});
 void sinusoidal_rows(const SinusoidalSpec&, std::span<const std::int64_t> positions, std::span<double> out,
                      const TableOptions& = {});
-
-// omega_k for k = 0..h-1 as the fast path uses them: exact regime, the real omega_k rounded to double
-// (the fast path also keeps the next 53 bits); emulated regime, the float32 value the emulated code computes.
 std::vector<double> sinusoidal_frequencies(const SinusoidalSpec&);
 
-// Column of the sin (cos) slot of pair k under the spec's layout.
-std::size_t sin_slot(const SinusoidalSpec&, std::size_t k) noexcept;
-std::size_t cos_slot(const SinusoidalSpec&, std::size_t k) noexcept;
+// Column of the sin (cos) slot of pair k under the spec's layout; Error naming "pair" unless k < h.
+std::size_t sin_slot(const SinusoidalSpec&, std::size_t k);
+std::size_t cos_slot(const SinusoidalSpec&, std::size_t k);
 
-// ---- the shift operator T(k) ----------------------------------------------------------------------
-// Block form: pair i rotates by angle k*omega_i; cos_k[i] = cos(k omega_i), sin_k[i] = sin(k omega_i),
-// each computed like a table entry (double-double angle, one rounding), so T(k) is as exact as PE.
-// Only the exact regime has a shift operator (emulated tables are not exact rotations); |k| <= 2^41.
-struct ShiftOperator {
-  SinusoidalSpec spec;
-  std::int64_t k = 0;
-  std::vector<double> cos_k, sin_k;  // size h
+// ---- the shift operator T(k) ----------------------------------------------------------------------------
+// Block form: pair i rotates by angle k*omega_i; cos_k()[i] = cos(k omega_i), sin_k()[i] = sin(k omega_i), each
+// computed like an anchor (double-double angle, one rounding), so T(k) is as exact as PE. Only the exact regime
+// has a shift operator (emulated tables are not exact rotations of each other); |k| <= 2 max_abs_position.
+// An operator is made only by shift_operator(), so it always matches its spec.
+class ShiftOperator {
+ public:
+  const SinusoidalSpec& spec() const noexcept { return spec_; }
+  std::int64_t k() const noexcept { return k_; }
+  std::span<const double> cos_k() const noexcept { return cos_; }
+  std::span<const double> sin_k() const noexcept { return sin_; }
+
+ private:
+  friend ShiftOperator shift_operator(const SinusoidalPlan&, std::int64_t);
+  ShiftOperator(SinusoidalSpec spec, std::int64_t k, std::vector<double> c, std::vector<double> s)
+      : spec_(std::move(spec)), k_(k), cos_(std::move(c)), sin_(std::move(s)) {}
+  SinusoidalSpec spec_;
+  std::int64_t k_ = 0;
+  std::vector<double> cos_, sin_;  // size h
 };
+ShiftOperator shift_operator(const SinusoidalPlan&, std::int64_t k);
 ShiftOperator shift_operator(const SinusoidalSpec&, std::int64_t k);
 
 // Dense d x d row-major matrix of T(k): (T x)_r = sum_c T[r*d + c] x_c.
@@ -81,11 +122,5 @@ void dense_shift_matrix(const ShiftOperator&, std::span<float> out);
 enum class ShiftMethod { rot, gemm };
 void apply_shift(const ShiftOperator&, std::span<float> block, std::size_t rows, ShiftMethod = ShiftMethod::rot);
 void apply_shift(const ShiftOperator&, std::span<double> block, std::size_t rows, ShiftMethod = ShiftMethod::rot);
-
-// ---- Gram matrix ----------------------------------------------------------------------------------
-// out (rows x rows, row-major, both triangles filled) = block * block^T via cblas_?syrk, block rows x dim.
-// For a block of consecutive positions this is the symmetric Toeplitz matrix G[i][j] = sum_k cos((j-i) w_k).
-void gram_matrix(std::span<const float> block, std::size_t rows, std::size_t dim, std::span<float> out);
-void gram_matrix(std::span<const double> block, std::size_t rows, std::size_t dim, std::span<double> out);
 
 }  // namespace posenc

@@ -1,8 +1,9 @@
 // posenc/sinusoidal_spec.hpp — the one description of a sinusoidal absolute encoding.
 //
 // A SinusoidalSpec fully determines a table: the fast path (lib/), the MPFR oracle (reference/), the
-// command-line tool and the reports all consume this struct and nothing else. It holds data only;
-// each consumer transcribes the defining formula itself (so a shared mistake in a formula cannot hide).
+// command-line tool and the reports all consume this struct and nothing else. It holds data only; each
+// consumer transcribes the defining formula itself (so a shared mistake in a formula cannot hide). Its fields,
+// their flags, accepted values and sources are listed once, in SpecTraits<SinusoidalSpec> below.
 //
 // Definition (exact regime). With h = floor(dim/2) pairs and pair index k = 0..h-1,
 //   omega_k = min_timescale * base^(-e_k),  e_k = 2k/dim            (FrequencyRule::paper)
@@ -20,70 +21,149 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <limits>
 #include <optional>
 #include <span>
-#include <string>
 #include <string_view>
+#include <tuple>
+
+#include "posenc/describe.hpp"
+#include "posenc/vocabulary.hpp"
 
 namespace posenc {
 
-enum class Layout { interleaved, halves };
 enum class FrequencyRule { paper, tensor2tensor, fairseq };
 enum class OddDim { reject, zero_pad };
-enum class Regime { exact, emulated };
+
+template <>
+struct EnumTraits<FrequencyRule> {
+  static constexpr std::array<EnumValue<FrequencyRule>, 3> values{{
+      {FrequencyRule::paper, "paper", "omega_k = base^(-2k/d) (Vaswani et al., XLM, Marian, Transformer-XL)"},
+      {FrequencyRule::tensor2tensor, "tensor2tensor", "omega_k = base^(-k/max(h-1, 1)) (get_timing_signal_1d)"},
+      {FrequencyRule::fairseq, "fairseq", "omega_k = base^(-k/(h-1)), d >= 4 (get_embedding)"},
+  }};
+};
+
+template <>
+struct EnumTraits<OddDim> {
+  static constexpr std::array<EnumValue<OddDim>, 2> values{{
+      {OddDim::reject, "reject", "an odd d is refused"},
+      {OddDim::zero_pad, "zero_pad", "an odd d gets one zero column after the pairs (t2t, fairseq)"},
+  }};
+};
+
+inline constexpr std::size_t kMaxDim = std::size_t{1} << 20;
+inline constexpr std::int64_t kMaxPosition = std::int64_t{1} << 40;   // |p| <= 2^40 ...
+inline constexpr double kMaxAngle = 17592186044416.0;                 // ... and |p| * min_timescale <= 2^44
 
 struct SinusoidalSpec {
-  std::size_t dim = 512;                   // d: columns of a row, including a zero-pad column
-  double base = 10000.0;                   // paper's 10000; t2t: max_timescale / min_timescale (a double, as t2t's Python computes it)
-  double min_timescale = 1.0;              // omega_0; t2t multiplies by min_timescale (sic, CONVENTIONS §2.1.3)
   Layout layout = Layout::interleaved;
   FrequencyRule rule = FrequencyRule::paper;
   OddDim odd_dim = OddDim::reject;
+  Regime regime = Regime::exact;
+  std::size_t dim = 512;                   // d: columns of a row, including a zero-pad column
+  double base = 10000.0;                   // t2t: max_timescale / min_timescale (a double, as t2t's Python computes it)
+  double min_timescale = 1.0;              // omega_0; t2t multiplies by min_timescale (CONVENTIONS §2.1.3)
+  bool signed_positions = false;           // whether negative positions exist in this convention
   std::int64_t first_position = 0;         // position of the first real token (fairseq: padding_idx + 1)
   std::optional<std::int64_t> padding_row; // position whose row is all zeros (fairseq: padding_idx)
-  bool signed_positions = false;           // whether negative positions exist in this convention
-  Regime regime = Regime::exact;
 
   friend bool operator==(const SinusoidalSpec&, const SinusoidalSpec&) = default;
 };
 
-// ---- presets: the conventions of well-known implementations (CONVENTIONS.md §2.1) ------------------
-enum class SinusoidalPreset { vaswani, marian, tensor2tensor, fairseq };
+// Largest |position| accepted for this spec: min(2^40, floor(2^44 / min_timescale)) (2^40 if min_timescale
+// is not a positive finite number: validate() refuses such a spec by name).
+constexpr std::int64_t max_abs_position(const SinusoidalSpec& s) noexcept {
+  if (!(s.min_timescale > 0.0) || !(s.min_timescale <= 1.0e6)) return kMaxPosition;
+  const double by_angle = kMaxAngle / s.min_timescale;  // >= 2^44 / 1e6 > 2^24: fits
+  return by_angle < static_cast<double>(kMaxPosition) ? static_cast<std::int64_t>(by_angle) : kMaxPosition;
+}
 
-struct SinusoidalPresetInfo {
-  SinusoidalPreset preset;
-  std::string_view name;         // CLI / report name
-  std::string_view summary;      // one line: layout, frequencies, offsets
-  std::string_view source;       // the implementation it reproduces
+template <>
+struct SpecTraits<SinusoidalSpec> {
+  using S = SinusoidalSpec;
+  static constexpr std::string_view scheme = "sinusoidal";
+  static constexpr std::string_view summary =
+      "sinusoidal absolute encoding PE[p] = sin/cos(p * omega_k) (Vaswani et al. 2017) in its paper, Marian, "
+      "tensor2tensor and fairseq conventions";
+
+  static constexpr Range<std::int64_t> position_range(const S& s) {
+    const std::int64_t lim = max_abs_position(s);
+    return {s.signed_positions ? -lim : 0, lim, false, false, 1,
+            "|p| <= 2^40 and |p| * min_timescale <= 2^44; negative only with signed_positions"};
+  }
+
+  static constexpr auto fields = std::make_tuple(
+      field("layout", "--layout", &S::layout, "where pair k's sin and cos go: interleaved (2k, 2k+1) or halves (k, h+k)",
+            "CONVENTIONS.md §2.1, §3 item 2"),
+      field("rule", "--rule", &S::rule, "frequency exponent: paper 2k/d; tensor2tensor k/max(h-1,1); fairseq k/(h-1)",
+            "CONVENTIONS.md §2.1 items 1-4, §3 item 1"),
+      field("odd_dim", "--odd-dim", &S::odd_dim, "what an odd d means: refused, or one zero column appended",
+            "CONVENTIONS.md §2.1 items 3-4 (t2t, fairseq pad odd d)"),
+      field("regime", "--regime", &S::regime,
+            "exact (the real value, rounded once) or emulated (the float32 steps of t2t/fairseq)", "DESIGN.md §2",
+            +[](const S& s) {
+              const std::uint64_t exact = enum_bit(Regime::exact);
+              return s.rule == FrequencyRule::paper
+                         ? Choice{exact, "emulated is defined for the tensor2tensor and fairseq rules"}
+                         : Choice{exact | enum_bit(Regime::emulated), {}};
+            }),
+      field("dim", "--dim", &S::dim, "columns per row d, including a zero-pad column", "CONVENTIONS.md §2.1",
+            +[](const S& s) {
+              const bool fairseq = s.rule == FrequencyRule::fairseq, even = s.odd_dim == OddDim::reject;
+              const std::size_t lo = fairseq ? 4 : 2, step = even ? 2 : 1;
+              const std::string_view why =
+                  fairseq ? (even ? "the fairseq rule divides by d/2 - 1; odd_dim = reject: sin and cos come in pairs"
+                                  : "the fairseq rule divides by d/2 - 1 (fairseq itself gives NaN for d = 2)")
+                          : (even ? "odd_dim = reject: sin and cos come in pairs" : "");
+              return Range<std::size_t>{lo, kMaxDim, false, false, step, why};
+            },
+            +[](const S& s) {
+              return Range<std::size_t>{s.rule == FrequencyRule::fairseq ? std::size_t{4} : std::size_t{2}, 8192,
+                                        false, false, s.odd_dim == OddDim::reject ? std::size_t{2} : std::size_t{1}};
+            }),
+      field("base", "--base", &S::base, "base of the frequencies (t2t: max_timescale / min_timescale)",
+            "Vaswani et al. 2017 (10000); CONVENTIONS.md §2.1",
+            +[](const S&) {
+              return Range<double>{1.0, std::numeric_limits<double>::max(), true, false, 1.0,
+                                   "frequencies must decrease"};
+            },
+            +[](const S&) { return Range<double>{2.0, 1.0e7}; }),
+      field("min_timescale", "--min-timescale", &S::min_timescale,
+            "omega_0: every frequency is multiplied by it, as t2t multiplies by min_timescale",
+            "tensor2tensor get_timing_signal_1d (CONVENTIONS.md §2.1 item 3)",
+            +[](const S&) { return Range<double>{0.0, 1.0e6, true, false}; },
+            +[](const S&) { return Range<double>{1.0e-3, 1.0e3}; }),
+      field("signed_positions", "--signed-positions", &S::signed_positions,
+            "whether negative positions exist in this convention", "Transformer-XL/TENER relative tables"),
+      field("first_position", "--first-position", &S::first_position,
+            "position of token 0 (fairseq: padding_idx + 1)", "fairseq utils.make_positions (CONVENTIONS.md §2.1 item 4)",
+            +[](const S& s) { return position_range(s); }),
+      field("padding_row", "--padding-row", &S::padding_row, "position whose row is all zeros (fairseq: padding_idx)",
+            "fairseq get_embedding (CONVENTIONS.md §2.1 item 4)", +[](const S& s) { return position_range(s); }));
+
+  static std::span<const Preset<S>> presets();
 };
-std::span<const SinusoidalPresetInfo> sinusoidal_presets();
-const SinusoidalPresetInfo& preset_info(SinusoidalPreset);
-SinusoidalPreset parse_sinusoidal_preset(std::string_view name);  // throws Error naming the accepted names
 
-// Paper / XLM: interleaved, omega_k = base^(-2k/d), positions from 0, odd d rejected.
-SinusoidalSpec vaswani_spec(std::size_t dim, double base = 10000.0);
-// Marian / RoFormer / Transformer-XL / XLNet tables: paper frequencies, [sin | cos] halves.
-SinusoidalSpec marian_spec(std::size_t dim, double base = 10000.0);
-// tensor2tensor get_timing_signal_1d: halves, omega_k = min_ts * (max_ts/min_ts)^(-k/max(h-1,1)),
-// odd d zero-padded, positions arange(length) + start_index. Throws if min_ts >= max_ts.
+// ---- presets ----------------------------------------------------------------------------------------------
+// SpecTraits<SinusoidalSpec>::presets(): vaswani, marian, tensor2tensor, fairseq (data in sinusoidal_spec.cpp).
+
+// The preset called `name` with dim set (throws Error naming "preset" or "dim").
+SinusoidalSpec sinusoidal_preset(std::string_view name, std::size_t dim);
+// Shorthands for library users.
+SinusoidalSpec vaswani_spec(std::size_t dim, double base = 10000.0);   // paper/XLM: interleaved, paper rule
+SinusoidalSpec marian_spec(std::size_t dim, double base = 10000.0);    // Marian/RoFormer: halves, paper rule
+// tensor2tensor get_timing_signal_1d: base = max_timescale / min_timescale (a double, as t2t's Python does);
+// throws Error naming min_timescale or max_timescale.
 SinusoidalSpec tensor2tensor_spec(std::size_t dim, double min_timescale = 1.0, double max_timescale = 1.0e4);
-// fairseq SinusoidalPositionalEmbedding: halves, omega_k = 10000^(-k/(h-1)) (d >= 4), odd d zero-padded,
-// row padding_idx is zero and the first token sits at padding_idx + 1.
+// fairseq SinusoidalPositionalEmbedding: row padding_idx zero, first token at padding_idx + 1.
 SinusoidalSpec fairseq_spec(std::size_t dim, std::int64_t padding_idx = 1);
-SinusoidalSpec preset_spec(SinusoidalPreset, std::size_t dim);
 
-// ---- validation and sizes -------------------------------------------------------------------------
-inline constexpr std::size_t kMaxDim = std::size_t{1} << 20;
-inline constexpr std::int64_t kMaxPosition = std::int64_t{1} << 40;   // |p| <= 2^40 ...
-inline constexpr double kMaxAngle = 17592186044416.0;                 // ... and |p| * omega_0 <= 2^44
+// ---- positions and sizes ----------------------------------------------------------------------------------
 
-// Throws Error (naming parameter, value and accepted range) unless the spec is usable.
-void validate(const SinusoidalSpec&);
 // Number of sin/cos pairs h = floor(dim / 2).
-std::size_t pair_count(const SinusoidalSpec&) noexcept;
-// Largest |position| accepted for this spec: min(2^40, floor(2^44 / min_timescale)).
-std::int64_t max_abs_position(const SinusoidalSpec&) noexcept;
-// Throws unless position is accepted (sign convention and magnitude).
+constexpr std::size_t pair_count(const SinusoidalSpec& s) noexcept { return s.dim / 2; }
+// Throws unless position is accepted (sign convention and magnitude), naming "position".
 void check_position(const SinusoidalSpec&, std::int64_t position);
 // Throws unless [first, first + count) is accepted; returns count * dim, checked for size_t overflow
 // including the byte size for elements of element_size bytes.
@@ -91,17 +171,5 @@ std::size_t checked_table_elements(const SinusoidalSpec&, std::int64_t first, st
                                    std::size_t element_size);
 // Position of token index t (0-based) under the spec's offset convention: first_position + t.
 std::int64_t position_of_token(const SinusoidalSpec&, std::int64_t token_index);
-
-// ---- names, for the CLI, JSON and reports ---------------------------------------------------------
-std::string_view to_string(Layout);
-std::string_view to_string(FrequencyRule);
-std::string_view to_string(OddDim);
-std::string_view to_string(Regime);
-Layout parse_layout(std::string_view);
-FrequencyRule parse_frequency_rule(std::string_view);
-OddDim parse_odd_dim(std::string_view);
-Regime parse_regime(std::string_view);
-// One line that names every field, e.g. "dim=64 base=10000 min_timescale=1 layout=halves ...".
-std::string describe(const SinusoidalSpec&);
 
 }  // namespace posenc

@@ -68,6 +68,46 @@ inline constexpr std::int64_t kMaxShift = std::int64_t{1} << 41;
 Real shift_cos(const SinusoidalSpec&, std::int64_t k, std::size_t pair, unsigned bits = kDefaultBits);
 Real shift_sin(const SinusoidalSpec&, std::int64_t k, std::size_t pair, unsigned bits = kDefaultBits);
 
+// ---- many entries of one spec ------------------------------------------------------------------------
+// The same values as value() for many positions and columns of one spec, with the frequencies computed once
+// (what `posenc check` needs for a whole table). exact() and emulated() give both regimes whatever
+// spec.regime says; emulated() needs the tensor2tensor or fairseq rule. Thread-safe (const; MPFR keeps its
+// state per thread).
+//
+// The emulation envelope (budget row sinusoidal.check.envelope): how far a real implementation of the
+// emulated float32 steps may be from posenc's correctly rounded emulation e, given how many float32 ulps its
+// exp (A_exp) and sin/cos (A_trig) may be from correctly rounded:
+//   A_w = A_exp (min_timescale == 1) or 2 A_exp + 1 (t2t/fairseq multiply by min_timescale after the exp),
+//   dw = A_w ulp32(w32),  dt = |p32| dw + ulp32(|t32| + |p32| dw),
+//   E  = dt + (A_trig + 1) ulp32(min(1, |e| + dt)),
+// with t32 = RN32(p32 w32) the emulated angle; zero columns and padding rows are stored, not computed: E = 0.
+struct EnvelopeAllowance {
+  double exp_ulps = 2.0;
+  double trig_ulps = 2.0;
+};
+
+class SinusoidalOracle {
+ public:
+  // Validates the spec (posenc::Error naming the field) and the precision.
+  explicit SinusoidalOracle(const SinusoidalSpec& spec, unsigned bits = kDefaultBits);
+  const SinusoidalSpec& spec() const noexcept { return spec_; }
+  bool has_emulation() const noexcept { return !omega32_.empty(); }
+  // Entries of column `column` at `position` (checked as value() checks them), rounded to `bits`.
+  Real exact(std::int64_t position, std::size_t column) const;
+  Real emulated(std::int64_t position, std::size_t column) const;
+  Real value(std::int64_t position, std::size_t column) const;  // the spec's own regime
+  // E(position, column) of the envelope above, an upper bound computed in double (rounded up).
+  double envelope(std::int64_t position, std::size_t column, const EnvelopeAllowance& = {}) const;
+  // The float32 frequency of the emulated code for the pair of `column` (0 for a zero column).
+  double emulated_frequency_of_column(std::size_t column) const;
+
+ private:
+  SinusoidalSpec spec_;
+  unsigned bits_;
+  std::vector<Real> omega_;     // exact frequencies at enough bits for any accepted position
+  std::vector<double> omega32_; // emulated float32 frequencies (empty for the paper rule)
+};
+
 // PE(p) . PE(p+k) = sum_{i<h} cos(k*omega_i) for non-padding rows (exact regime only; |k| <= kMaxShift),
 // summed at working precision and rounded once to `bits`.
 Real dot_closed_form(const SinusoidalSpec&, std::int64_t k, unsigned bits = kDefaultBits);

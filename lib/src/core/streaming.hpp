@@ -1,4 +1,4 @@
-// lib/src/detail/streaming.hpp — copying finished rows to their destination.
+// lib/src/core/streaming.hpp — copying finished rows to their destination.
 //
 // Why: a table larger than the caches is write-only traffic. Ordinary stores first read each
 // destination line (read-for-ownership) and reach ~10 GB/s per core here; non-temporal (streaming)
@@ -14,7 +14,7 @@
 #include <immintrin.h>
 #endif
 
-namespace posenc::detail {
+namespace posenc::core {
 
 // Outputs above this size are streamed (larger than the private L2s of both cores together).
 inline bool worth_streaming(std::size_t bytes) { return bytes > (std::size_t{4} << 20); }
@@ -68,4 +68,4 @@ inline void store_fence() {
 #endif
 }
 
-}  // namespace posenc::detail
+}  // namespace posenc::core

@@ -1,4 +1,4 @@
-#include "sinusoidal_measure.hpp"
+#include "sinusoidal/measure.hpp"
 
 #include <mpfr.h>
 
@@ -8,13 +8,15 @@
 #include <map>
 #include <sstream>
 
-#include "budget.hpp"
+#include "sinusoidal/budget.hpp"
+#include "posenc/linalg.hpp"
 #include "posenc/reference/sinusoidal.hpp"
 
 namespace posenc::test {
 namespace {
 
 namespace rf = posenc::reference;
+using R = SinusoidalRow;
 constexpr unsigned kBits = rf::kDefaultBits;
 
 std::int64_t lower_limit(const SinusoidalSpec& s) { return s.signed_positions ? -max_abs_position(s) : 0; }
@@ -44,8 +46,6 @@ std::vector<T> fast_block(const SinusoidalSpec& s, std::int64_t p, std::size_t r
   sinusoidal_table(s, p, rows, std::span<T>(out));
   return out;
 }
-
-Measure exact_measure(double y, const Real& r) { return absolute_error(y, r); }
 
 Real zero() { return rf::make_real(kBits); }
 
@@ -81,16 +81,13 @@ std::vector<double> widen(const std::vector<T>& v) {
 }  // namespace
 
 std::string spec_label(const SinusoidalSpec& s) {
-  for (const auto& info : sinusoidal_presets()) {
-    SinusoidalSpec p;
-    try {
-      p = preset_spec(info.preset, s.dim);
-    } catch (const std::exception&) {
-      continue;
-    }
+  for (const auto& preset : SpecTraits<SinusoidalSpec>::presets()) {
+    SinusoidalSpec p = preset.spec;
+    p.dim = s.dim;
     p.regime = s.regime;
     if (p == s)
-      return "preset=" + std::string(info.name) + " dim=" + std::to_string(s.dim) + " regime=" + std::string(to_string(s.regime));
+      return "preset=" + std::string(preset.name) + " dim=" + std::to_string(s.dim) + " regime=" +
+             std::string(to_string(s.regime));
   }
   return "custom {" + describe(s) + "}";
 }
@@ -163,26 +160,19 @@ void measure_entries(const SinusoidalSpec& s, std::span<const DType> dtypes, std
           << " block_offset=" << offset << " col=" << c << " y=" << dec_hex(yc);
         return o.str();
       };
-      // Range: every entry in [-1, 1].
-      sink("sinusoidal.table.range", Measure{std::isnan(yc) ? Class::nan : Class::ok, std::max(std::fabs(yc) - 1.0, 0.0)}, yc,
-           nullptr, inputs);
+      // Range: every entry in [-1, 1] (|y - clamp(y)| = max(|y| - 1, 0)).
+      emit(sink, R::table_range, yc, rf::make_real(std::clamp(yc, -1.0, 1.0), kBits), inputs);
       if (zero_entry) {
-        sink("sinusoidal.table.exact_values", exact_measure(yc, r), yc, &r, inputs);
+        emit(sink, R::table_exact_values, yc, r, inputs);
         continue;
       }
       if (emulated && t == DType::f64) {
         const Real rf32 = rf::make_real(static_cast<double>(static_cast<float>(yc)), kBits);
-        sink("sinusoidal.table.exact_values", exact_measure(yc, rf32), yc, &rf32, [&] { return inputs() + " (float32-ness)"; });
+        emit(sink, R::table_exact_values, yc, rf32, [&] { return inputs() + " (float32-ness)"; });
       }
-      if (p == 0) sink("sinusoidal.table.exact_values", exact_measure(yc, r), yc, &r, inputs);
-      const DType unit = emulated ? DType::f32 : t;  // emulated outputs are float32 numbers in either type
-      const std::string row_scaled = "sinusoidal.table." + std::string(emulated ? "emulated." : "exact.") + ts + ".scaled";
-      sink(row_scaled, scaled_error(yc, r, 1.0, unit), yc, &r, inputs);
-      if ((emulated || t == DType::f32) && kernel_ok) {
-        const std::string row_kernel =
-            emulated ? "sinusoidal.table.emulated." + ts + ".kernel" : std::string("sinusoidal.table.exact.f32.kernel");
-        sink(row_kernel, kernel_error(yc, r, DType::f32), yc, &r, inputs);
-      }
+      if (p == 0) emit(sink, R::table_exact_values, yc, r, inputs);
+      emit(sink, sinusoidal::scaled_row(emulated, t), yc, r, inputs);
+      if ((emulated || t == DType::f32) && kernel_ok) emit(sink, sinusoidal::kernel_row(emulated, t), yc, r, inputs);
     }
   }
 }
@@ -192,13 +182,10 @@ void measure_frequencies(const SinusoidalSpec& s, const Sink& sink) {
   const std::vector<double> w = sinusoidal_frequencies(s);
   for (std::size_t k = 0; k < w.size(); ++k) {
     auto inputs = [&, k] { return spec_label(s) + " k=" + std::to_string(k) + " w=" + dec_hex(w[k]); };
-    if (s.regime == Regime::emulated) {
-      const Real r = rf::emulated_frequency(s, k, kBits);
-      sink("sinusoidal.frequency.emulated.f32", absolute_error(w[k], r), w[k], &r, inputs);
-    } else {
-      const Real r = rf::frequency(s, k, kBits);
-      sink("sinusoidal.frequency.exact.f64", kernel_error(w[k], r, DType::f64), w[k], &r, inputs);
-    }
+    if (s.regime == Regime::emulated)
+      emit(sink, R::frequency_emulated_f32, w[k], rf::emulated_frequency(s, k, kBits), inputs);
+    else
+      emit(sink, R::frequency_exact_f64, w[k], rf::frequency(s, k, kBits), inputs);
   }
 }
 
@@ -229,18 +216,16 @@ void measure_shift(const SinusoidalSpec& s, DType t, std::int64_t p, std::int64_
     const Real rc = rf::shift_cos(s, k, i, kBits), rs = rf::shift_sin(s, k, i, kBits);
     auto inputs = [&, i] { return spec_label(s) + " k=" + fmt_pos(k) + " pair=" + std::to_string(i); };
     if (t == DType::f64) {
-      sink("sinusoidal.shift.operator.f64", scaled_error(op.cos_k[i], rc, 1.0, DType::f64), op.cos_k[i], &rc,
-           [&] { return inputs() + " cos"; });
-      sink("sinusoidal.shift.operator.f64", scaled_error(op.sin_k[i], rs, 1.0, DType::f64), op.sin_k[i], &rs,
-           [&] { return inputs() + " sin"; });
+      emit(sink, R::shift_operator_f64, op.cos_k()[i], rc, [&] { return inputs() + " cos"; });
+      emit(sink, R::shift_operator_f64, op.sin_k()[i], rs, [&] { return inputs() + " sin"; });
     } else {
       const std::size_t a = sin_slot(s, i), b = cos_slot(s, i);
       const double c00 = dense32[a * d + a], c01 = dense32[a * d + b], c10 = dense32[b * d + a], c11 = dense32[b * d + b];
       const Real nrs = -rs;
-      sink("sinusoidal.shift.dense.f32", scaled_error(c00, rc, 1.0, DType::f32), c00, &rc, [&] { return inputs() + " T[s][s]"; });
-      sink("sinusoidal.shift.dense.f32", scaled_error(c01, rs, 1.0, DType::f32), c01, &rs, [&] { return inputs() + " T[s][c]"; });
-      sink("sinusoidal.shift.dense.f32", scaled_error(c10, nrs, 1.0, DType::f32), c10, &nrs, [&] { return inputs() + " T[c][s]"; });
-      sink("sinusoidal.shift.dense.f32", scaled_error(c11, rc, 1.0, DType::f32), c11, &rc, [&] { return inputs() + " T[c][c]"; });
+      emit(sink, R::shift_dense_f32, c00, rc, [&] { return inputs() + " T[s][s]"; });
+      emit(sink, R::shift_dense_f32, c01, rs, [&] { return inputs() + " T[s][c]"; });
+      emit(sink, R::shift_dense_f32, c10, nrs, [&] { return inputs() + " T[c][s]"; });
+      emit(sink, R::shift_dense_f32, c11, rc, [&] { return inputs() + " T[c][c]"; });
     }
   }
   std::vector<double> shifted, direct;
@@ -265,10 +250,8 @@ void measure_shift(const SinusoidalSpec& s, DType t, std::int64_t p, std::int64_
           << " k=" << fmt_pos(k) << " col=" << c << " y=" << dec_hex(y);
         return o.str();
       };
-      const Real ref = rf::value(s, q, c, kBits);
-      sink("sinusoidal.shift.apply." + ts, scaled_error(y, ref, 1.0, t), y, &ref, inputs);
-      const Real rd = rf::make_real(yd, kBits);
-      sink("sinusoidal.shift.differential." + ts, scaled_error(y, rd, 1.0, t), y, &rd,
+      emit(sink, t == DType::f32 ? R::shift_apply_f32 : R::shift_apply_f64, y, rf::value(s, q, c, kBits), inputs);
+      emit(sink, t == DType::f32 ? R::shift_differential_f32 : R::shift_differential_f64, y, rf::make_real(yd, kBits),
            [&] { return inputs() + " direct=" + dec_hex(yd); });
     }
   }
@@ -294,22 +277,12 @@ void measure_dot(const SinusoidalSpec& s, DType t, std::int64_t p, std::int64_t 
   const double S = static_cast<double>(h);
   const DType unit = s.regime == Regime::emulated ? DType::f32 : t;
   if (k == 0) {
-    const Real r = rf::make_real(static_cast<std::int64_t>(h), kBits);
     // The error of the exact dot of binary numbers: measured on the Real itself, rounded only at the end.
-    Real diff = rf::make_real(320);
-    mpfr_sub(diff.backend().data(), dot.backend().data(), r.backend().data(), MPFR_RNDN);
-    const double e = std::fabs(rf::round_to_double(diff)) / ulp(S, unit);
-    const std::string row = "sinusoidal.norm." + std::string(unit == DType::f32 ? "f32" : "f64");
-    sink(row, Measure{Class::ok, e}, y, &r, inputs);
+    emit_real(sink, unit == DType::f32 ? R::norm_f32 : R::norm_f64, dot, rf::make_real(static_cast<std::int64_t>(h), kBits), y,
+              inputs, S);
     return;
   }
-  const Real r = rf::dot_closed_form(s, k, kBits);
-  Real diff = rf::make_real(320);
-  mpfr_sub(diff.backend().data(), dot.backend().data(), r.backend().data(), MPFR_RNDN);
-  double u = ulp(S, t);
-  u = std::max(u, ulp(r, t));
-  const double e = std::fabs(rf::round_to_double(diff)) / u;
-  sink("sinusoidal.dot." + ts, Measure{Class::ok, e}, y, &r, inputs);
+  emit_real(sink, t == DType::f32 ? R::dot_f32 : R::dot_f64, dot, rf::dot_closed_form(s, k, kBits), y, inputs, S);
 }
 
 void measure_gram(const SinusoidalSpec& s, DType t, std::int64_t p, std::size_t rows, const Sink& sink) {
@@ -326,7 +299,7 @@ void measure_gram(const SinusoidalSpec& s, DType t, std::int64_t p, std::size_t 
     const auto block = fast_block<double>(s, p, rows);
     gram_matrix(std::span<const double>(block), rows, d, std::span<double>(g));
   }
-  const double scale = gram_error_scale(t, d);
+  const double scale = sinusoidal::gram_error_scale(t, d);
   std::map<std::int64_t, Real> closed;
   for (std::size_t i = 0; i < rows; ++i)
     for (std::size_t j = 0; j < rows; ++j) {
@@ -340,10 +313,10 @@ void measure_gram(const SinusoidalSpec& s, DType t, std::int64_t p, std::size_t 
           << "]=" << dec_hex(y);
         return o.str();
       };
-      sink("sinusoidal.gram." + ts, ratio_error(y, it->second, scale), y, &it->second, inputs);
+      emit(sink, t == DType::f32 ? R::gram_f32 : R::gram_f64, y, it->second, inputs, scale);
       if (j < i) {
         const Real mirror = rf::make_real(g[j * rows + i], kBits);
-        sink("sinusoidal.gram.symmetry", absolute_error(y, mirror), y, &mirror, inputs);
+        emit(sink, R::gram_symmetry, y, mirror, inputs);
       }
     }
 }

@@ -1,4 +1,4 @@
-// lib/src/detail/trig.hpp — sin and cos of an angle given in double-double, written so that loops over
+// lib/src/core/trig.hpp — sin and cos of an angle given in double-double, written so that loops over
 // arrays of angles vectorise (no branches, no table look-ups, no errno).
 //
 // Error analysis (absolute errors; u = 2^-53):
@@ -18,7 +18,7 @@
 #include <cmath>
 #include <cstdint>
 
-namespace posenc::detail {
+namespace posenc::core {
 
 struct DoubleDouble {
   double hi, lo;
@@ -104,4 +104,4 @@ inline void sincos_dd(double theta_hi, double theta_lo, double& s_out, double& c
   c_out = ((q + 1) & 2) ? -cos_mag : cos_mag;
 }
 
-}  // namespace posenc::detail
+}  // namespace posenc::core

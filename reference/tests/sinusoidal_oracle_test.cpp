@@ -1,7 +1,6 @@
-// Self-tests of the sinusoidal oracle and its multiprecision helpers. The oracle is the ground truth of
-// the property suite, so each test here is built to fail if the oracle is wrong: a silently low
-// precision (P vs 2P), a double rounding (brute-force nearest float), a misplaced slot or frequency rule
-// (closed forms, an independent Boost formula), a wrong emulation step (plain C float arithmetic).
+// Self-tests of the sinusoidal oracle. The oracle is the ground truth of the property suite, so each test here
+// is built to fail if the oracle is wrong: a silently low precision (P vs 2P), a misplaced slot or frequency
+// rule (closed forms, an independent Boost formula), a wrong emulation step (plain C float arithmetic).
 #include <gtest/gtest.h>
 #include <mpfr.h>
 #include <rapidcheck.h>
@@ -19,6 +18,7 @@
 #include "posenc/reference/mp.hpp"
 #include "posenc/reference/sinusoidal.hpp"
 #include "posenc/sinusoidal_spec.hpp"
+#include "test_util.hpp"
 
 namespace {
 
@@ -28,31 +28,7 @@ using posenc::OddDim;
 using posenc::Regime;
 using posenc::SinusoidalSpec;
 using namespace posenc::reference;
-
-mpfr_srcptr raw(const Real& x) { return x.backend().data(); }
-mpfr_ptr raw(Real& x) { return x.backend().data(); }
-
-// a - b, exactly enough for any comparison made here.
-Real sub(const Real& a, const Real& b) {
-  Real r = make_real(std::max(bits_of(a), bits_of(b)) + 2200);
-  mpfr_sub(raw(r), raw(a), raw(b), MPFR_RNDN);
-  return r;
-}
-// |x| < 2^e  (MPFR: |x| in [2^(E-1), 2^E) with E = mpfr_get_exp).
-bool abs_below_pow2(const Real& x, long e) { return mpfr_zero_p(raw(x)) || mpfr_get_exp(raw(x)) <= e; }
-double to_d(const Real& x) { return round_to_double(x); }
-bool same(const Real& a, const Real& b) { return mpfr_equal_p(raw(a), raw(b)) != 0; }
-Real pow2(long e, unsigned bits = 64) {
-  Real r = make_real(bits);
-  mpfr_set_ui_2exp(raw(r), 1, e, MPFR_RNDN);
-  return r;
-}
-// Does the Real hold exactly the binary number f (an infinity included)?
-bool holds(const Real& x, double f) {
-  if (std::isinf(f)) return mpfr_inf_p(raw(x)) != 0 && (mpfr_sgn(raw(x)) > 0) == (f > 0);
-  return mpfr_number_p(raw(x)) && mpfr_cmp_d(raw(x), f) == 0;
-}
-std::string show(const Real& x) { return to_decimal(x, 40) + " (" + to_hexfloat(x) + ")"; }
+using namespace posenc::reference::test_util;
 
 // ---- generators -------------------------------------------------------------------------------------
 
@@ -100,105 +76,8 @@ rc::Gen<std::int64_t> genPosition(const SinusoidalSpec& s) {
   });
 }
 
-// ---- brute-force nearest binary32 / binary64 ------------------------------------------------------
-
-// The value a candidate stands for when measuring distance: +-inf stands for +-2^(emax) (IEEE rounds
-// as if the exponent were unbounded; the first "number" past the largest finite one is 2^128).
-template <class F>
-Real candidate_value(F f) {
-  Real r = make_real(64);
-  if (std::isinf(f)) {
-    mpfr_set_ui_2exp(raw(r), 1, std::numeric_limits<F>::max_exponent, MPFR_RNDN);
-    if (f < 0) mpfr_neg(raw(r), raw(r), MPFR_RNDN);
-  } else {
-    mpfr_set_d(raw(r), static_cast<double>(f), MPFR_RNDN);
-  }
-  return r;
-}
-
-template <class F>
-bool even_significand(F f) {
-  if constexpr (sizeof(F) == 4) return (std::bit_cast<std::uint32_t>(f) & 1u) == 0;
-  else return (std::bit_cast<std::uint64_t>(f) & 1u) == 0;
-}
-
-// Nearest F to x by searching the neighbours of a truncated guess; ties to the even bit pattern.
-template <class F>
-F brute_nearest(const Real& x) {
-  F guess = static_cast<F>(mpfr_get_d(raw(x), MPFR_RNDZ));
-  for (int i = 0; i < 4; ++i) guess = std::nextafter(guess, -std::numeric_limits<F>::infinity());
-  F best = guess;
-  Real best_dist = make_real(64);
-  mpfr_set_inf(raw(best_dist), 1);
-  F c = guess;
-  for (int i = 0; i < 9; ++i) {
-    Real d = sub(x, candidate_value(c));
-    mpfr_abs(raw(d), raw(d), MPFR_RNDN);
-    const int cmp = mpfr_cmp(raw(d), raw(best_dist));
-    if (cmp < 0 || (cmp == 0 && even_significand(c) && !even_significand(best))) {
-      best = c;
-      best_dist = d;
-    }
-    if (std::isinf(c) && c > 0) break;
-    c = std::nextafter(c, std::numeric_limits<F>::infinity());
-  }
-  if (best == F(0)) best = mpfr_signbit(raw(x)) ? -F(0) : F(0);
-  return best;
-}
-
-// A Real near a rounding boundary of F: the midpoint of two neighbours plus a tiny (possibly zero)
-// offset, or a plain random value, across the whole exponent range including subnormals and overflow.
-template <class F>
-rc::Gen<Real> genHardReal() {
-  using U = std::conditional_t<sizeof(F) == 4, std::uint32_t, std::uint64_t>;
-  return rc::gen::exec([] {
-    // rc::gen::inRange scales with the test size; resize(100) makes the bit pattern uniform
-    const U bits = *rc::gen::resize(100, rc::gen::inRange<U>(0, std::numeric_limits<U>::max()));
-    F f = std::bit_cast<F>(bits);
-    if (!std::isfinite(f)) f = std::numeric_limits<F>::max();
-    if (*rc::gen::inRange(0, 3) == 0) {
-      // small exponents: near and inside the subnormal range
-      const int e = *rc::gen::inRange(std::numeric_limits<F>::min_exponent - std::numeric_limits<F>::digits - 2,
-                                      std::numeric_limits<F>::min_exponent + 3);
-      f = std::ldexp(static_cast<F>(1) + static_cast<F>(*rc::gen::inRange(0, 1 << 20)) / F(1 << 20), e);
-    }
-    const F g = std::nextafter(f, std::numeric_limits<F>::infinity());
-    Real x = make_real(256);
-    Real gv = candidate_value(g);
-    mpfr_add(raw(x), raw(candidate_value(f)), raw(gv), MPFR_RNDN);
-    mpfr_div_2ui(raw(x), raw(x), 1, MPFR_RNDN);  // the exact midpoint
-    const int kind = *rc::gen::inRange(0, 4);
-    if (kind == 1 || kind == 2) {
-      const long shift = *rc::gen::inRange(26, 200);
-      const long e = mpfr_zero_p(raw(x)) ? -1200 : mpfr_get_exp(raw(x)) - shift;
-      Real tiny = pow2(e);
-      if (kind == 2) mpfr_neg(raw(tiny), raw(tiny), MPFR_RNDN);
-      mpfr_add(raw(x), raw(x), raw(tiny), MPFR_RNDN);
-    } else if (kind == 3) {
-      // anywhere between f and g
-      Real t = make_real(256);
-      mpfr_set_ui(raw(t), *rc::gen::inRange(0, 1 << 30), MPFR_RNDN);
-      mpfr_div_2ui(raw(t), raw(t), 30, MPFR_RNDN);
-      Real d = sub(gv, candidate_value(f));
-      mpfr_mul(raw(d), raw(d), raw(t), MPFR_RNDN);
-      mpfr_add(raw(x), raw(candidate_value(f)), raw(d), MPFR_RNDN);
-    }
-    if (*rc::gen::arbitrary<bool>()) mpfr_neg(raw(x), raw(x), MPFR_RNDN);
-    return x;
-  });
-}
-
-// ======================================================================================================
-// OracleMp: precision handling
-// ======================================================================================================
-
-TEST(OracleMp, RealsHaveExactlyTheRequestedPrecision) {
+TEST(SinusoidalOracleMp, ValuesHaveExactlyTheRequestedPrecision) {
   for (unsigned bits : {24u, 53u, 100u, 255u, 256u, 257u, 512u, 1000u}) {
-    EXPECT_EQ(bits_of(make_real(bits)), bits);
-    EXPECT_EQ(bits_of(make_real(0.1, bits)), bits);
-    EXPECT_EQ(bits_of(make_real(std::int64_t{-7}, bits)), bits);
-    EXPECT_EQ(bits_of(with_bits(make_real(1.5, 64), bits)), bits);
-    EXPECT_EQ(bits_of(pi(bits)), bits);
     const SinusoidalSpec s = posenc::vaswani_spec(8);
     EXPECT_EQ(bits_of(value(s, 123, 3, bits)), bits);
     EXPECT_EQ(bits_of(frequency(s, 3, bits)), bits);
@@ -206,7 +85,7 @@ TEST(OracleMp, RealsHaveExactlyTheRequestedPrecision) {
   }
 }
 
-TEST(OracleMp, OracleDoesNotDependOnBoostDefaultPrecision) {
+TEST(SinusoidalOracleMp, OracleDoesNotDependOnBoostDefaultPrecision) {
   const SinusoidalSpec s = posenc::vaswani_spec(64);
   const Real a = value(s, 987654321, 5, 256);
   const unsigned saved = Real::default_precision();
@@ -216,162 +95,11 @@ TEST(OracleMp, OracleDoesNotDependOnBoostDefaultPrecision) {
   EXPECT_TRUE(same(a, b)) << show(a) << " vs " << show(b);
 }
 
-TEST(OracleMp, Digits10ForBitsIsTheSmallestSufficient) {
-  for (unsigned bits = 24; bits < 3000; ++bits) {
-    const unsigned d = digits10_for_bits(bits);
-    ASSERT_GE(boost::multiprecision::detail::digits10_2_2(d), bits);
-    ASSERT_LT(boost::multiprecision::detail::digits10_2_2(d - 1), bits);
-  }
-}
-
-TEST(OracleMp, PrecisionGuardSetsAndRestoresTheDefault) {
-  const unsigned before = Real::default_precision();
-  {
-    PrecisionGuard g(512);
-    Real fresh;
-    EXPECT_GE(bits_of(fresh), 512u);
-    const Real a = make_real(1.0, 512), b = make_real(3.0, 512);
-    const Real q = a / b;  // a Boost expression under the guard
-    EXPECT_GE(bits_of(q), 512u);
-    Real third = make_real(1024);
-    mpfr_ui_div(raw(third), 1, raw(b), MPFR_RNDN);
-    EXPECT_TRUE(abs_below_pow2(sub(q, third), -510)) << show(q);
-  }
-  EXPECT_EQ(Real::default_precision(), before);
-}
-
-TEST(OracleMp, TextForms) {
-  EXPECT_EQ(to_decimal(pi(256), 40), "3.141592653589793238462643383279502884197e+00");
-  EXPECT_EQ(to_hexfloat(make_real(0.375, 64)), "0x1.8p-2");
-  EXPECT_EQ(to_hexfloat(make_real(-1.0, 64)), "-0x1p+0");
-  EXPECT_EQ(to_hexfloat(make_real(0x1.fffffep+127, 64)), "0x1.fffffep+127");
-  EXPECT_EQ(to_hexfloat(make_real(0.0, 64)), "0x0p+0");
-  EXPECT_EQ(to_decimal(make_real(-0.5, 64), 3), "-5.00e-01");
-  EXPECT_TRUE(same(parse_real("0x1.8p-2", 64), make_real(0.375, 64)));
-  EXPECT_TRUE(same(parse_real("0.375", 64), make_real(0.375, 64)));
-  EXPECT_THROW(parse_real("zebra", 64), posenc::Error);
-}
-
 // ======================================================================================================
-// OracleRounding: round_to_float / round_to_double / rn_* are correctly rounded
+// SinusoidalOraclePrecision: P vs 2P
 // ======================================================================================================
 
-Real r(const std::string& hex) { return parse_real(hex, 512); }
-
-TEST(OracleRounding, FloatTiesGoToEven) {
-  EXPECT_EQ(round_to_float(r("0x1.000001p0")), 1.0f);                  // 1 + 2^-24: tie, even is 1
-  EXPECT_EQ(round_to_float(r("0x1.000003p0")), 0x1.000004p0f);         // 1 + 3*2^-24: tie, even is 1 + 2^-22
-  EXPECT_EQ(round_to_float(r("0x1.0000010000000000000000000001p0")), 0x1.000002p0f);  // just above
-  EXPECT_EQ(round_to_float(r("0x1.000000ffffffffffffffffffffffp0")), 1.0f);          // just below
-  EXPECT_EQ(round_to_float(r("-0x1.000001p0")), -1.0f);
-  EXPECT_EQ(round_to_float(r("-0x1.000003p0")), -0x1.000004p0f);
-  EXPECT_EQ(round_to_float(r("0x1.000001p100")), 0x1p100f);            // large exponent
-  EXPECT_EQ(round_to_float(r("0x1.000003p-100")), 0x1.000004p-100f);   // small exponent
-  EXPECT_EQ(round_to_float(r("0x1.ffffffp127")), std::numeric_limits<float>::infinity());    // max + half ulp: tie -> 2^128
-  EXPECT_EQ(round_to_float(r("0x1.fffffeffffffp127")), std::numeric_limits<float>::max());  // just below the tie
-  EXPECT_EQ(round_to_float(r("-0x1.ffffff00000001p127")), -std::numeric_limits<float>::infinity());
-  EXPECT_EQ(round_to_float(r("0x1p-150")), 0.0f);                      // half the smallest subnormal: tie -> 0
-  EXPECT_TRUE(std::signbit(round_to_float(r("-0x1p-150"))));
-  EXPECT_EQ(round_to_float(r("0x1.0000000001p-150")), 0x1p-149f);
-  EXPECT_EQ(round_to_float(r("0x1.8p-149")), 0x1p-148f);               // 1.5 * 2^-149: tie -> even (2)
-  EXPECT_EQ(round_to_float(r("0x1.4p-148")), 0x1p-148f);               // 2.5 * 2^-149: tie -> even (2)
-  EXPECT_EQ(round_to_float(r("0x1.fffffep-127")), 0x1p-126f);          // between largest subnormal and 2^-126
-}
-
-TEST(OracleRounding, DoubleTiesGoToEven) {
-  EXPECT_EQ(round_to_double(r("0x1.00000000000008p0")), 1.0);           // 1 + 2^-53
-  EXPECT_EQ(round_to_double(r("0x1.00000000000018p0")), 0x1.0000000000002p0);  // 1 + 3*2^-53
-  EXPECT_EQ(round_to_double(r("0x1.000000000000080000000001p0")), 0x1.0000000000001p0);
-  EXPECT_EQ(round_to_double(r("-0x1.00000000000008p-900")), -0x1p-900);
-  EXPECT_EQ(round_to_double(r("0x1p-1075")), 0.0);
-  EXPECT_EQ(round_to_double(r("0x1.8p-1074")), 0x1p-1073);
-  EXPECT_EQ(round_to_double(r("0x1.fffffffffffff8p1023")), std::numeric_limits<double>::infinity());
-  EXPECT_EQ(round_to_double(r("0x1.fffffffffffff7ffp1023")), std::numeric_limits<double>::max());
-}
-
-// Going through double first would round 1 + 2^-24 + 2^-60 to the tie 1 + 2^-24 and then to 1.
-TEST(OracleRounding, NoDoubleRoundingThroughDouble) {
-  const Real x = r("0x1.000001000000001p0");  // 1 + 2^-24 + 2^-60
-  const float via_double = static_cast<float>(mpfr_get_d(raw(x), MPFR_RNDN));
-  EXPECT_EQ(via_double, 1.0f) << "the trap must be a real trap";
-  EXPECT_EQ(round_to_float(x), 0x1.000002p0f);
-  EXPECT_EQ(round_to_float(round_to_float_precision(x)), 0x1.000002p0f);
-  EXPECT_TRUE(same(rn(Binary::f32, x), make_real(0x1.000002p0, 64)));
-  const float boost_cast = static_cast<float>(x);
-  RecordProperty("boost_static_cast_float_double_rounds", boost_cast != 0x1.000002p0f ? "yes" : "no");
-  std::printf("note: static_cast<float>(mpfr_float) of 1+2^-24+2^-60 gives %a (%s)\n", boost_cast,
-              boost_cast == 0x1.000002p0f ? "correct" : "double rounding");
-}
-
-RC_GTEST_PROP(OracleRounding, RoundToFloatIsTheNearestFloat, ()) {
-  const Real x = *genHardReal<float>();
-  const float want = brute_nearest<float>(x);
-  const float got = round_to_float(x);
-  RC_LOG() << "x = " << show(x) << " want " << std::hexfloat << want << " got " << got << "\n";
-  RC_ASSERT(std::bit_cast<std::uint32_t>(got) == std::bit_cast<std::uint32_t>(want));
-  // the Real-valued roundings agree (two independent MPFR paths: get_flt and subnormalize)
-  RC_ASSERT(round_to_float(round_to_float_precision(x)) == want);
-  const Real viaop = rn(Binary::f32, x);
-  RC_ASSERT(holds(viaop, want));
-  const float via_double = static_cast<float>(mpfr_get_d(raw(x), MPFR_RNDN));
-  RC_CLASSIFY(via_double != want, "double rounding would be wrong");
-  RC_CLASSIFY(std::fpclassify(want) == FP_SUBNORMAL, "subnormal");
-}
-
-RC_GTEST_PROP(OracleRounding, RoundToDoubleIsTheNearestDouble, ()) {
-  const Real x = *genHardReal<double>();
-  const double want = brute_nearest<double>(x);
-  const double got = round_to_double(x);
-  RC_LOG() << "x = " << show(x) << " want " << std::hexfloat << want << " got " << got << "\n";
-  RC_ASSERT(std::bit_cast<std::uint64_t>(got) == std::bit_cast<std::uint64_t>(want));
-  RC_ASSERT(round_to_double(round_to_double_precision(x)) == want);
-  const Real viaop = rn(Binary::f64, x);
-  RC_ASSERT(holds(viaop, want));
-  RC_CLASSIFY(std::fpclassify(want) == FP_SUBNORMAL, "subnormal");
-}
-
-// IEEE hardware multiplication and division are correctly rounded, subnormals included: rn_mul/rn_div
-// must reproduce them bit for bit (checks the exponent-range + subnormalize path).
-template <class F>
-F random_finite(bool small) {
-  using U = std::conditional_t<sizeof(F) == 4, std::uint32_t, std::uint64_t>;
-  F f = std::bit_cast<F>(*rc::gen::resize(100, rc::gen::inRange<U>(0, std::numeric_limits<U>::max())));
-  if (!std::isfinite(f) || f == 0) f = F(1.5);
-  int unused_exponent = 0;
-  if (small) f = std::ldexp(std::frexp(f, &unused_exponent), *rc::gen::inRange(std::numeric_limits<F>::min_exponent - 30,
-                                                                      std::numeric_limits<F>::min_exponent + 30));
-  return f;
-}
-
-RC_GTEST_PROP(OracleRounding, RnOpsMatchHardwareFloat, ()) {
-  const float a = random_finite<float>(*rc::gen::arbitrary<bool>());
-  const float b = random_finite<float>(false);
-  // volatile: keep the compiler from evaluating in another format
-  volatile float prod = a * b, quot = a / b;
-  const Real m = rn_mul(Binary::f32, make_real(double(a), 64), make_real(double(b), 64));
-  const Real q = rn_div(Binary::f32, make_real(double(a), 64), make_real(double(b), 64));
-  RC_LOG() << std::hexfloat << a << " op " << b << "\n";
-  RC_ASSERT(holds(m, prod));
-  RC_ASSERT(holds(q, quot));
-  RC_CLASSIFY(std::fpclassify(prod) == FP_SUBNORMAL || std::fpclassify(quot) == FP_SUBNORMAL, "subnormal result");
-}
-
-RC_GTEST_PROP(OracleRounding, RnOpsMatchHardwareDouble, ()) {
-  const double a = random_finite<double>(*rc::gen::arbitrary<bool>());
-  const double b = random_finite<double>(false);
-  volatile double prod = a * b, quot = a / b;
-  const Real m = rn_mul(Binary::f64, make_real(a, 64), make_real(b, 64));
-  const Real q = rn_div(Binary::f64, make_real(a, 64), make_real(b, 64));
-  RC_LOG() << std::hexfloat << a << " op " << b << "\n";
-  RC_ASSERT(holds(m, prod));
-  RC_ASSERT(holds(q, quot));
-}
-
-// ======================================================================================================
-// OraclePrecision: P vs 2P
-// ======================================================================================================
-
-RC_GTEST_PROP(OraclePrecision, ValueAt256BitsAgreesWith512Bits, ()) {
+RC_GTEST_PROP(SinusoidalOraclePrecision, ValueAt256BitsAgreesWith512Bits, ()) {
   SinusoidalSpec s = *genSpec(false);
   const std::int64_t p = *genPosition(s);
   const std::size_t c = *rc::gen::inRange<std::size_t>(0, s.dim);
@@ -383,7 +111,7 @@ RC_GTEST_PROP(OraclePrecision, ValueAt256BitsAgreesWith512Bits, ()) {
   RC_CLASSIFY(std::llabs(p) >= (std::int64_t{1} << 30), "|p| >= 2^30");
 }
 
-RC_GTEST_PROP(OraclePrecision, FrequencyShiftAndDotAt256BitsAgreeWith512Bits, ()) {
+RC_GTEST_PROP(SinusoidalOraclePrecision, FrequencyShiftAndDotAt256BitsAgreeWith512Bits, ()) {
   SinusoidalSpec s = *genSpec(false, 64);
   const std::size_t k = *rc::gen::inRange<std::size_t>(0, posenc::pair_count(s));
   const std::int64_t shift = *rc::gen::oneOf(rc::gen::inRange<std::int64_t>(-1000, 1000),
@@ -396,17 +124,17 @@ RC_GTEST_PROP(OraclePrecision, FrequencyShiftAndDotAt256BitsAgreeWith512Bits, ()
 }
 
 // The P-vs-2P comparison is not vacuous: a genuinely low precision is detected.
-TEST(OraclePrecision, LowPrecisionIsDetected) {
+TEST(SinusoidalOraclePrecision, LowPrecisionIsDetected) {
   const SinusoidalSpec s = posenc::vaswani_spec(8);
   EXPECT_FALSE(abs_below_pow2(sub(value(s, 12345, 0, 64), value(s, 12345, 0, 512)), -240));
   EXPECT_FALSE(abs_below_pow2(sub(value(s, 12345, 0, 200), value(s, 12345, 0, 512)), -240));
 }
 
 // ======================================================================================================
-// OracleClosedForm
+// SinusoidalOracleClosedForm
 // ======================================================================================================
 
-RC_GTEST_PROP(OracleClosedForm, PositionZeroIsZeroOnSinSlotsAndOneOnCosSlots, ()) {
+RC_GTEST_PROP(SinusoidalOracleClosedForm, PositionZeroIsZeroOnSinSlotsAndOneOnCosSlots, ()) {
   SinusoidalSpec s = *genSpec(true);
   RC_PRE(!(s.padding_row && *s.padding_row == 0));
   const auto v = row(s, 0);
@@ -418,12 +146,12 @@ RC_GTEST_PROP(OracleClosedForm, PositionZeroIsZeroOnSinSlotsAndOneOnCosSlots, ()
   if (s.dim % 2 == 1) RC_ASSERT(mpfr_zero_p(raw(v[s.dim - 1])) != 0);
 }
 
-RC_GTEST_PROP(OracleClosedForm, FirstFrequencyIsMinTimescale, ()) {
+RC_GTEST_PROP(SinusoidalOracleClosedForm, FirstFrequencyIsMinTimescale, ()) {
   const SinusoidalSpec s = *genSpec(false);
   RC_ASSERT(mpfr_cmp_d(raw(frequency(s, 0)), s.min_timescale) == 0);
 }
 
-RC_GTEST_PROP(OracleClosedForm, Tensor2TensorLastFrequencyIsOneOverMaxTimescale, ()) {
+RC_GTEST_PROP(SinusoidalOracleClosedForm, Tensor2TensorLastFrequencyIsOneOverMaxTimescale, ()) {
   SinusoidalSpec s = *genSpec(false);
   s.rule = FrequencyRule::tensor2tensor;
   const std::size_t h = posenc::pair_count(s);
@@ -441,7 +169,7 @@ RC_GTEST_PROP(OracleClosedForm, Tensor2TensorLastFrequencyIsOneOverMaxTimescale,
   RC_ASSERT(abs_below_pow2(sub(frequency(t, posenc::pair_count(t) - 1), inv), -13 - 254));
 }
 
-TEST(OracleClosedForm, PaperFrequencyAtHalfExponentIsInverseSquareRootOfBase) {
+TEST(SinusoidalOracleClosedForm, PaperFrequencyAtHalfExponentIsInverseSquareRootOfBase) {
   for (std::size_t dim : {4u, 8u, 64u, 512u, 1024u}) {
     for (double base : {10000.0, 2.0, 500000.0, 12345.678}) {
       const SinusoidalSpec s = posenc::vaswani_spec(dim, base);
@@ -454,7 +182,7 @@ TEST(OracleClosedForm, PaperFrequencyAtHalfExponentIsInverseSquareRootOfBase) {
 }
 
 // The exponent rule, transcribed again with Boost's own exp/log (a different MPFR path from the oracle's pow).
-RC_GTEST_PROP(OracleClosedForm, FrequencyFollowsTheRuleOfTheSpec, ()) {
+RC_GTEST_PROP(SinusoidalOracleClosedForm, FrequencyFollowsTheRuleOfTheSpec, ()) {
   const SinusoidalSpec s = *genSpec(false);
   const std::size_t h = posenc::pair_count(s);
   const std::size_t k = *rc::gen::inRange<std::size_t>(0, h);
@@ -473,7 +201,7 @@ RC_GTEST_PROP(OracleClosedForm, FrequencyFollowsTheRuleOfTheSpec, ()) {
   if (k + 1 < h) RC_ASSERT(mpfr_cmp(raw(frequency(s, k + 1)), raw(got)) < 0);  // strictly decreasing
 }
 
-TEST(OracleClosedForm, KnownEntries) {
+TEST(SinusoidalOracleClosedForm, KnownEntries) {
   // p = 1, pair 0: sin(1), cos(1)
   const SinusoidalSpec v = posenc::vaswani_spec(8);
   EXPECT_EQ(to_decimal(value(v, 1, 0), 40), "8.414709848078965066525023216302989996226e-01");
@@ -488,7 +216,7 @@ TEST(OracleClosedForm, KnownEntries) {
   EXPECT_FALSE(same(frequency(t, 5), frequency(posenc::marian_spec(64), 5)));
 }
 
-RC_GTEST_PROP(OracleClosedForm, RowSumOfSquaresIsH, ()) {
+RC_GTEST_PROP(SinusoidalOracleClosedForm, RowSumOfSquaresIsH, ()) {
   const SinusoidalSpec s = *genSpec(false);
   const std::int64_t p = *genPosition(s);
   RC_PRE(!(s.padding_row && *s.padding_row == p));
@@ -501,7 +229,7 @@ RC_GTEST_PROP(OracleClosedForm, RowSumOfSquaresIsH, ()) {
   RC_ASSERT(abs_below_pow2(sub(sum, make_real(std::int64_t(posenc::pair_count(s)), 64)), -240));
 }
 
-RC_GTEST_PROP(OracleClosedForm, LayoutsArePermutationsOfEachOther, ()) {
+RC_GTEST_PROP(SinusoidalOracleClosedForm, LayoutsArePermutationsOfEachOther, ()) {
   SinusoidalSpec s = *genSpec(true);
   const std::int64_t p = *genPosition(s);
   SinusoidalSpec a = s, b = s;
@@ -513,7 +241,7 @@ RC_GTEST_PROP(OracleClosedForm, LayoutsArePermutationsOfEachOther, ()) {
   RC_ASSERT(same(value(a, p, 2 * k + 1), value(b, p, h + k)));
 }
 
-RC_GTEST_PROP(OracleClosedForm, ShiftByKIsAFixedRotation, ()) {
+RC_GTEST_PROP(SinusoidalOracleClosedForm, ShiftByKIsAFixedRotation, ()) {
   SinusoidalSpec s = *genSpec(false, 256);
   const std::int64_t lim = posenc::max_abs_position(s);
   const std::int64_t p = *genPosition(s);
@@ -531,7 +259,7 @@ RC_GTEST_PROP(OracleClosedForm, ShiftByKIsAFixedRotation, ()) {
   RC_ASSERT(abs_below_pow2(sub(cq, value(s, q, cos_column(s, i))), -240));
 }
 
-RC_GTEST_PROP(OracleClosedForm, DotProductIsTheClosedFormAndSymmetric, ()) {
+RC_GTEST_PROP(SinusoidalOracleClosedForm, DotProductIsTheClosedFormAndSymmetric, ()) {
   SinusoidalSpec s = *genSpec(false, 128);
   const std::int64_t lim = posenc::max_abs_position(s);
   const std::int64_t p = *genPosition(s);
@@ -547,7 +275,7 @@ RC_GTEST_PROP(OracleClosedForm, DotProductIsTheClosedFormAndSymmetric, ()) {
   RC_ASSERT(same(closed, dot_closed_form(s, -k)));
 }
 
-RC_GTEST_PROP(OracleClosedForm, NegativePositionsMirrorPositiveOnes, ()) {
+RC_GTEST_PROP(SinusoidalOracleClosedForm, NegativePositionsMirrorPositiveOnes, ()) {
   SinusoidalSpec s = *genSpec(false);
   s.signed_positions = true;
   s.padding_row.reset();
@@ -560,7 +288,7 @@ RC_GTEST_PROP(OracleClosedForm, NegativePositionsMirrorPositiveOnes, ()) {
   RC_ASSERT(same(a, nb));
 }
 
-TEST(OracleClosedForm, FairseqPaddingRowIsZeroAndTokensStartAtTwo) {
+TEST(SinusoidalOracleClosedForm, FairseqPaddingRowIsZeroAndTokensStartAtTwo) {
   for (Regime regime : {Regime::exact, Regime::emulated}) {
     for (std::size_t dim : {4u, 7u, 8u, 512u}) {
       SinusoidalSpec s = posenc::fairseq_spec(dim);
@@ -580,7 +308,7 @@ TEST(OracleClosedForm, FairseqPaddingRowIsZeroAndTokensStartAtTwo) {
 }
 
 // ======================================================================================================
-// OracleEmulated
+// SinusoidalOracleEmulated
 // ======================================================================================================
 
 // Is c the correctly rounded float32 of the real y? (decides whether a libm float result may be used as
@@ -605,7 +333,7 @@ Real hp_cos(float x) {
 
 // fairseq get_embedding for d = 8 with plain C arithmetic: emb = log(10000)/3 (double),
 // w = expf(float(k) * float(-emb)), angle = float(p) * w, entry = sinf/cosf(angle).
-TEST(OracleEmulated, FairseqDim8MatchesPlainFloatArithmetic) {
+TEST(SinusoidalOracleEmulated, FairseqDim8MatchesPlainFloatArithmetic) {
   SinusoidalSpec s = posenc::fairseq_spec(8);
   s.regime = Regime::emulated;
   const double ln = std::log(10000.0);
@@ -639,7 +367,7 @@ TEST(OracleEmulated, FairseqDim8MatchesPlainFloatArithmetic) {
 
 // tensor2tensor get_timing_signal_1d for d = 9 (odd: zero column), min_timescale 1, max 1e4:
 // inc = float(log(1e4)) / float(max(h-1, 1)) in float32, inv_ts = 1 * expf(float(k) * -inc).
-TEST(OracleEmulated, Tensor2TensorDim9MatchesPlainFloatArithmetic) {
+TEST(SinusoidalOracleEmulated, Tensor2TensorDim9MatchesPlainFloatArithmetic) {
   SinusoidalSpec s = posenc::tensor2tensor_spec(9);
   s.regime = Regime::emulated;
   const double ln = std::log(1.0e4 / 1.0);
@@ -669,7 +397,7 @@ TEST(OracleEmulated, Tensor2TensorDim9MatchesPlainFloatArithmetic) {
 // The same transcription with plain C float/double arithmetic for random dims, bases, pairs and
 // positions (including p > 2^24, where float(p) rounds). libm results are used as expectations only
 // where they are verified to be correctly rounded (cases where they are not are discarded / skipped).
-RC_GTEST_PROP(OracleEmulated, EmulatedMatchesPlainFloatArithmetic, ()) {
+RC_GTEST_PROP(SinusoidalOracleEmulated, EmulatedMatchesPlainFloatArithmetic, ()) {
   SinusoidalSpec s = *genSpec(true);
   RC_PRE(s.regime == Regime::emulated);
   const std::size_t h = posenc::pair_count(s);
@@ -705,7 +433,7 @@ RC_GTEST_PROP(OracleEmulated, EmulatedMatchesPlainFloatArithmetic, ()) {
   RC_CLASSIFY(s.rule == FrequencyRule::fairseq, "fairseq");
 }
 
-RC_GTEST_PROP(OracleEmulated, EmulatedValuesAreFloatsAndExactAtZero, ()) {
+RC_GTEST_PROP(SinusoidalOracleEmulated, EmulatedValuesAreFloatsAndExactAtZero, ()) {
   SinusoidalSpec s = *genSpec(true);
   RC_PRE(s.regime == Regime::emulated);
   const std::int64_t p = *genPosition(s);
@@ -727,7 +455,7 @@ RC_GTEST_PROP(OracleEmulated, EmulatedValuesAreFloatsAndExactAtZero, ()) {
 // |emulated - exact| <= |p| w_k (4 ln(base) + 6) 2^-24 + 2^-24: the float32 frequency carries a relative
 // error of at most (4 ln(base) + 3) 2^-24 (rounded log, division, product and exp argument k*inc with
 // |k*inc| <= ln(base), exp and min_timescale roundings), the angle two more roundings, the entry half an ulp.
-RC_GTEST_PROP(OracleEmulated, EmulatedIsWithinTheFloat32ErrorOfExact, ()) {
+RC_GTEST_PROP(SinusoidalOracleEmulated, EmulatedIsWithinTheFloat32ErrorOfExact, ()) {
   SinusoidalSpec s = *genSpec(true);
   RC_PRE(s.regime == Regime::emulated && s.min_timescale >= 1.0e-3 && s.base <= 1.0e6);
   const std::int64_t p = *rc::gen::inRange<std::int64_t>(0, 1 << 20);
@@ -746,7 +474,7 @@ RC_GTEST_PROP(OracleEmulated, EmulatedIsWithinTheFloat32ErrorOfExact, ()) {
   RC_CLASSIFY(p < 16, "small p");
 }
 
-TEST(OracleEmulated, SmallPositionsAreWithinAFewUlpOfExact) {
+TEST(SinusoidalOracleEmulated, SmallPositionsAreWithinAFewUlpOfExact) {
   for (auto mk : {+[](std::size_t d) { return posenc::tensor2tensor_spec(d); },
                   +[](std::size_t d) { return posenc::fairseq_spec(d, 0); }}) {
     SinusoidalSpec s = mk(64);
@@ -763,7 +491,7 @@ TEST(OracleEmulated, SmallPositionsAreWithinAFewUlpOfExact) {
 
 // CONVENTIONS §2.1: at p = 1e5 the t2t and fairseq float32 tables differ by up to ~7.7e-3 for some d,
 // because their float32 frequencies round differently; at p = 1e5 both are far from exact too.
-TEST(OracleEmulated, Tensor2TensorAndFairseqDifferAtLargePositions) {
+TEST(SinusoidalOracleEmulated, Tensor2TensorAndFairseqDifferAtLargePositions) {
   double worst = 0, worst_exact = 0;
   std::size_t worst_dim = 0;
   std::int64_t p = 100000;
@@ -795,7 +523,7 @@ TEST(OracleEmulated, Tensor2TensorAndFairseqDifferAtLargePositions) {
 }
 
 // ======================================================================================================
-// OracleErrors
+// SinusoidalOracleErrors
 // ======================================================================================================
 
 template <class F>
@@ -808,7 +536,7 @@ std::string error_of(F&& f) {
   return "";
 }
 
-TEST(OracleErrors, InvalidInputsNameParameterValueAndRange) {
+TEST(SinusoidalOracleErrors, InvalidInputsNameParameterValueAndRange) {
   const SinusoidalSpec s = posenc::vaswani_spec(8);
   SinusoidalSpec bad = s;
   bad.dim = 0;

@@ -15,17 +15,23 @@
 #include <functional>
 #include <limits>
 #include <numeric>
+#include <optional>
+#include <thread>
 #include <string>
 #include <vector>
 
-#include "accuracy.hpp"
-#include "budget.hpp"
-#include "claims.hpp"
-#include "generators.hpp"
 #include "posenc/error.hpp"
+#include "posenc/linalg.hpp"
 #include "posenc/reference/sinusoidal.hpp"
 #include "posenc/sinusoidal.hpp"
-#include "sinusoidal_measure.hpp"
+#include "sinusoidal/budget.hpp"
+#include "sinusoidal/cases.hpp"
+#include "sinusoidal/check.hpp"
+#include "sinusoidal/generators.hpp"
+#include "sinusoidal/measure.hpp"
+#include "support/claims.hpp"
+#include "support/harness.hpp"
+#include "support/spec_contract.hpp"
 
 namespace {
 
@@ -37,29 +43,17 @@ using rf::Real;
 constexpr unsigned kBits = rf::kDefaultBits;
 constexpr DType kDTypes[] = {DType::f32, DType::f64};
 
-// Sink for properties: records under `claim`, fails the property with the whole case. `accept` selects
-// the budget rows that belong to this claim (others are measured by other claims' tests).
-Sink rc_sink(std::string claim_id, std::function<bool(std::string_view)> accept = {}) {
-  return [claim_id, accept](std::string_view row, const Measure& m, double y, const Real* r, const Describe& in) {
-    if (accept && !accept(row)) return;
-    if (auto failure = check(claim_id, row, m, y, r, in)) RC_FAIL(*failure);
-  };
-}
+using R = SinusoidalRow;
 
-// Sink for plain GoogleTest tests: records and adds a non-fatal failure (keeps going to find them all).
-Sink gtest_sink(std::string claim_id, std::function<bool(std::string_view)> accept = {}) {
-  return [claim_id, accept](std::string_view row, const Measure& m, double y, const Real* r, const Describe& in) {
-    if (accept && !accept(row)) return;
-    if (auto failure = check(claim_id, row, m, y, r, in)) ADD_FAILURE() << *failure;
-  };
-}
+const std::string kS000 = "seed 000 (shared/seeds/000_97706ee09792f023.txt)";
+const std::string kS001 = "seed 001 (shared/seeds/001_3d593460a3f44dd1.txt)";
+const std::string kS002 = "seed 002 (shared/seeds/002_de10b0c57a03603b.txt)";
+const std::string kConv = "CONVENTIONS.md §2.1";
 
-bool starts_with(std::string_view s, std::string_view prefix) { return s.substr(0, prefix.size()) == prefix; }
-
-void tag_both(const std::string& claim_id, const std::string& region) {
-  RC_TAG(region);
-  tag(claim_id, region);
-}
+// The table rows of every output type and regime (the claims about table entries list them all).
+const std::vector<RowRef> kTableRows{R::table_exact_f32_scaled,    R::table_exact_f32_kernel,    R::table_exact_f64_scaled,
+                                     R::table_emulated_f32_scaled, R::table_emulated_f32_kernel, R::table_emulated_f64_scaled,
+                                     R::table_emulated_f64_kernel, R::table_range,               R::table_exact_values};
 
 std::int64_t lower_limit(const SinusoidalSpec& s) { return s.signed_positions ? -max_abs_position(s) : 0; }
 
@@ -79,13 +73,12 @@ std::string k_region(std::int64_t k) {
   return "|k| >= 2^32";
 }
 
-// Oracle identity check: |a - b| <= 2^-200 (row sinusoidal.identity.oracle).
-void oracle_identity(const std::string& claim_id, const Real& a, const Real& b, const std::function<std::string()>& what,
+// Oracle identity check: |a - b| within row sinusoidal.identity.oracle (2^-200).
+void oracle_identity(const Claim& claim, const Real& a, const Real& b, const std::function<std::string()>& what,
                      bool in_rc = true) {
   const rf::PrecisionGuard guard(320);
-  const Real diff = abs(a - b);
-  const Measure m{Class::ok, static_cast<double>(diff)};
-  auto f = check(claim_id, "sinusoidal.identity.oracle", m, static_cast<double>(a), &b,
+  const BudgetRow& row = budget(R::identity_oracle);
+  auto f = check(claim, row, measure(row, a, b), static_cast<double>(a), &b,
                  [&] { return what() + " lhs=" + rf::to_decimal(a, 40); });
   if (f) {
     if (in_rc) RC_FAIL(*f);
@@ -107,8 +100,12 @@ std::vector<std::size_t> sampled_pairs(std::size_t h, std::size_t n) {
 
 // ---------------------------------------------------------------------------------------------------
 // SIN-ROT-1: PE(p+k) = T(k) PE(p), T(k) independent of p.
-RC_GTEST_PROP(Sinusoidal, ShiftByKIsAFixedRotation, ()) {
-  const std::string id = "SIN-ROT-1";
+POSENC_PROPERTY(Sinusoidal, ShiftByKIsAFixedRotation,
+                {"SIN-ROT-1", "sinusoidal",
+     "PE(p+k) = T(k) PE(p), T(k) = diag of 2x2 rotations [[cos k w_i, sin k w_i], [-sin k w_i, cos k w_i]] on "
+     "(sin slot, cos slot), independent of p",
+     kS000 + "; " + kS001, Oracle::identity,
+     {R::identity_oracle, R::shift_operator_f64, R::shift_dense_f32, R::shift_apply_f64, R::shift_apply_f32}}) {
   const SpecCase sc = *gen_any_spec(512, false);
   const SinusoidalSpec& s = sc.spec;
   const std::size_t rows = *rc::gen::inRange<std::size_t>(1, 9);
@@ -118,10 +115,10 @@ RC_GTEST_PROP(Sinusoidal, ShiftByKIsAFixedRotation, ()) {
   const std::int64_t last = p + static_cast<std::int64_t>(rows) - 1;
   RC_PRE(in_range(s, p, last) && in_range(s, p + k, last + k));
   RC_PRE(!contains_padding(s, p, last) && !contains_padding(s, p + k, last + k));
-  count_case(id);
-  tag_both(id, sc.region);
-  tag_both(id, pc.region);
-  tag_both(id, k_region(k));
+  count_case(claim);
+  tag(claim, sc.region);
+  tag(claim, pc.region);
+  tag(claim, k_region(k));
 
   // Oracle: the same T(k) maps PE(p) to PE(p+k) and PE(q) to PE(q+k) for an unrelated q.
   const PositionCase qc = *gen_position(s);
@@ -134,29 +131,29 @@ RC_GTEST_PROP(Sinusoidal, ShiftByKIsAFixedRotation, ()) {
       const Real xs = rf::value(s, x, sin_slot(s, i), kBits), xc = rf::value(s, x, cos_slot(s, i), kBits);
       const Real ys = rf::value(s, x + k, sin_slot(s, i), kBits), yc = rf::value(s, x + k, cos_slot(s, i), kBits);
       auto what = [&] { return spec_label(s) + " oracle p=" + std::to_string(x) + " k=" + std::to_string(k) + " pair=" + std::to_string(i); };
-      oracle_identity(id, Real(c * xs + sn * xc), ys, [&] { return what() + " sin slot"; });
-      oracle_identity(id, Real(c * xc - sn * xs), yc, [&] { return what() + " cos slot"; });
+      oracle_identity(claim, Real(c * xs + sn * xc), ys, [&] { return what() + " sin slot"; });
+      oracle_identity(claim, Real(c * xc - sn * xs), yc, [&] { return what() + " cos slot"; });
     }
   }
   // Fast path: ShiftOperator entries, dense float T(k), and apply_shift by rot and by gemm.
   const auto cols = sample_columns(s.dim, 16);
-  auto accept = [](std::string_view row) { return !starts_with(row, "sinusoidal.shift.differential"); };
   for (DType t : kDTypes)
     for (ShiftMethod m : {ShiftMethod::rot, ShiftMethod::gemm})
-      measure_shift(s, t, p, k, rows, m, cols, rc_sink(id, accept));
+      measure_shift(s, t, p, k, rows, m, cols, claim_sink(claim));
 }
 
 // SIN-ROT-2: T(a) T(b) = T(a+b).
-RC_GTEST_PROP(Sinusoidal, ShiftsCompose, ()) {
-  const std::string id = "SIN-ROT-2";
+POSENC_PROPERTY(Sinusoidal, ShiftsCompose,
+                {"SIN-ROT-2", "sinusoidal", "T(a) T(b) = T(a+b)", kS000 + " (T(k) is a rotation by k w_i)", Oracle::identity,
+     {R::identity_oracle, R::shift_compose_f64}}) {
   const SpecCase sc = *gen_any_spec(1024, false);
   const SinusoidalSpec& s = sc.spec;
   const std::int64_t lim = max_abs_position(s);
   const std::int64_t a = *gen_shift(s, lim), b = *gen_shift(s, lim);
   RC_PRE(std::llabs(a + b) <= lim);
-  count_case(id);
-  tag_both(id, sc.region);
-  tag_both(id, k_region(a));
+  count_case(claim);
+  tag(claim, sc.region);
+  tag(claim, k_region(a));
   const ShiftOperator ta = shift_operator(s, a), tb = shift_operator(s, b);
   for (std::size_t i : sampled_pairs(pair_count(s), 8)) {
     const Real rc = rf::shift_cos(s, a + b, i, kBits), rs = rf::shift_sin(s, a + b, i, kBits);
@@ -165,31 +162,32 @@ RC_GTEST_PROP(Sinusoidal, ShiftsCompose, ()) {
       const Real ca = rf::shift_cos(s, a, i, kBits), sa = rf::shift_sin(s, a, i, kBits);
       const Real cb = rf::shift_cos(s, b, i, kBits), sb = rf::shift_sin(s, b, i, kBits);
       auto what = [&] { return spec_label(s) + " a=" + std::to_string(a) + " b=" + std::to_string(b) + " pair=" + std::to_string(i); };
-      oracle_identity(id, Real(ca * cb - sa * sb), rc, [&] { return what() + " cos"; });
-      oracle_identity(id, Real(sa * cb + ca * sb), rs, [&] { return what() + " sin"; });
+      oracle_identity(claim, Real(ca * cb - sa * sb), rc, [&] { return what() + " cos"; });
+      oracle_identity(claim, Real(sa * cb + ca * sb), rs, [&] { return what() + " sin"; });
     }
-    const double c = ta.cos_k[i] * tb.cos_k[i] - ta.sin_k[i] * tb.sin_k[i];
-    const double sn = ta.sin_k[i] * tb.cos_k[i] + ta.cos_k[i] * tb.sin_k[i];
+    const double c = ta.cos_k()[i] * tb.cos_k()[i] - ta.sin_k()[i] * tb.sin_k()[i];
+    const double sn = ta.sin_k()[i] * tb.cos_k()[i] + ta.cos_k()[i] * tb.sin_k()[i];
     auto in = [&] {
       return spec_label(s) + " a=" + position_label(a) + " b=" + position_label(b) + " pair=" + std::to_string(i) +
-             " ca=" + dec_hex(ta.cos_k[i]) + " sa=" + dec_hex(ta.sin_k[i]) + " cb=" + dec_hex(tb.cos_k[i]) + " sb=" + dec_hex(tb.sin_k[i]);
+             " ca=" + dec_hex(ta.cos_k()[i]) + " sa=" + dec_hex(ta.sin_k()[i]) + " cb=" + dec_hex(tb.cos_k()[i]) + " sb=" + dec_hex(tb.sin_k()[i]);
     };
-    if (auto f = check(id, "sinusoidal.shift.compose.f64", scaled_error(c, rc, 1.0, DType::f64), c, &rc, [&] { return in() + " cos"; }))
+    if (auto f = check(claim, R::shift_compose_f64, c, rc, [&] { return in() + " cos"; }))
       RC_FAIL(*f);
-    if (auto f = check(id, "sinusoidal.shift.compose.f64", scaled_error(sn, rs, 1.0, DType::f64), sn, &rs, [&] { return in() + " sin"; }))
+    if (auto f = check(claim, R::shift_compose_f64, sn, rs, [&] { return in() + " sin"; }))
       RC_FAIL(*f);
   }
 }
 
 // SIN-ROT-3: T(k) T(k)^T = I and T(-k) = T(k)^T.
-RC_GTEST_PROP(Sinusoidal, ShiftIsOrthogonalAndReversedByTranspose, ()) {
-  const std::string id = "SIN-ROT-3";
+POSENC_PROPERTY(Sinusoidal, ShiftIsOrthogonalAndReversedByTranspose,
+                {"SIN-ROT-3", "sinusoidal", "T(k) T(k)^T = I and T(-k) = T(k)^T", kS000 + "; " + kS002 + " (rotation matrix)",
+     Oracle::identity, {R::identity_oracle, R::shift_orthogonality_f64, R::shift_orthogonality_f32, R::shift_operator_f64}}) {
   const SpecCase sc = *gen_any_spec(512, false);
   const SinusoidalSpec& s = sc.spec;
   const std::int64_t k = *gen_shift(s, 2 * max_abs_position(s));
-  count_case(id);
-  tag_both(id, sc.region);
-  tag_both(id, k_region(k));
+  count_case(claim);
+  tag(claim, sc.region);
+  tag(claim, k_region(k));
   const std::size_t d = s.dim;
   const ShiftOperator t = shift_operator(s, k), tneg = shift_operator(s, -k);
   std::vector<float> dense(d * d);
@@ -198,21 +196,21 @@ RC_GTEST_PROP(Sinusoidal, ShiftIsOrthogonalAndReversedByTranspose, ()) {
     const rf::PrecisionGuard guard(320);
     const Real c = rf::shift_cos(s, k, i, kBits), sn = rf::shift_sin(s, k, i, kBits);
     auto what = [&] { return spec_label(s) + " k=" + std::to_string(k) + " pair=" + std::to_string(i); };
-    oracle_identity(id, Real(c * c + sn * sn), rf::make_real(1, kBits), [&] { return what() + " cos^2+sin^2"; });
-    oracle_identity(id, rf::shift_cos(s, -k, i, kBits), c, [&] { return what() + " cos(-k) = cos(k)"; });
-    oracle_identity(id, rf::shift_sin(s, -k, i, kBits), Real(-sn), [&] { return what() + " sin(-k) = -sin(k)"; });
+    oracle_identity(claim, Real(c * c + sn * sn), rf::make_real(1, kBits), [&] { return what() + " cos^2+sin^2"; });
+    oracle_identity(claim, rf::shift_cos(s, -k, i, kBits), c, [&] { return what() + " cos(-k) = cos(k)"; });
+    oracle_identity(claim, rf::shift_sin(s, -k, i, kBits), Real(-sn), [&] { return what() + " sin(-k) = -sin(k)"; });
     // Fast T(k): c^2 + s^2 - 1 in exact arithmetic from the double entries and the float dense matrix.
     const Real one = rf::make_real(1, kBits);
-    const Real cd = rf::make_real(t.cos_k[i], kBits), sd = rf::make_real(t.sin_k[i], kBits);
+    const Real cd = rf::make_real(t.cos_k()[i], kBits), sd = rf::make_real(t.sin_k()[i], kBits);
     const Real n64 = cd * cd + sd * sd;
     const std::size_t a = sin_slot(s, i), b = cos_slot(s, i);
     const Real cf = rf::make_real(static_cast<double>(dense[a * d + a]), kBits), sf = rf::make_real(static_cast<double>(dense[a * d + b]), kBits);
     const Real n32 = cf * cf + sf * sf;
-    auto in = [&] { return what() + " c=" + dec_hex(t.cos_k[i]) + " s=" + dec_hex(t.sin_k[i]); };
-    if (auto f = check(id, "sinusoidal.shift.orthogonality.f64", Measure{Class::ok, static_cast<double>(abs(n64 - one)) / ulp(1.0, DType::f64)},
+    auto in = [&] { return what() + " c=" + dec_hex(t.cos_k()[i]) + " s=" + dec_hex(t.sin_k()[i]); };
+    if (auto f = check(claim, budget(R::shift_orthogonality_f64), measure(budget(R::shift_orthogonality_f64), n64, one),
                        static_cast<double>(n64), &one, in))
       RC_FAIL(*f);
-    if (auto f = check(id, "sinusoidal.shift.orthogonality.f32", Measure{Class::ok, static_cast<double>(abs(n32 - one)) / ulp(1.0, DType::f32)},
+    if (auto f = check(claim, budget(R::shift_orthogonality_f32), measure(budget(R::shift_orthogonality_f32), n32, one),
                        static_cast<double>(n32), &one, [&] { return what() + " dense f32 c=" + dec_hex(dense[a * d + a]) + " s=" + dec_hex(dense[a * d + b]); }))
       RC_FAIL(*f);
     // The dense matrix is T(k): a rotation, and the (s, c) / (c, s) entries are exact negatives.
@@ -220,18 +218,19 @@ RC_GTEST_PROP(Sinusoidal, ShiftIsOrthogonalAndReversedByTranspose, ()) {
     RC_ASSERT(dense[b * d + b] == dense[a * d + a]);
     // Fast T(-k) against the oracle (whose T(-k) = T(k)^T was just checked).
     const Real rcn = rf::shift_cos(s, -k, i, kBits), rsn = rf::shift_sin(s, -k, i, kBits);
-    if (auto f = check(id, "sinusoidal.shift.operator.f64", scaled_error(tneg.cos_k[i], rcn, 1.0, DType::f64), tneg.cos_k[i], &rcn,
+    if (auto f = check(claim, R::shift_operator_f64, tneg.cos_k()[i], rcn,
                        [&] { return what() + " T(-k) cos"; }))
       RC_FAIL(*f);
-    if (auto f = check(id, "sinusoidal.shift.operator.f64", scaled_error(tneg.sin_k[i], rsn, 1.0, DType::f64), tneg.sin_k[i], &rsn,
+    if (auto f = check(claim, R::shift_operator_f64, tneg.sin_k()[i], rsn,
                        [&] { return what() + " T(-k) sin"; }))
       RC_FAIL(*f);
   }
 }
 
 // SIN-ROT-4: the BLAS block shift equals the directly generated rows.
-RC_GTEST_PROP(Sinusoidal, BlasBlockShiftEqualsDirectRows, ()) {
-  const std::string id = "SIN-ROT-4";
+POSENC_PROPERTY(Sinusoidal, BlasBlockShiftEqualsDirectRows,
+                {"SIN-ROT-4", "sinusoidal", "apply_shift(T(k), PE(p..p+n-1)) (cblas rot and gemm) = sinusoidal_table(p+k, n)",
+     kS000, Oracle::differential, {R::shift_differential_f64, R::shift_differential_f32}}) {
   const SpecCase sc = *gen_any_spec(256, false);
   const SinusoidalSpec& s = sc.spec;
   const std::size_t rows = *rc::gen::inRange<std::size_t>(1, 65);
@@ -241,26 +240,28 @@ RC_GTEST_PROP(Sinusoidal, BlasBlockShiftEqualsDirectRows, ()) {
   RC_PRE(in_range(s, p, last) && in_range(s, p + k, last + k));
   RC_PRE(!contains_padding(s, p, last) && !contains_padding(s, p + k, last + k));
   const ShiftMethod m = *rc::gen::element(ShiftMethod::rot, ShiftMethod::gemm);
-  count_case(id);
-  tag_both(id, sc.region);
-  tag_both(id, pc.region);
-  tag_both(id, m == ShiftMethod::rot ? "method rot" : "method gemm");
-  auto accept = [](std::string_view row) { return starts_with(row, "sinusoidal.shift.differential"); };
-  for (DType t : kDTypes) measure_shift(s, t, p, k, rows, m, sample_columns(s.dim, 8), rc_sink(id, accept));
+  count_case(claim);
+  tag(claim, sc.region);
+  tag(claim, pc.region);
+  tag(claim, m == ShiftMethod::rot ? "method rot" : "method gemm");
+  for (DType t : kDTypes) measure_shift(s, t, p, k, rows, m, sample_columns(s.dim, 8), claim_sink(claim));
 }
 
 // SIN-NORM-1: ||PE(p)||^2 = d/2 (floor(d/2) with a zero-pad column); the padding row has norm 0.
-RC_GTEST_PROP(Sinusoidal, EveryRowHasNormSquaredHalfTheDimension, ()) {
-  const std::string id = "SIN-NORM-1";
+POSENC_PROPERTY(Sinusoidal, EveryRowHasNormSquaredHalfTheDimension,
+                {"SIN-NORM-1", "sinusoidal",
+     "||PE(p)||^2 = d/2 for even d; floor(d/2) with a zero-pad column (it adds 0); the fairseq padding row has norm 0",
+     kS000 + " (PE(p).PE(p) = d_m/2)", Oracle::identity,
+     {R::identity_oracle, R::norm_f32, R::norm_f64, R::table_exact_values}}) {
   const SpecCase sc = *gen_any_spec(2048, true);
   const SinusoidalSpec& s = sc.spec;
   const PositionCase pc = *gen_position(s);
-  count_case(id);
-  tag_both(id, sc.region);
-  tag_both(id, pc.region);
+  count_case(claim);
+  tag(claim, sc.region);
+  tag(claim, pc.region);
   const std::size_t h = pair_count(s);
   if (contains_padding(s, pc.p, pc.p)) {
-    for (DType t : kDTypes) measure_entries(s, t, pc.p, 0, {}, rc_sink(id, [](std::string_view r) { return r == "sinusoidal.table.exact_values"; }));
+    for (DType t : kDTypes) measure_entries(s, t, pc.p, 0, {}, claim_sink(claim));
     return;
   }
   if (s.regime == Regime::exact) {
@@ -268,18 +269,19 @@ RC_GTEST_PROP(Sinusoidal, EveryRowHasNormSquaredHalfTheDimension, ()) {
     Real sum = rf::make_real(320);
     for (std::size_t i : sampled_pairs(h, 64)) {
       const Real a = rf::value(s, pc.p, sin_slot(s, i), kBits), b = rf::value(s, pc.p, cos_slot(s, i), kBits);
-      oracle_identity(id, Real(a * a + b * b), rf::make_real(1, kBits),
+      oracle_identity(claim, Real(a * a + b * b), rf::make_real(1, kBits),
                       [&] { return spec_label(s) + " oracle p=" + std::to_string(pc.p) + " pair " + std::to_string(i) + " norm"; });
     }
     if (s.dim > 2 * h)
-      oracle_identity(id, rf::value(s, pc.p, s.dim - 1, kBits), rf::make_real(0, kBits), [&] { return spec_label(s) + " zero-pad column"; });
+      oracle_identity(claim, rf::value(s, pc.p, s.dim - 1, kBits), rf::make_real(0, kBits), [&] { return spec_label(s) + " zero-pad column"; });
   }
-  for (DType t : kDTypes) measure_dot(s, t, pc.p, 0, rc_sink(id));
+  for (DType t : kDTypes) measure_dot(s, t, pc.p, 0, claim_sink(claim));
 }
 
 // SIN-DOT-1: PE(p).PE(p+k) = sum_i cos(k w_i), independent of p.
-RC_GTEST_PROP(Sinusoidal, DotProductDependsOnlyOnTheOffset, ()) {
-  const std::string id = "SIN-DOT-1";
+POSENC_PROPERTY(Sinusoidal, DotProductDependsOnlyOnTheOffset,
+                {"SIN-DOT-1", "sinusoidal", "PE(p).PE(p+k) = sum_i cos(k w_i), independent of p", kS000 + " (eq. 2.3)",
+     Oracle::identity, {R::identity_oracle, R::dot_f32, R::dot_f64}}) {
   const SpecCase sc = *gen_any_spec(1024, false);
   const SinusoidalSpec& s = sc.spec;
   const PositionCase p1 = *gen_position(s), p2 = *gen_position(s);
@@ -287,10 +289,10 @@ RC_GTEST_PROP(Sinusoidal, DotProductDependsOnlyOnTheOffset, ()) {
   RC_PRE(in_range(s, p1.p + k, p1.p + k) && in_range(s, p2.p + k, p2.p + k));
   RC_PRE(!contains_padding(s, p1.p, p1.p) && !contains_padding(s, p1.p + k, p1.p + k) && !contains_padding(s, p2.p, p2.p) &&
          !contains_padding(s, p2.p + k, p2.p + k));
-  count_case(id);
-  tag_both(id, sc.region);
-  tag_both(id, p1.region);
-  tag_both(id, k_region(k));
+  count_case(claim);
+  tag(claim, sc.region);
+  tag(claim, p1.region);
+  tag(claim, k_region(k));
   const Real closed = rf::dot_closed_form(s, k, kBits);
   if (s.dim <= 256) {  // oracle rows at two unrelated positions give the same dot product
     for (std::int64_t p : {p1.p, p2.p}) {
@@ -298,18 +300,19 @@ RC_GTEST_PROP(Sinusoidal, DotProductDependsOnlyOnTheOffset, ()) {
       const auto a = rf::row(s, p, kBits), b = rf::row(s, p + k, kBits);
       Real sum = rf::make_real(320);
       for (std::size_t c = 0; c < s.dim; ++c) sum += a[c] * b[c];
-      oracle_identity(id, sum, closed, [&] { return spec_label(s) + " oracle p=" + std::to_string(p) + " k=" + std::to_string(k); });
+      oracle_identity(claim, sum, closed, [&] { return spec_label(s) + " oracle p=" + std::to_string(p) + " k=" + std::to_string(k); });
     }
   }
   for (DType t : kDTypes) {
-    measure_dot(s, t, p1.p, k, rc_sink(id));
-    measure_dot(s, t, p2.p, k, rc_sink(id));
+    measure_dot(s, t, p1.p, k, claim_sink(claim));
+    measure_dot(s, t, p2.p, k, claim_sink(claim));
   }
 }
 
 // SIN-DOT-2: PE(p).PE(p+k) = PE(p).PE(p-k).
-RC_GTEST_PROP(Sinusoidal, DotProductIsSymmetricInTheOffset, ()) {
-  const std::string id = "SIN-DOT-2";
+POSENC_PROPERTY(Sinusoidal, DotProductIsSymmetricInTheOffset,
+                {"SIN-DOT-2", "sinusoidal", "PE(p).PE(p+k) = PE(p).PE(p-k): the dot product cannot tell direction",
+     kS000 + "; " + kConv, Oracle::identity, {R::identity_oracle, R::dot_f32, R::dot_f64}}) {
   const SpecCase sc = *gen_any_spec(1024, false);
   const SinusoidalSpec& s = sc.spec;
   const PositionCase pc = *gen_position(s);
@@ -317,11 +320,11 @@ RC_GTEST_PROP(Sinusoidal, DotProductIsSymmetricInTheOffset, ()) {
   const std::int64_t p = pc.p;
   RC_PRE(in_range(s, p - std::llabs(k), p + std::llabs(k)));
   RC_PRE(!contains_padding(s, p, p) && !contains_padding(s, p + k, p + k) && !contains_padding(s, p - k, p - k));
-  count_case(id);
-  tag_both(id, sc.region);
-  tag_both(id, pc.region);
-  tag_both(id, k_region(k));
-  oracle_identity(id, rf::dot_closed_form(s, k, kBits), rf::dot_closed_form(s, -k, kBits),
+  count_case(claim);
+  tag(claim, sc.region);
+  tag(claim, pc.region);
+  tag(claim, k_region(k));
+  oracle_identity(claim, rf::dot_closed_form(s, k, kBits), rf::dot_closed_form(s, -k, kBits),
                   [&] { return spec_label(s) + " closed form k=" + std::to_string(k) + " vs -k"; });
   if (s.dim <= 128) {
     const rf::PrecisionGuard guard(320);
@@ -331,47 +334,48 @@ RC_GTEST_PROP(Sinusoidal, DotProductIsSymmetricInTheOffset, ()) {
       plus += a[i] * b[i];
       minus += a[i] * c[i];
     }
-    oracle_identity(id, plus, minus, [&] { return spec_label(s) + " oracle p=" + std::to_string(p) + " k=" + std::to_string(k) + " vs -k"; });
+    oracle_identity(claim, plus, minus, [&] { return spec_label(s) + " oracle p=" + std::to_string(p) + " k=" + std::to_string(k) + " vs -k"; });
   }
   for (DType t : kDTypes) {
-    measure_dot(s, t, p, k, rc_sink(id));
-    measure_dot(s, t, p, -k, rc_sink(id));
+    measure_dot(s, t, p, k, claim_sink(claim));
+    measure_dot(s, t, p, -k, claim_sink(claim));
   }
 }
 
 // SIN-DOT-3: the Gram matrix of consecutive positions is symmetric Toeplitz.
-RC_GTEST_PROP(Sinusoidal, GramMatrixOfConsecutivePositionsIsSymmetricToeplitz, ()) {
-  const std::string id = "SIN-DOT-3";
+POSENC_PROPERTY(Sinusoidal, GramMatrixOfConsecutivePositionsIsSymmetricToeplitz,
+                {"SIN-DOT-3", "sinusoidal",
+     "G = PE PE^T over positions p..p+n-1 has G[i][j] = sum_k cos((j-i) w_k): symmetric Toeplitz", kS000 + "; " + kConv,
+     Oracle::reference, {R::gram_f32, R::gram_f64, R::gram_symmetry}}) {
   const SpecCase sc = *gen_any_spec(2048, false);
   const SinusoidalSpec& s = sc.spec;
   const std::size_t rows = *rc::gen::inRange<std::size_t>(2, 33);
   const PositionCase pc = *gen_position(s);
   const std::int64_t last = pc.p + static_cast<std::int64_t>(rows) - 1;
   RC_PRE(in_range(s, pc.p, last) && !contains_padding(s, pc.p, last));
-  count_case(id);
-  tag_both(id, sc.region);
-  tag_both(id, pc.region);
-  for (DType t : kDTypes) measure_gram(s, t, pc.p, rows, rc_sink(id));
+  count_case(claim);
+  tag(claim, sc.region);
+  tag(claim, pc.region);
+  for (DType t : kDTypes) measure_gram(s, t, pc.p, rows, claim_sink(claim));
 }
 
 // SIN-BND-1: every entry in [-1, 1] (both dtypes, both regimes, table and rows paths).
-RC_GTEST_PROP(Sinusoidal, EveryEntryLiesInMinusOneToOne, ()) {
-  const std::string id = "SIN-BND-1";
+POSENC_PROPERTY(Sinusoidal, EveryEntryLiesInMinusOneToOne,
+                {"SIN-BND-1", "sinusoidal", "-1 <= PE(p)_c <= 1 for every p, c", kS001, Oracle::identity, {R::table_range}}) {
   const SpecCase sc = *gen_any_spec(1024, true);
   const SinusoidalSpec& s = sc.spec;
   const PositionCase pc = *gen_position(s);
   const std::size_t rows = std::min<std::int64_t>(64, max_abs_position(s) - pc.p + 1);
-  count_case(id);
-  tag_both(id, sc.region);
-  tag_both(id, pc.region);
+  count_case(claim);
+  tag(claim, sc.region);
+  tag(claim, pc.region);
   auto run = [&](auto zero) {
     using T = decltype(zero);
     std::vector<T> out(rows * s.dim);
     sinusoidal_table(s, pc.p, rows, std::span<T>(out));
     for (std::size_t i = 0; i < out.size(); ++i) {
       const double y = out[i];
-      const Measure m{std::isnan(y) ? Class::nan : Class::ok, std::max(std::fabs(y) - 1.0, 0.0)};
-      if (auto f = check(id, "sinusoidal.table.range", m, y, nullptr, [&] {
+      if (auto f = check(claim, R::table_range, y, rf::make_real(std::isnan(y) ? y : std::clamp(y, -1.0, 1.0), kBits), [&] {
             return spec_label(s) + " dtype=" + (sizeof(T) == 4 ? "f32" : "f64") + " p=" +
                    position_label(pc.p + static_cast<std::int64_t>(i / s.dim)) + " col=" + std::to_string(i % s.dim);
           }))
@@ -383,17 +387,18 @@ RC_GTEST_PROP(Sinusoidal, EveryEntryLiesInMinusOneToOne, ()) {
 }
 
 // SIN-BND-2: PE(0) is 0 on sin slots and 1 on cos slots, exactly (plus zero columns / padding rows).
-RC_GTEST_PROP(Sinusoidal, PositionZeroIsZeroOnSinSlotsAndOneOnCosSlots, ()) {
-  const std::string id = "SIN-BND-2";
+POSENC_PROPERTY(Sinusoidal, PositionZeroIsZeroOnSinSlotsAndOneOnCosSlots,
+                {"SIN-BND-2", "sinusoidal",
+     "PE(0) = 0 on sin slots, 1 on cos slots (exactly); zero-pad column and padding row exactly 0", kConv,
+     Oracle::identity, {R::table_exact_values}}) {
   const SpecCase sc = *gen_any_spec(8192, true);
   const SinusoidalSpec& s = sc.spec;
-  count_case(id);
-  tag_both(id, sc.region);
+  count_case(claim);
+  tag(claim, sc.region);
   const std::size_t offset = *rc::gen::inRange<std::size_t>(0, 64);
   for (DType t : kDTypes) {
-    auto accept = [](std::string_view r) { return r == "sinusoidal.table.exact_values"; };
-    measure_entries(s, t, 0, offset, sample_columns(s.dim, 64), rc_sink(id, accept));
-    if (s.padding_row) measure_entries(s, t, *s.padding_row, offset, sample_columns(s.dim, 64), rc_sink(id, accept));
+    measure_entries(s, t, 0, offset, sample_columns(s.dim, 64), claim_sink(claim));
+    if (s.padding_row) measure_entries(s, t, *s.padding_row, offset, sample_columns(s.dim, 64), claim_sink(claim));
   }
   // The defining values themselves, independently of the oracle.
   if (!contains_padding(s, 0, 0)) {
@@ -407,12 +412,13 @@ RC_GTEST_PROP(Sinusoidal, PositionZeroIsZeroOnSinSlotsAndOneOnCosSlots, ()) {
 }
 
 // SIN-BND-3: frequencies strictly decrease (fast path and oracle).
-RC_GTEST_PROP(Sinusoidal, FrequenciesStrictlyDecrease, ()) {
-  const std::string id = "SIN-BND-3";
+POSENC_PROPERTY(Sinusoidal, FrequenciesStrictlyDecrease,
+                {"SIN-BND-3", "sinusoidal", "w_0 > w_1 > ... > w_{h-1} > 0", kConv + "; " + kS001, Oracle::identity,
+     {R::identity_oracle, R::frequency_exact_f64, R::frequency_emulated_f32}}) {
   const SpecCase sc = *gen_any_spec(8192, true);
   const SinusoidalSpec& s = sc.spec;
-  count_case(id);
-  tag_both(id, sc.region);
+  count_case(claim);
+  tag(claim, sc.region);
   const auto w = sinusoidal_frequencies(s);
   RC_ASSERT(w.size() == pair_count(s));
   for (std::size_t k = 0; k < w.size(); ++k) {
@@ -430,19 +436,22 @@ RC_GTEST_PROP(Sinusoidal, FrequenciesStrictlyDecrease, ()) {
     const Real b = s.regime == Regime::emulated ? rf::emulated_frequency(s, k + 1, kBits) : rf::frequency(s, k + 1, kBits);
     RC_ASSERT(b < a);
   }
-  measure_frequencies(s, rc_sink(id));
+  measure_frequencies(s, claim_sink(claim));
 }
 
 // SIN-DIST-1: distinct positions have distinct encodings (fast rows distinct for all p != q < 2^16).
-TEST(Sinusoidal, DistinctPositionsHaveDistinctEncodings) {
-  const std::string id = "SIN-DIST-1";
+POSENC_CLAIM_TEST(Sinusoidal, DistinctPositionsHaveDistinctEncodings,
+                {"SIN-DIST-1", "sinusoidal",
+     "p != q => PE(p) != PE(q) (pair 0 alone: (p-q) w_0 is never a multiple of 2 pi since pi is irrational and w_0 "
+     "rational); fast rows distinct for all p != q < 2^16",
+     kS001 + "; " + kS002 + " (lcm of periods)", Oracle::identity, {R::distinct_margin}}) {
   constexpr std::size_t N = std::size_t{1} << 16;
-  for (const auto& info : sinusoidal_presets()) {
+  for (const auto& info : SpecTraits<SinusoidalSpec>::presets()) {
     for (std::size_t d : {std::size_t{4}, std::size_t{8}, std::size_t{64}}) {
-      const SinusoidalSpec s = preset_spec(info.preset, d);
+      const SinusoidalSpec s = sinusoidal_preset(info.name, d);
       const std::int64_t first = s.first_position;
-      count_case(id);
-      tag(id, std::string(info.name) + " d=" + std::to_string(d));
+      count_case(claim);
+      tag(claim, std::string(info.name) + " d=" + std::to_string(d));
       for (DType t : kDTypes) {
         std::vector<double> tab(N * d);
         if (t == DType::f32) {
@@ -474,9 +483,9 @@ TEST(Sinusoidal, DistinctPositionsHaveDistinctEncodings) {
           }
           if (static_cast<double>(d2) < min_d2) min_d2 = static_cast<double>(d2), arg = k;
         }
-        const double ratio = 2 * std::sqrt(static_cast<double>(d)) * table_entry_abs_bound(t) / std::sqrt(min_d2);
+        const double ratio = 2 * std::sqrt(static_cast<double>(d)) * sinusoidal::table_entry_abs_bound(t) / std::sqrt(min_d2);
         const Real dist = rf::make_real(std::sqrt(min_d2), kBits);
-        auto f = check(id, "sinusoidal.distinct.margin", Measure{Class::ok, ratio}, std::sqrt(min_d2), &dist, [&] {
+        auto f = check(claim, budget(R::distinct_margin), measure_value(budget(R::distinct_margin), ratio), std::sqrt(min_d2), &dist, [&] {
           return std::string(info.name) + " dim=" + std::to_string(d) + " dtype=" + std::string(to_string(t)) + " N=2^16 min distance " +
                  dec_hex(std::sqrt(min_d2)) + " at k=" + std::to_string(arg);
         });
@@ -487,31 +496,36 @@ TEST(Sinusoidal, DistinctPositionsHaveDistinctEncodings) {
 }
 
 // SIN-EXT-1: the encoding extends to positions never seen (up to 2^40), via rows and via table.
-RC_GTEST_PROP(Sinusoidal, EncodingExtendsToPositionsNeverSeen, ()) {
-  const std::string id = "SIN-EXT-1";
+POSENC_PROPERTY(Sinusoidal, EncodingExtendsToPositionsNeverSeen,
+                {"SIN-EXT-1", "sinusoidal",
+     "PE(p) is defined for every |p| <= 2^40 (no maximum length, no table to outgrow) and matches the oracle there, "
+     "through both sinusoidal_rows(p) and sinusoidal_table(p - j, j + 1)",
+     kS001 + " (item 3); " + kS002, Oracle::reference, kTableRows}) {
   const SpecCase sc = *gen_any_spec(512, true);
   const SinusoidalSpec& s = sc.spec;
   const PositionCase pc = *gen_position(s, std::int64_t{1} << 30, std::int64_t{1} << 40);
   RC_PRE(std::llabs(pc.p) >= (std::int64_t{1} << 20));
-  count_case(id);
-  tag_both(id, sc.region);
-  tag_both(id, pc.region);
+  count_case(claim);
+  tag(claim, sc.region);
+  tag(claim, pc.region);
   const std::size_t offset = *rc::gen::inRange<std::size_t>(0, 64);
   const auto cols = sample_columns(s.dim, 24);
   for (DType t : kDTypes) {
-    measure_entries(s, t, pc.p, 0, cols, rc_sink(id), Path::rows);
-    measure_entries(s, t, pc.p, offset, cols, rc_sink(id), Path::table);
+    measure_entries(s, t, pc.p, 0, cols, claim_sink(claim), Path::rows);
+    measure_entries(s, t, pc.p, offset, cols, claim_sink(claim), Path::table);
   }
 }
 
 // SIN-ACC-1: every table budget row holds at the hard positions, every preset, regime and dtype.
-TEST(Sinusoidal, FastTableMatchesOracleAtHardPositions) {
-  const std::string id = "SIN-ACC-1";
-  for (const auto& info : sinusoidal_presets()) {
+POSENC_CLAIM_TEST(Sinusoidal, FastTableMatchesOracleAtHardPositions,
+                {"SIN-ACC-1", "sinusoidal",
+     "|PE_fast(p)_c - PE(p)_c| within every table budget row at the hard positions, every preset, regime, dtype",
+     "DESIGN.md §3", Oracle::reference, kTableRows}) {
+  for (const auto& info : SpecTraits<SinusoidalSpec>::presets()) {
     for (std::size_t d : {std::size_t{4}, std::size_t{7}, std::size_t{64}, std::size_t{512}}) {
-      SinusoidalSpec s;
+      SinusoidalSpec s = info.spec;
+      s.dim = d;
       try {
-        s = preset_spec(info.preset, d);
         validate(s);
       } catch (const Error&) {
         continue;  // odd d for presets that reject it
@@ -527,10 +541,10 @@ TEST(Sinusoidal, FastTableMatchesOracleAtHardPositions) {
         const auto cols = sample_columns(d, d >= 512 ? 24 : 64);
         std::size_t n = 0;
         for (const auto& pc : positions) {
-          count_case(id);
-          tag(id, std::string(info.name) + " " + std::string(to_string(regime)));
-          tag(id, pc.region);
-          for (DType t : kDTypes) measure_entries(s, t, pc.p, (n * 17) % 64, cols, gtest_sink(id));
+          count_case(claim);
+          tag(claim, std::string(info.name) + " " + std::string(to_string(regime)));
+          tag(claim, pc.region);
+          for (DType t : kDTypes) measure_entries(s, t, pc.p, (n * 17) % 64, cols, claim_sink(claim, FailWith::gtest));
           ++n;
         }
       }
@@ -539,26 +553,196 @@ TEST(Sinusoidal, FastTableMatchesOracleAtHardPositions) {
 }
 
 // SIN-ACC-3: the table budget rows hold for generated specs and positions.
-RC_GTEST_PROP(Sinusoidal, FastTableMatchesOracleForAnySpec, ()) {
-  const std::string id = "SIN-ACC-3";
+POSENC_PROPERTY(Sinusoidal, FastTableMatchesOracleForAnySpec,
+                {"SIN-ACC-3", "sinusoidal",
+     "the table budget rows hold for generated specs (rules, layouts, bases, min_timescale, signed positions, padding "
+     "rows, dims 2..8192) at generated positions and block offsets",
+     "DESIGN.md §3", Oracle::reference, kTableRows}) {
   const SpecCase sc = *gen_any_spec(8192, true);
   const SinusoidalSpec& s = sc.spec;
   const PositionCase pc = *gen_position(s);
   const std::size_t offset = *rc::gen::inRange<std::size_t>(0, 64);
-  count_case(id);
-  tag_both(id, sc.region);
-  tag_both(id, pc.region);
+  count_case(claim);
+  tag(claim, sc.region);
+  tag(claim, pc.region);
   const auto cols = sample_columns(s.dim, 32);
-  for (DType t : kDTypes) measure_entries(s, t, pc.p, offset, cols, rc_sink(id));
+  for (DType t : kDTypes) measure_entries(s, t, pc.p, offset, cols, claim_sink(claim));
 }
 
 // SIN-ACC-2: sinusoidal_frequencies = RN64(w_k) / the emulated float32 w_k.
-RC_GTEST_PROP(Sinusoidal, FrequenciesMatchOracle, ()) {
-  const std::string id = "SIN-ACC-2";
+POSENC_PROPERTY(Sinusoidal, FrequenciesMatchOracle,
+                {"SIN-ACC-2", "sinusoidal", "sinusoidal_frequencies = RN64(w_k) (exact regime) / the emulated float32 w_k",
+     "DESIGN.md §3", Oracle::reference, {R::frequency_exact_f64, R::frequency_emulated_f32}}) {
   const SpecCase sc = *gen_any_spec(8192, true);
-  count_case(id);
-  tag_both(id, sc.region);
-  measure_frequencies(sc.spec, rc_sink(id));
+  count_case(claim);
+  tag(claim, sc.region);
+  measure_frequencies(sc.spec, claim_sink(claim));
+}
+
+// SIN-REPRO-1: a position's row is bit-for-bit the same in every call.
+POSENC_PROPERTY(Sinusoidal, RowsAreBitwiseReproducibleAcrossCallsThreadsAndSplits,
+                {"SIN-REPRO-1", "sinusoidal",
+                 "the row of position p is bit-for-bit the same whether it comes from plan.table or a one-shot table "
+                 "(any first row, any split of a range into calls), plan.rows (any order of positions), 1 or 2 "
+                 "threads, with or without streaming stores",
+                 "posenc/sinusoidal.hpp (reproducibility contract); brief: bitwise reproducibility", Oracle::differential,
+                 {R::table_reproducible}}) {
+  const SpecCase sc = *gen_any_spec(512, true);
+  const SinusoidalSpec& s = sc.spec;
+  const bool big = *rc::gen::inRange(0, 4) == 0;  // > 4 MiB of f64: the streaming-store path
+  const std::size_t count = big ? *rc::gen::inRange<std::size_t>(1100, 2200) : *rc::gen::inRange<std::size_t>(1, 200);
+  const PositionCase pc = *gen_position(s);
+  const std::int64_t first = pc.p, last = first + static_cast<std::int64_t>(count) - 1;
+  RC_PRE(in_range(s, first, last));
+  const std::size_t split = *rc::gen::inRange<std::size_t>(0, count);
+  const int threads = *rc::gen::inRange(1, 3);
+  const bool streaming = *rc::gen::arbitrary<bool>();
+  count_case(claim);
+  tag(claim, sc.region);
+  tag(claim, pc.region);
+  tag(claim, big ? "table > 4 MiB" : "table small");
+  auto run = [&](auto zero) {
+    using T = decltype(zero);
+    const std::size_t d = s.dim;
+    const SinusoidalPlan plan = make_plan(s);
+    std::vector<T> a(count * d), b(count * d), c(count * d);
+    plan.table(first, count, std::span<T>(a), TableOptions{.threads = 1, .streaming_stores = false});
+    // b: the one-shot function, the range split in two calls, another thread count and store path.
+    const TableOptions opt{.threads = threads, .streaming_stores = streaming};
+    if (split > 0) sinusoidal_table(s, first, split, std::span<T>(b.data(), split * d), opt);
+    sinusoidal_table(s, first + static_cast<std::int64_t>(split), count - split,
+                     std::span<T>(b.data() + split * d, (count - split) * d), opt);
+    // c: plan.rows with the positions in reverse order.
+    std::vector<std::int64_t> pos(count);
+    for (std::size_t i = 0; i < count; ++i) pos[i] = last - static_cast<std::int64_t>(i);
+    plan.rows(pos, std::span<T>(c), opt);
+    for (std::size_t i = 0; i < count; ++i) {
+      const T* ra = a.data() + i * d;
+      const T* rb = b.data() + i * d;
+      const T* rcv = c.data() + (count - 1 - i) * d;
+      const bool same = std::memcmp(ra, rb, d * sizeof(T)) == 0 && std::memcmp(ra, rcv, d * sizeof(T)) == 0;
+      // Every row is a case; the entries are compared one by one only where the row differs (or for the first row).
+      if (same && i != 0) continue;
+      for (std::size_t col = 0; col < d; ++col) {
+        auto in = [&, i, col] {
+          return spec_label(s) + " dtype=" + (sizeof(T) == 4 ? "f32" : "f64") + " table first=" + position_label(first) +
+                 " count=" + std::to_string(count) + " split=" + std::to_string(split) + " threads=" +
+                 std::to_string(threads) + (streaming ? " streaming" : "") + " row p=" +
+                 position_label(first + static_cast<std::int64_t>(i)) + " col=" + std::to_string(col);
+        };
+        const Real ref = rf::make_real(static_cast<double>(ra[col]), kBits);
+        if (auto f = check(claim, R::table_reproducible, static_cast<double>(rb[col]), ref, [&] { return in() + " (split one-shot)"; }))
+          RC_FAIL(*f);
+        if (auto f = check(claim, R::table_reproducible, static_cast<double>(rcv[col]), ref, [&] { return in() + " (plan.rows)"; }))
+          RC_FAIL(*f);
+      }
+    }
+  };
+  run(0.0f);
+  run(0.0);
+}
+
+// SIN-CHECK-1/2: `posenc check` passes posenc's own tables and its envelope contains real-libm-style deviations.
+double round_to(double x, DType t) {  // round to nearest even in the type (no overflow: |x| <= 1 here)
+  if (x == 0 || !std::isfinite(x)) return x;
+  const int e = std::max(std::ilogb(x), min_exponent(t));
+  const double q = std::ldexp(1.0, e - precision_bits(t) + 1);
+  return std::nearbyint(x / q) * q;
+}
+
+void check_verdict(const Claim& claim, const test::CheckReport& rep, std::size_t ref, const std::string& what) {
+  const auto j = rep.references.at(ref).to_json();
+  const double max = j["overall"]["max_metric"].is_null() ? INFINITY : j["overall"]["max_metric"].get<double>();
+  const bool classes_ok = j["over_bound"].get<std::uint64_t>() == 0 && rep.references.at(ref).passed();
+  const Measure m{classes_ok || std::isfinite(max) ? Class::ok : Class::nan, max};
+  if (auto f = check(claim, rep.references.at(ref).row(), m, max, nullptr, [&] { return what + " report: " + j.dump().substr(0, 600); }))
+    ADD_FAILURE() << *f;
+  EXPECT_TRUE(rep.references.at(ref).passed()) << what;
+}
+
+POSENC_CLAIM_TEST(SinusoidalCheck, PosencsOwnTablesPassCheckInEveryType,
+                  {"SIN-CHECK-1", "sinusoidal",
+                   "posenc check holds a table to sinusoidal.check.exact.<dtype>: posenc's own exact table rounded to "
+                   "f16, bf16, f32 or f64 passes (every preset, positions at block boundaries and up to 2^40), and the "
+                   "same table with one entry moved by 2 ulp(1) of the type where the bound is 0.5 fails",
+                   "issue 'One scheme interface' §5; DESIGN.md §2-3", Oracle::reference,
+                   {R::check_exact_f16, R::check_exact_bf16, R::check_exact_f32, R::check_exact_f64}}) {
+  for (const auto& preset : SpecTraits<SinusoidalSpec>::presets()) {
+    SinusoidalSpec s = preset.spec;
+    s.dim = 24;
+    std::vector<std::int64_t> pos;
+    for (std::int64_t p = 0; p < 70; ++p) pos.push_back(p);
+    for (std::int64_t p : {std::int64_t{48039}, std::int64_t{1} << 24, (std::int64_t{1} << 40) - 1}) pos.push_back(p);
+    std::vector<double> table(pos.size() * s.dim);
+    sinusoidal_rows(s, pos, std::span<double>(table));
+    for (DType t : {DType::f16, DType::bf16, DType::f32, DType::f64}) {
+      count_case(claim);
+      tag(claim, std::string(preset.name) + " " + std::string(to_string(t)));
+      std::vector<double> v(table.size());
+      for (std::size_t i = 0; i < v.size(); ++i) v[i] = t == DType::f64 ? table[i] : round_to(table[i], t);
+      test::sinusoidal::TableInput in{v, pos.size(), s.dim, t, pos, {}};
+      const auto rep = test::sinusoidal::check_table(s, in);
+      check_verdict(claim, rep, 0, std::string(preset.name) + " " + std::string(to_string(t)));
+      if (t != DType::f64) {  // one entry off by 2 ulp(1) of the type: err_S >= 1.5 > the bound 0.5, the check must fail
+        const std::size_t i = 5 * s.dim + 3;
+        v[i] = v[i] + 2 * std::ldexp(1.0, 1 - precision_bits(t));
+        test::sinusoidal::TableInput bad{v, pos.size(), s.dim, t, pos, {}};
+        EXPECT_FALSE(test::sinusoidal::check_table(s, bad).passed()) << preset.name << " " << to_string(t) << ": a 1-ulp error passed";
+      }
+    }
+  }
+}
+
+POSENC_PROPERTY(SinusoidalCheck, EmulationEnvelopeContainsLibmDeviations,
+                {"SIN-CHECK-2", "sinusoidal",
+                 "for the tensor2tensor and fairseq rules: posenc's emulated table passes the envelope check "
+                 "bit-identically (ratio 0), and a table whose float32 frequencies are each moved by up to A_exp ulp "
+                 "and whose float32 sin/cos are each moved by up to A_trig ulp (a real libm) stays within the envelope "
+                 "of sinusoidal.check.envelope (ratio <= 1) at positions up to 2^24",
+                 "issue 'One scheme interface' §5 (real-libm-style 1-ulp frequency error passes as within the envelope)",
+                 Oracle::reference, {R::check_envelope}}) {
+  const std::size_t d = *rc::gen::inRange<std::size_t>(2, 17) * 2;
+  const bool fairseq = *rc::gen::arbitrary<bool>();
+  SinusoidalSpec s = sinusoidal_preset(fairseq ? "fairseq" : "tensor2tensor", std::max<std::size_t>(d, 4));
+  s.regime = Regime::emulated;
+  if (*rc::gen::inRange(0, 4) == 0) s.min_timescale = *rc::gen::element(0.5, 2.0, 1.0e-3);
+  const int a_exp = *rc::gen::inRange(0, 3), a_trig = *rc::gen::inRange(0, 3);
+  std::vector<std::int64_t> pos;
+  const std::int64_t top = *rc::gen::element(std::int64_t{256}, std::int64_t{1} << 16, std::int64_t{1} << 24);
+  for (int i = 0; i < 12; ++i) pos.push_back(*rc::gen::inRange<std::int64_t>(0, top));
+  count_case(claim);
+  tag(claim, std::string(fairseq ? "fairseq" : "tensor2tensor") + " A_exp=" + std::to_string(a_exp) + " A_trig=" + std::to_string(a_trig));
+  std::vector<double> exact_emu(pos.size() * s.dim);
+  sinusoidal_rows(s, pos, std::span<double>(exact_emu));
+  test::sinusoidal::TableInput in{exact_emu, pos.size(), s.dim, DType::f32, pos, {}};
+  const auto rep = test::sinusoidal::check_table(s, in);
+  RC_ASSERT(rep.references.at(1).to_json()["bit_identical"].get<std::uint64_t>() == exact_emu.size());
+  // A libm: each frequency w32 moved by up to A_exp ulp (A_w = 2 A_exp + 1 when min_timescale multiplies after the
+  // exp: here the multiplied value moves by A_exp ulp, inside that allowance), the angle formed in float32, each
+  // sin/cos moved by up to A_trig ulp of float32.
+  const std::vector<double> w = sinusoidal_frequencies(s);
+  std::vector<double> libm(exact_emu.size());
+  const std::size_t h = s.dim / 2;
+  for (std::size_t r = 0; r < pos.size(); ++r)
+    for (std::size_t k = 0; k < h && !(s.padding_row && pos[r] == *s.padding_row); ++k) {  // the padding row stays 0
+      float wk = static_cast<float>(w[k]);
+      for (int i = 0, n = *rc::gen::inRange(-a_exp, a_exp + 1); i < std::abs(n); ++i) wk = std::nextafter(wk, n > 0 ? 2.0f : 0.0f);
+      const float angle = static_cast<float>(pos[r]) * wk;
+      float sv = static_cast<float>(std::sin(static_cast<double>(angle)));
+      float cv = static_cast<float>(std::cos(static_cast<double>(angle)));
+      for (int i = 0, n = *rc::gen::inRange(-a_trig, a_trig + 1); i < std::abs(n); ++i) sv = std::nextafter(sv, n > 0 ? 2.0f : -2.0f);
+      for (int i = 0, n = *rc::gen::inRange(-a_trig, a_trig + 1); i < std::abs(n); ++i) cv = std::nextafter(cv, n > 0 ? 2.0f : -2.0f);
+      libm[r * s.dim + sin_slot(s, k)] = sv;
+      libm[r * s.dim + cos_slot(s, k)] = cv;
+    }
+  test::sinusoidal::TableInput lin{libm, pos.size(), s.dim, DType::f32, pos, {}};
+  const auto lrep = test::sinusoidal::check_table(s, lin, reference::EnvelopeAllowance{2.0, 2.0});
+  const auto j = lrep.references.at(1).to_json();
+  const double max = j["overall"]["max_metric"].is_null() ? INFINITY : j["overall"]["max_metric"].get<double>();
+  if (auto f = check(claim, budget(R::check_envelope), Measure{Class::ok, max}, max, nullptr,
+                     [&] { return spec_label(s) + " A_exp=" + std::to_string(a_exp) + " A_trig=" + std::to_string(a_trig) +
+                                  " worst: " + j["worst"].dump().substr(0, 400); }))
+    RC_FAIL(*f);
 }
 
 // ---------------------------------------------------------------------------------------------------
@@ -621,7 +805,7 @@ struct Expected {
 };
 
 // Compare the fast table row p (both dtypes, block offset) against `expect(column)`.
-void compare_preset(const std::string& id, const SinusoidalSpec& s, std::int64_t p, std::size_t offset,
+void compare_preset(const Claim& claim, const SinusoidalSpec& s, std::int64_t p, std::size_t offset,
                     const std::function<Real(std::size_t)>& expect, const std::vector<std::size_t>& cols) {
   const bool emulated = s.regime == Regime::emulated;
   for (DType t : kDTypes) {
@@ -645,28 +829,27 @@ void compare_preset(const std::string& id, const SinusoidalSpec& s, std::int64_t
       };
       std::optional<std::string> f;
       if (r == 0 && (c >= 2 * pair_count(s) || (s.padding_row && p == *s.padding_row)))
-        f = check(id, "sinusoidal.table.exact_values", absolute_error(y[c], r), y[c], &r, in);
-      else if (emulated)
-        f = check(id, "sinusoidal.table.emulated." + std::string(to_string(t)) + ".scaled", scaled_error(y[c], r, 1.0, DType::f32), y[c], &r, in);
+        f = check(claim, R::table_exact_values, y[c], r, in);
       else
-        f = check(id, "sinusoidal.table.exact." + std::string(to_string(t)) + ".scaled", scaled_error(y[c], r, 1.0, t), y[c], &r, in);
+        f = check(claim, sinusoidal::scaled_row(emulated, t), y[c], r, in);
       if (f) RC_FAIL(*f);
     }
   }
 }
 
-RC_GTEST_PROP(SinusoidalPreset, VaswaniIsInterleavedPaperFormula, ()) {
-  const std::string id = "SIN-PRE-1";
+POSENC_PROPERTY(SinusoidalPreset, VaswaniIsInterleavedPaperFormula,
+                {"SIN-PRE-1", "sinusoidal", "vaswani: PE[p, 2k] = sin(p / 10000^(2k/d)), PE[p, 2k+1] = cos(p / 10000^(2k/d))",
+     kConv + " item 1", Oracle::reference, {R::table_exact_f32_scaled, R::table_exact_f64_scaled}}) {
   const std::size_t d = std::max<std::size_t>(2, *gen_dim(2048) / 2 * 2);
   const SinusoidalSpec s = vaswani_spec(d);
   const PositionCase pc = *gen_position(s);
-  count_case(id);
-  tag_both(id, dim_region(d));
-  tag_both(id, pc.region);
+  count_case(claim);
+  tag(claim, dim_region(d));
+  tag(claim, pc.region);
   RC_ASSERT(s.layout == Layout::interleaved && s.first_position == 0 && !s.padding_row);
   // PE[p, 2k] = sin(p / 10000^(2k/d)), PE[p, 2k+1] = cos(p / 10000^(2k/d)).
   auto expect = [&](std::size_t c) { return mp_sincos(mp_frequency(10000.0, 2.0 * static_cast<double>(c / 2), static_cast<double>(d)), pc.p, c % 2 == 0); };
-  compare_preset(id, s, pc.p, *rc::gen::inRange<std::size_t>(0, 64), expect, sample_columns(d, 32));
+  compare_preset(claim, s, pc.p, *rc::gen::inRange<std::size_t>(0, 64), expect, sample_columns(d, 32));
   try {
     validate(vaswani_spec(d + 1));
     RC_FAIL("vaswani accepted odd d");
@@ -674,33 +857,39 @@ RC_GTEST_PROP(SinusoidalPreset, VaswaniIsInterleavedPaperFormula, ()) {
   }
 }
 
-RC_GTEST_PROP(SinusoidalPreset, MarianIsHalvesWithPaperFrequencies, ()) {
-  const std::string id = "SIN-PRE-2";
+POSENC_PROPERTY(SinusoidalPreset, MarianIsHalvesWithPaperFrequencies,
+                {"SIN-PRE-2", "sinusoidal", "marian: PE[p, k] = sin(p 10000^(-2k/d)), PE[p, d/2 + k] = cos(p 10000^(-2k/d))",
+     kConv + " item 2", Oracle::reference, {R::table_exact_f32_scaled, R::table_exact_f64_scaled}}) {
   const std::size_t d = std::max<std::size_t>(2, *gen_dim(2048) / 2 * 2);
   const SinusoidalSpec s = marian_spec(d);
   const PositionCase pc = *gen_position(s);
-  count_case(id);
-  tag_both(id, dim_region(d));
-  tag_both(id, pc.region);
+  count_case(claim);
+  tag(claim, dim_region(d));
+  tag(claim, pc.region);
   const std::size_t h = d / 2;
   // out[:, :d/2] = sin(p 10000^(-2k/d)), out[:, d/2:] = cos(p 10000^(-2k/d)).
   auto expect = [&](std::size_t c) {
     const std::size_t k = c < h ? c : c - h;
     return mp_sincos(mp_frequency(10000.0, 2.0 * static_cast<double>(k), static_cast<double>(d)), pc.p, c < h);
   };
-  compare_preset(id, s, pc.p, *rc::gen::inRange<std::size_t>(0, 64), expect, sample_columns(d, 32));
+  compare_preset(claim, s, pc.p, *rc::gen::inRange<std::size_t>(0, 64), expect, sample_columns(d, 32));
 }
 
-RC_GTEST_PROP(SinusoidalPreset, Tensor2TensorMatchesGetTimingSignal1d, ()) {
-  const std::string id = "SIN-PRE-3";
+POSENC_PROPERTY(SinusoidalPreset, Tensor2TensorMatchesGetTimingSignal1d,
+                {"SIN-PRE-3", "sinusoidal",
+     "t2t: inv_ts[k] = min_ts exp(-k ln(max_ts/min_ts)/max(h-1, 1)), [sin | cos] halves, odd d zero-padded, last "
+     "frequency exactly 1/max_ts; emulated = the float32 steps",
+     kConv + " item 3", Oracle::reference,
+     {R::table_exact_f32_scaled, R::table_exact_f64_scaled, R::table_emulated_f32_scaled, R::table_emulated_f64_scaled,
+      R::table_exact_values}}) {
   const std::size_t d = *gen_dim(2048);
   const bool emulated = *rc::gen::arbitrary<bool>();
   SinusoidalSpec s = tensor2tensor_spec(d);
   if (emulated) s.regime = Regime::emulated;
   const PositionCase pc = *gen_position(s);
-  count_case(id);
-  tag_both(id, dim_region(d) + (emulated ? " emulated" : " exact"));
-  tag_both(id, pc.region);
+  count_case(claim);
+  tag(claim, dim_region(d) + (emulated ? " emulated" : " exact"));
+  tag(claim, pc.region);
   const std::size_t h = d / 2;
   const double max_ts = 1.0e4, min_ts = 1.0;
   // inc = ln(max/min) / max(h-1, 1); inv_ts[k] = min * exp(-k inc); signal = [sin(p inv) | cos(p inv)] (+ zero column).
@@ -719,7 +908,7 @@ RC_GTEST_PROP(SinusoidalPreset, Tensor2TensorMatchesGetTimingSignal1d, ()) {
     else mpfr_cos(a.v, a.v, MPFR_RNDN);
     return a.real();
   };
-  compare_preset(id, s, pc.p, *rc::gen::inRange<std::size_t>(0, 64), expect, sample_columns(d, 32));
+  compare_preset(claim, s, pc.p, *rc::gen::inRange<std::size_t>(0, 64), expect, sample_columns(d, 32));
   // Last frequency exactly 1/max_timescale (exact regime, h >= 2): RN64(1e-4).
   const auto w = sinusoidal_frequencies(s);
   if (h >= 2 && !emulated) RC_ASSERT(w[h - 1] == 1.0 / max_ts);
@@ -727,16 +916,21 @@ RC_GTEST_PROP(SinusoidalPreset, Tensor2TensorMatchesGetTimingSignal1d, ()) {
     for (std::size_t k = 0; k < h; k += std::max<std::size_t>(1, h / 16)) RC_ASSERT(w[k] == static_cast<double>(inv32(k)));
 }
 
-RC_GTEST_PROP(SinusoidalPreset, FairseqMatchesGetEmbeddingAndMakePositions, ()) {
-  const std::string id = "SIN-PRE-4";
+POSENC_PROPERTY(SinusoidalPreset, FairseqMatchesGetEmbeddingAndMakePositions,
+                {"SIN-PRE-4", "sinusoidal",
+     "fairseq: row p col k < h = sin(p exp(-k ln(10000)/(h-1))), col h+k = cos(...), odd d -> zero last column, row "
+     "padding_idx = 0, first token at row padding_idx + 1; emulated = the float32 steps",
+     kConv + " item 4", Oracle::reference,
+     {R::table_exact_f32_scaled, R::table_exact_f64_scaled, R::table_emulated_f32_scaled, R::table_emulated_f64_scaled,
+      R::table_exact_values}}) {
   const std::size_t d = std::max<std::size_t>(4, *gen_dim(2048));
   const bool emulated = *rc::gen::arbitrary<bool>();
   SinusoidalSpec s = fairseq_spec(d);  // padding_idx = 1
   if (emulated) s.regime = Regime::emulated;
   const PositionCase pc = *gen_position(s);
-  count_case(id);
-  tag_both(id, dim_region(d) + (emulated ? " emulated" : " exact"));
-  tag_both(id, pc.region);
+  count_case(claim);
+  tag(claim, dim_region(d) + (emulated ? " emulated" : " exact"));
+  tag(claim, pc.region);
   // make_positions: first real token at row padding_idx + 1 = 2, padding tokens use row 1.
   RC_ASSERT(s.first_position == 2);
   RC_ASSERT(position_of_token(s, 0) == 2);
@@ -757,7 +951,7 @@ RC_GTEST_PROP(SinusoidalPreset, FairseqMatchesGetEmbeddingAndMakePositions, ()) 
     else mpfr_cos(a.v, a.v, MPFR_RNDN);
     return a.real();
   };
-  compare_preset(id, s, pc.p, *rc::gen::inRange<std::size_t>(0, 64), expect, sample_columns(d, 32));
+  compare_preset(claim, s, pc.p, *rc::gen::inRange<std::size_t>(0, 64), expect, sample_columns(d, 32));
   // The padding row is zero wherever it falls in a table.
   std::vector<float> t3(3 * d);
   sinusoidal_table(s, 0, 3, std::span<float>(t3));
@@ -767,7 +961,7 @@ RC_GTEST_PROP(SinusoidalPreset, FairseqMatchesGetEmbeddingAndMakePositions, ()) 
 // ---------------------------------------------------------------------------------------------------
 // SIN-ERR-1: invalid input raises posenc::Error naming the parameter.
 template <class F>
-void expect_error(const char* parameter, F&& f, const char* what) {
+void expect_error(const Claim& claim, const char* parameter, F&& f, const char* what) {
   try {
     f();
     ADD_FAILURE() << what << ": no posenc::Error thrown (expected one naming '" << parameter << "')";
@@ -778,10 +972,15 @@ void expect_error(const char* parameter, F&& f, const char* what) {
   } catch (const std::exception& e) {
     ADD_FAILURE() << what << ": threw a non-posenc exception: " << e.what();
   }
-  count_case("SIN-ERR-1");
+  count_case(claim);
 }
 
-TEST(SinusoidalErrors, InvalidArgumentsThrowErrorNamingTheParameter) {
+POSENC_CLAIM_TEST(SinusoidalErrors, InvalidArgumentsThrowErrorNamingTheParameter,
+                  {"SIN-ERR-1", "sinusoidal",
+                   "invalid arguments of the library's functions (positions, counts, buffer sizes, shifts, presets, "
+                   "preset helpers) raise posenc::Error naming the parameter, value and accepted range (invalid spec "
+                   "fields: SIN-SPEC-1)",
+                   "DESIGN.md §7", Oracle::identity, {}}) {
   const double nan = std::numeric_limits<double>::quiet_NaN(), inf = std::numeric_limits<double>::infinity();
   std::vector<float> out(64 * 64);
   auto table = [&](const SinusoidalSpec& s, std::int64_t first, std::size_t count) {
@@ -792,60 +991,60 @@ TEST(SinusoidalErrors, InvalidArgumentsThrowErrorNamingTheParameter) {
     f(s);
     return s;
   };
-  expect_error("dim", [&] { table(with([](auto& s) { s.dim = 0; }), 0, 1); }, "d = 0");
-  expect_error("dim", [&] { table(with([](auto& s) { s.dim = 7; }), 0, 1); }, "odd d with odd_dim = reject");
-  expect_error("dim", [&] { validate(vaswani_spec(9)); }, "vaswani odd d");
-  expect_error("dim", [&] { validate(fairseq_spec(2)); }, "fairseq d = 2");
-  expect_error("dim", [&] { table(with([](auto& s) { s.dim = kMaxDim + 2; }), 0, 1); }, "d too large");
+  expect_error(claim, "dim", [&] { table(with([](auto& s) { s.dim = 0; }), 0, 1); }, "d = 0");
+  expect_error(claim, "dim", [&] { table(with([](auto& s) { s.dim = 7; }), 0, 1); }, "odd d with odd_dim = reject");
+  expect_error(claim, "dim", [&] { validate(vaswani_spec(9)); }, "vaswani odd d");
+  expect_error(claim, "dim", [&] { validate(fairseq_spec(2)); }, "fairseq d = 2");
+  expect_error(claim, "dim", [&] { table(with([](auto& s) { s.dim = kMaxDim + 2; }), 0, 1); }, "d too large");
   for (double b : {nan, inf, -inf, 0.0, -2.0, 1.0, 0.5})
-    expect_error("base", [&] { table(with([b](auto& s) { s.base = b; }), 0, 1); }, "bad base");
-  expect_error("min_timescale", [&] { tensor2tensor_spec(64, 0.0, 1.0e4); }, "min_timescale = 0");
-  expect_error("min_timescale", [&] { tensor2tensor_spec(64, nan, 1.0e4); }, "min_timescale NaN");
-  expect_error("max_timescale", [&] { tensor2tensor_spec(64, 10.0, 10.0); }, "min_timescale = max_timescale");
-  expect_error("max_timescale", [&] { tensor2tensor_spec(64, 10.0, 1.0); }, "min_timescale > max_timescale");
-  expect_error("max_timescale", [&] { tensor2tensor_spec(64, 1.0, inf); }, "max_timescale inf");
-  expect_error("min_timescale", [&] { table(with([](auto& s) { s.min_timescale = -1.0; }), 0, 1); }, "negative min_timescale");
-  expect_error("position", [&] { table(vaswani_spec(8), -1, 1); }, "negative first position");
+    expect_error(claim, "base", [&] { table(with([b](auto& s) { s.base = b; }), 0, 1); }, "bad base");
+  expect_error(claim, "min_timescale", [&] { tensor2tensor_spec(64, 0.0, 1.0e4); }, "min_timescale = 0");
+  expect_error(claim, "min_timescale", [&] { tensor2tensor_spec(64, nan, 1.0e4); }, "min_timescale NaN");
+  expect_error(claim, "max_timescale", [&] { tensor2tensor_spec(64, 10.0, 10.0); }, "min_timescale = max_timescale");
+  expect_error(claim, "max_timescale", [&] { tensor2tensor_spec(64, 10.0, 1.0); }, "min_timescale > max_timescale");
+  expect_error(claim, "max_timescale", [&] { tensor2tensor_spec(64, 1.0, inf); }, "max_timescale inf");
+  expect_error(claim, "min_timescale", [&] { table(with([](auto& s) { s.min_timescale = -1.0; }), 0, 1); }, "negative min_timescale");
+  expect_error(claim, "position", [&] { table(vaswani_spec(8), -1, 1); }, "negative first position");
   const std::int64_t neg[] = {3, -5};
-  expect_error("position", [&] { sinusoidal_rows(vaswani_spec(8), std::span<const std::int64_t>(neg), std::span<float>(out)); },
+  expect_error(claim, "position", [&] { sinusoidal_rows(vaswani_spec(8), std::span<const std::int64_t>(neg), std::span<float>(out)); },
                "negative position in rows");
-  expect_error("position", [&] { table(vaswani_spec(8), kMaxPosition + 1, 1); }, "position beyond 2^40");
-  expect_error("count", [&] { table(vaswani_spec(8), kMaxPosition - 2, 8); }, "range beyond 2^40");
-  expect_error("count", [&] { table(vaswani_spec(8), 0, 0); }, "count = 0");
-  expect_error("count", [&] { checked_table_elements(with([](auto& s) { s.dim = 1u << 20; s.signed_positions = true; }),
+  expect_error(claim, "position", [&] { table(vaswani_spec(8), kMaxPosition + 1, 1); }, "position beyond 2^40");
+  expect_error(claim, "count", [&] { table(vaswani_spec(8), kMaxPosition - 2, 8); }, "range beyond 2^40");
+  expect_error(claim, "count", [&] { table(vaswani_spec(8), 0, 0); }, "count = 0");
+  expect_error(claim, "count", [&] { checked_table_elements(with([](auto& s) { s.dim = 1u << 20; s.signed_positions = true; }),
                                                       -kMaxPosition, std::size_t{1} << 41, 8); },
                "count * d overflows");
-  expect_error("out.size()", [&] { sinusoidal_table(vaswani_spec(8), 0, 2, std::span<float>(out.data(), 15)); }, "output too small");
-  expect_error("out.size()", [&] {
+  expect_error(claim, "out.size()", [&] { sinusoidal_table(vaswani_spec(8), 0, 2, std::span<float>(out.data(), 15)); }, "output too small");
+  expect_error(claim, "out.size()", [&] {
     std::vector<double> o(7);
     sinusoidal_table(vaswani_spec(8), 0, 1, std::span<double>(o));
   }, "f64 output too small");
-  expect_error("positions.size()", [&] { sinusoidal_rows(vaswani_spec(8), std::span<const std::int64_t>(), std::span<float>(out)); },
+  expect_error(claim, "positions.size()", [&] { sinusoidal_rows(vaswani_spec(8), std::span<const std::int64_t>(), std::span<float>(out)); },
                "no positions");
-  expect_error("regime", [&] { table(with([](auto& s) { s.regime = Regime::emulated; }), 0, 1); }, "emulated paper rule");
-  expect_error("regime", [&] {
+  expect_error(claim, "regime", [&] { table(with([](auto& s) { s.regime = Regime::emulated; }), 0, 1); }, "emulated paper rule");
+  expect_error(claim, "regime", [&] {
     SinusoidalSpec s = fairseq_spec(8);
     s.regime = Regime::emulated;
     shift_operator(s, 1);
   }, "shift operator of an emulated table");
-  expect_error("k", [&] { shift_operator(vaswani_spec(8), std::int64_t{1} << 42); }, "shift beyond 2^41");
+  expect_error(claim, "k", [&] { shift_operator(vaswani_spec(8), std::int64_t{1} << 42); }, "shift beyond 2^41");
   const ShiftOperator t = shift_operator(vaswani_spec(8), 3);
-  expect_error("block.size()", [&] { apply_shift(t, std::span<float>(out.data(), 15), 2); }, "apply_shift block too small");
-  expect_error("rows", [&] { apply_shift(t, std::span<float>(out.data(), 16), 0); }, "apply_shift rows = 0");
-  expect_error("out.size()", [&] {
+  expect_error(claim, "block.size()", [&] { apply_shift(t, std::span<float>(out.data(), 15), 2); }, "apply_shift block too small");
+  expect_error(claim, "rows", [&] { apply_shift(t, std::span<float>(out.data(), 16), 0); }, "apply_shift rows = 0");
+  expect_error(claim, "out.size()", [&] {
     std::vector<float> small(3);
     dense_shift_matrix(t, std::span<float>(small));
   }, "dense matrix output too small");
-  expect_error("out.size()", [&] {
+  expect_error(claim, "out.size()", [&] {
     std::vector<float> g(3);
     gram_matrix(std::span<const float>(out.data(), 16), 2, 8, std::span<float>(g));
   }, "gram output too small");
-  expect_error("block.size()", [&] {
+  expect_error(claim, "block.size()", [&] {
     std::vector<float> g(4);
     gram_matrix(std::span<const float>(out.data(), 15), 2, 8, std::span<float>(g));
   }, "gram block too small");
-  expect_error("preset", [&] { parse_sinusoidal_preset("bert"); }, "unknown preset");
-  expect_error("padding_idx", [&] { fairseq_spec(64, -1); }, "negative padding_idx");
+  expect_error(claim, "preset", [&] { sinusoidal_preset("bert", 64); }, "unknown preset");
+  expect_error(claim, "padding_idx", [&] { fairseq_spec(64, -1); }, "negative padding_idx");
 }
 
 }  // namespace
@@ -859,8 +1058,7 @@ namespace {
 // complex product s_a c_j + c_a s_j in double returned 1 + 2^-52 (0x1.0000000000001p+0):
 //   vaswani/marian d=64, p = 1052667157050, pair 0 (lib of 11:40, table started at p - 33);
 //   tensor2tensor/fairseq d=7, p = 29038651959, pair 1 (cos slot, column 4) (lib of 11:45, aligned anchors).
-TEST(SinusoidalRegression, F64CosineNearOneAtConvergentOfTwoOverPiStaysWithinOne) {
-  const std::string id = "SIN-BND-1";
+POSENC_REGRESSION(SinusoidalRegression, F64CosineNearOneAtConvergentOfTwoOverPiStaysWithinOne, "SIN-BND-1") {
   struct Case {
     SinusoidalSpec spec;
     std::int64_t p;
@@ -871,11 +1069,10 @@ TEST(SinusoidalRegression, F64CosineNearOneAtConvergentOfTwoOverPiStaysWithinOne
       const std::size_t d = c.spec.dim;
       std::vector<double> block((before + 1) * d);
       sinusoidal_table(c.spec, c.p - static_cast<std::int64_t>(before), before + 1, std::span<double>(block));
-      count_case(id);
+      count_case(claim);
       for (std::size_t col = 0; col < d; ++col) {
         const double y = block[before * d + col];
-        const Measure m{Class::ok, std::max(std::fabs(y) - 1.0, 0.0)};
-        if (auto f = check(id, "sinusoidal.table.range", m, y, nullptr, [&] {
+        if (auto f = check(claim, R::table_range, y, rf::make_real(std::isnan(y) ? y : std::clamp(y, -1.0, 1.0), kBits), [&] {
               return spec_label(c.spec) + " dtype=f64 p=" + position_label(c.p) + " table from p-" + std::to_string(before) +
                      " col=" + std::to_string(col);
             }))
@@ -889,8 +1086,7 @@ TEST(SinusoidalRegression, F64CosineNearOneAtConvergentOfTwoOverPiStaysWithinOne
 // first row): with signed positions, a table that started at -1 put p = 0 at offset 1 of its block and
 // the complex product of the anchor at -1 with J[1] returned sin = 2.34e-17 instead of 0. (Fixed by the
 // lib of 11:45, whose anchors are multiples of B, so 0 is always an anchor.)
-TEST(SinusoidalRegression, PositionZeroInsideABlockIsExact) {
-  const std::string id = "SIN-BND-2";
+POSENC_REGRESSION(SinusoidalRegression, PositionZeroInsideABlockIsExact, "SIN-BND-2") {
   SinusoidalSpec s = vaswani_spec(4);
   s.dim = 3;
   s.odd_dim = OddDim::zero_pad;
@@ -898,15 +1094,18 @@ TEST(SinusoidalRegression, PositionZeroInsideABlockIsExact) {
   for (std::size_t before : {std::size_t{1}, std::size_t{5}, std::size_t{63}}) {
     std::vector<double> block((before + 1) * s.dim);
     sinusoidal_table(s, -static_cast<std::int64_t>(before), before + 1, std::span<double>(block));
-    count_case(id);
+    count_case(claim);
     const double* row = block.data() + before * s.dim;
     const Real zero = rf::make_real(0, kBits), one = rf::make_real(1, kBits);
     auto in = [&] { return spec_label(s) + " dtype=f64 table from -" + std::to_string(before) + " p=0"; };
-    if (auto f = check(id, "sinusoidal.table.exact_values", absolute_error(row[0], zero), row[0], &zero, [&] { return in() + " sin slot"; }))
+    if (auto f = check(claim, R::table_exact_values, row[0], zero, [&] { return in() + " sin slot"; }))
       ADD_FAILURE() << *f;
-    if (auto f = check(id, "sinusoidal.table.exact_values", absolute_error(row[1], one), row[1], &one, [&] { return in() + " cos slot"; }))
+    if (auto f = check(claim, R::table_exact_values, row[1], one, [&] { return in() + " cos slot"; }))
       ADD_FAILURE() << *f;
   }
 }
 
 }  // namespace
+
+// SIN-SPEC-1..4: the generic contract of the spec description (support/spec_contract.hpp).
+POSENC_SPEC_CONTRACT(posenc::SinusoidalSpec, Sinusoidal, "SIN")

@@ -1,4 +1,7 @@
-#include "generators.hpp"
+#include "sinusoidal/generators.hpp"
+
+#include "sinusoidal/cases.hpp"
+#include "support/arbitrary.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -91,49 +94,60 @@ rc::Gen<double> gen_base() {
   });
 }
 
-rc::Gen<SpecCase> gen_preset_spec(std::size_t max_dim, bool allow_emulated) {
-  const int n = static_cast<int>(sinusoidal_presets().size());
-  return rc::gen::apply(
-      [allow_emulated](int which, std::size_t d, bool emulate) {
-        const auto& info = sinusoidal_presets()[static_cast<std::size_t>(which)];
-        std::string region = std::string(info.name);
-        if (d % 2 && (info.preset == SinusoidalPreset::vaswani || info.preset == SinusoidalPreset::marian)) ++d;
-        if (info.preset == SinusoidalPreset::fairseq && d < 4) d = 4;
-        SpecCase c{preset_spec(info.preset, d), std::string(info.name), ""};
-        const bool can_emulate =
-            info.preset == SinusoidalPreset::tensor2tensor || info.preset == SinusoidalPreset::fairseq;
-        if (allow_emulated && emulate && can_emulate) c.spec.regime = Regime::emulated;
-        c.region = region + " " + dim_region(c.spec.dim) + " " + std::string(to_string(c.spec.regime));
-        return c;
-      },
-      rc::gen::inRange(0, n), gen_dim(max_dim), rc::gen::arbitrary<bool>());
+namespace {
+// A spec made valid at dim d: an odd d only where odd_dim allows it, d >= 4 for the fairseq rule.
+SinusoidalSpec at_dim(SinusoidalSpec s, std::size_t d) {
+  if (d % 2 && s.odd_dim == OddDim::reject) ++d;
+  if (s.rule == FrequencyRule::fairseq && d < 4) d = 4;
+  s.dim = d;
+  return s;
 }
 
+std::string spec_region(const SinusoidalSpec& s, const std::string& name) {
+  std::string region = name + " " + std::string(to_string(s.rule)) + " " + std::string(to_string(s.layout)) + " " +
+                       dim_region(s.dim) + " " + std::string(to_string(s.regime));
+  if (name == "custom") {
+    if (s.base == 10000.0) region += " base=10000";
+    if (s.min_timescale != 1.0) region += " min_ts!=1";
+    if (s.signed_positions) region += " signed";
+    if (s.padding_row) region += " padding_row";
+  }
+  return region;
+}
+}  // namespace
+
+rc::Gen<SpecCase> gen_preset_spec(std::size_t max_dim, bool allow_emulated) {
+  const auto presets = SpecTraits<SinusoidalSpec>::presets();
+  return rc::gen::apply(
+      [allow_emulated, presets](std::size_t which, std::size_t d, bool emulate) {
+        const auto& preset = presets[which];
+        SpecCase c{at_dim(preset.spec, d), std::string(preset.name), ""};
+        if (allow_emulated && emulate && c.spec.rule != FrequencyRule::paper) c.spec.regime = Regime::emulated;
+        c.region = spec_region(c.spec, c.name);
+        return c;
+      },
+      rc::gen::inRange<std::size_t>(0, presets.size()), gen_dim(max_dim), rc::gen::arbitrary<bool>());
+}
+
+// Custom specs come from the description's default generator (support/arbitrary.hpp: every field, its boundaries
+// included), with the size drawn by gen_dim (<= max_dim) and, for positions, a bounded min_timescale.
 rc::Gen<SpecCase> gen_any_spec(std::size_t max_dim, bool allow_emulated) {
   auto custom = rc::gen::apply(
-      [allow_emulated](bool halves, int rule, double base, std::size_t d, int ts_choice, bool signed_pos, bool padded,
-                       bool emulate) {
-        SinusoidalSpec s;
-        s.layout = halves ? Layout::halves : Layout::interleaved;
-        s.rule = static_cast<FrequencyRule>(rule);
-        s.base = base;
-        s.dim = d;
-        if (d % 2) s.odd_dim = OddDim::zero_pad;
-        if (s.rule == FrequencyRule::fairseq && s.dim < 4) s.dim = 4;
-        static constexpr double kTs[] = {1.0, 1.0, 0.5, 2.0, 1.0e-3, 1.0e3};
+      [allow_emulated](SinusoidalSpec s, std::size_t d, int ts_choice) {
+        s = at_dim(s, d);
+        static constexpr double kTs[] = {1.0, 1.0, 1.0, 0.5, 2.0, 1.0e-3, 1.0e3};
         s.min_timescale = kTs[ts_choice];
-        s.signed_positions = signed_pos;
-        if (padded) s.padding_row = signed_pos ? -1 : 1;
-        if (allow_emulated && emulate && s.rule != FrequencyRule::paper) s.regime = Regime::emulated;
-        std::string region = "custom " + std::string(to_string(s.rule)) + " " + std::string(to_string(s.layout)) + " " +
-                             dim_region(s.dim) + " " + std::string(to_string(s.regime));
-        if (base == 10000.0) region += " base=10000";
-        if (s.min_timescale != 1.0) region += " min_ts!=1";
-        if (signed_pos) region += " signed";
-        return SpecCase{s, "custom", region};
+        if (s.base > 1.0e7 || s.base < 1.0 + 1.0e-6) s.base = 10000.0;  // the budget rows' base range
+        if (!allow_emulated) s.regime = Regime::exact;
+        // Positions the spec accepts may have shrunk with min_timescale: keep the padding row/first position inside.
+        const std::int64_t lim = max_abs_position(s);
+        auto clampv = [&](std::int64_t v) { return std::clamp<std::int64_t>(v, s.signed_positions ? -lim : 0, lim); };
+        s.first_position = clampv(s.first_position);
+        if (s.padding_row) s.padding_row = clampv(*s.padding_row);
+        validate(s);
+        return SpecCase{s, "custom", spec_region(s, "custom")};
       },
-      rc::gen::arbitrary<bool>(), rc::gen::inRange(0, 3), gen_base(), gen_dim(max_dim), rc::gen::inRange(0, 6),
-      rc::gen::arbitrary<bool>(), rc::gen::arbitrary<bool>(), rc::gen::arbitrary<bool>());
+      gen_described_spec<SinusoidalSpec>(), gen_dim(max_dim), rc::gen::inRange(0, 7));
   return rc::gen::weightedOneOf<SpecCase>({{3, gen_preset_spec(max_dim, allow_emulated)}, {2, custom}});
 }
 
@@ -187,16 +201,9 @@ std::vector<PositionCase> hard_positions(const SinusoidalSpec& spec, std::size_t
     if (p < lo || p > lim) return;
     pos.emplace(p, region);  // first region wins
   };
-  add(0, "p=0");
-  add(1, "p=1");
-  add(2, "p=2");
-  add(3, "p=3");
+  for (std::int64_t p : cases::sinusoidal::kNamedHardPositions) add(p, "p=" + std::to_string(p));
   add(spec.first_position, "p=first_position");
   if (spec.padding_row) add(*spec.padding_row, "p=padding_row");
-  add(48039, "p=48039");
-  add(131071, "p=131071");
-  for (int d = -2; d <= 2; ++d) add(pow2(20) + d, "p=2^20+-2");
-  for (int d = -2; d <= 2; ++d) add(pow2(24) + d, "p=2^24+-2");
   for (int d = 0; d <= 3; ++d) add(lim - d, "p=max-3..max");
   for (int e = 1; e <= 40; ++e)
     for (int d : {-1, 0, 1}) add(pow2(e) + d, "p=2^k+-1");
@@ -258,6 +265,8 @@ rc::Gen<std::int64_t> gen_shift(const SinusoidalSpec& spec, std::int64_t max_k) 
     if (q <= max_k) hard.push_back(q);
   for (int e = 0; e <= 41; ++e)
     if (pow2(e) <= max_k) hard.push_back(pow2(e));
+  for (std::int64_t k : cases::sinusoidal::kShifts)
+    if (k <= max_k) hard.push_back(k);
   auto sign = [](rc::Gen<std::int64_t> g) {
     return rc::gen::apply([](std::int64_t k, bool neg) { return neg ? -k : k; }, g, rc::gen::arbitrary<bool>());
   };

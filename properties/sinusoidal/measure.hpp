@@ -1,10 +1,9 @@
-// properties/support/sinusoidal_measure.hpp — the one harness that measures the fast sinusoidal path
-// against the oracle. The properties assert from it (through check()) and the accuracy sweep aggregates
-// it into accuracy.json, so the tests and the report measure exactly the same thing (DESIGN.md §8).
+// properties/sinusoidal/measure.hpp — the one harness that measures the fast sinusoidal path against the
+// oracle. The properties assert from it (claim sinks) and the accuracy sweep aggregates it into accuracy.json,
+// so the tests and the report measure exactly the same thing (DESIGN.md §8).
 //
-// Each function computes fast values, the oracle's values, and calls the sink once per compared number
-// with the budget row id it belongs to, the measure (accuracy.hpp), the computed value, the reference
-// (null when the reference is not an MPFR number) and a lazy description of the whole input.
+// Each function computes fast values and the oracle's values and emits one case per compared number under its
+// budget row (support/harness.hpp: the measure comes from the row).
 #pragma once
 
 #include <cstddef>
@@ -14,14 +13,11 @@
 #include <string_view>
 #include <vector>
 
-#include "accuracy.hpp"
-#include "claims.hpp"
 #include "posenc/sinusoidal.hpp"
+#include "support/accuracy.hpp"
+#include "support/harness.hpp"
 
 namespace posenc::test {
-
-using Sink = std::function<void(std::string_view row, const Measure&, double computed, const Real* reference,
-                                const Describe& inputs)>;
 
 enum class Path { table, rows };  // sinusoidal_table (anchor + J complex multiply) or sinusoidal_rows
 

@@ -1,0 +1,175 @@
+// cli/spec_options.hpp — command-line options of a spec, derived from its description (posenc/describe.hpp).
+//
+// SpecOptions<Spec> adds to a subcommand, in the group "Spec":
+//   --preset NAME     start from a preset (SpecTraits<Spec>::presets());
+//   --spec FILE       start from a JSON spec: a spec object, or any result file posenc wrote (its "spec" member),
+//                     so every result can be replayed exactly;
+//   one flag per field (the description's flag, meaning and accepted values as help; bool fields are flags that
+//   also take =true/=false; optional fields take "none");
+//   the scheme's own aliases (add_alias: e.g. fairseq's --padding-idx sets two fields).
+// build() applies the preset or file, then every given field flag in table order, then the aliases, and validates.
+// A posenc::Error about a field is re-thrown naming the flag the user types ("--dim = 3 is out of range; ...").
+// describe_scheme<Spec>() is the scheme's entry of `posenc list`.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+#include <fstream>
+#include <functional>
+#include <map>
+#include <sstream>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include "posenc/describe.hpp"
+#include "posenc/error.hpp"
+#include "posenc/spec_json.hpp"
+#include "registry.hpp"
+
+namespace posenc::cli {
+
+namespace spec_options_detail {
+template <class V>
+constexpr const char* type_name() {
+  if constexpr (std::is_same_v<V, bool>) return "boolean";
+  else if constexpr (std::is_enum_v<V>) return "name";
+  else if constexpr (std::is_floating_point_v<V>) return "real";
+  else return "integer";
+}
+}  // namespace spec_options_detail
+
+template <DescribedSpec Spec>
+class SpecOptions {
+ public:
+  using Apply = std::function<void(Spec&, const std::string&)>;
+
+  void add_to(CLI::App* app) {
+    app_ = app;
+    const Spec d{};
+    app->add_option("--preset", preset_, "Convention to start from: " + preset_names<Spec>() + " (posenc list)")
+        ->type_name("NAME")
+        ->group("Spec");
+    app->add_option("--spec", spec_file_,
+                    "Start from a JSON spec: a spec object or a result file posenc wrote (its \"spec\")")
+        ->type_name("FILE")
+        ->group("Spec");
+    for_each_field<Spec>([&](const auto& f) {
+      using F = std::remove_cvref_t<decltype(f)>;
+      using V = typename F::value_type;
+      std::string& text = texts_[std::string(f.name)];
+      const std::string help = std::string(f.meaning) + " [default " + field_text(f, d) + "; " + accepted_text(f, d) + "]";
+      if constexpr (std::is_same_v<V, bool>) {
+        app->add_flag(std::string(f.flag) + "{true}", text, help)->group("Spec");
+      } else if constexpr (std::is_enum_v<V>) {
+        app->add_option(std::string(f.flag), text, help)->type_name(enum_names<V>())->group("Spec");
+      } else {
+        app->add_option(std::string(f.flag), text, help)->type_name(F::is_optional ? "N|none" : "X")->group("Spec");
+      }
+    });
+  }
+
+  // A scheme-own flag applied after the fields (e.g. --padding-idx N sets padding_row and first_position).
+  void add_alias(const std::string& flag, const std::string& type, const std::string& help, Apply apply) {
+    aliases_.push_back({flag, std::make_shared<std::string>(), std::move(apply)});
+    app_->add_option(flag, *aliases_.back().text, help)->type_name(type)->group("Spec");
+  }
+
+  bool given(const std::string& flag) const { return app_->count(flag) > 0; }
+
+  Spec build() const {
+    try {
+      Spec s{};
+      if (given("--preset") && given("--spec"))
+        throw Error(std::string(SpecTraits<Spec>::scheme), "--spec", spec_file_, "either --preset or --spec",
+                    "is given together with --preset");
+      if (given("--preset")) s = find_preset<Spec>(preset_).spec;
+      if (given("--spec")) s = read_spec_file(spec_file_);
+      for_each_field<Spec>([&](const auto& f) {
+        if (given(std::string(f.flag))) set_field_text(f, s, texts_.at(std::string(f.name)));
+      });
+      for (const auto& a : aliases_)
+        if (given(a.flag)) a.apply(s, *a.text);
+      validate(s);
+      return s;
+    } catch (const Error& e) {
+      throw renamed(e);
+    }
+  }
+
+  // The error with the field name replaced by its flag (unchanged if it names no field).
+  static Error renamed(const Error& e) {
+    Error out = e;
+    visit_field<Spec>(e.parameter(), [&](const auto& f) { out = e.renamed(std::string(f.flag)); });
+    if (e.parameter() == "preset") out = e.renamed("--preset");
+    return out;
+  }
+
+  static Spec read_spec_file(const std::string& path) {
+    std::ifstream in(path);
+    if (!in) throw IoError("--spec: cannot read '" + path + "'");
+    std::stringstream ss;
+    ss << in.rdbuf();
+    nlohmann::ordered_json j;
+    try {
+      j = nlohmann::ordered_json::parse(ss.str());
+    } catch (const nlohmann::json::exception& e) {
+      throw IoError("--spec: '" + path + "' is not JSON (" + e.what() + ")");
+    }
+    if (j.is_object() && j.contains("spec") && j["spec"].is_object()) {
+      if (j.contains("scheme") && j["scheme"] != std::string(SpecTraits<Spec>::scheme))
+        throw Error(std::string(SpecTraits<Spec>::scheme), "--spec", path,
+                    "a spec of the scheme " + std::string(SpecTraits<Spec>::scheme),
+                    "holds a spec of the scheme " + j["scheme"].dump());
+      j = j["spec"];
+    }
+    return spec_from_json<Spec>(j);
+  }
+
+ private:
+  struct Alias {
+    std::string flag;
+    std::shared_ptr<std::string> text;
+    Apply apply;
+  };
+  CLI::App* app_ = nullptr;
+  std::string preset_, spec_file_;
+  std::map<std::string, std::string> texts_;
+  std::vector<Alias> aliases_;
+};
+
+// The scheme's entry of `posenc list`: its name, summary, presets (with the implementation and commit they
+// reproduce and every field's value) and parameters (flag, type, default, accepted values, meaning, source).
+template <DescribedSpec Spec>
+Json describe_scheme() {
+  Json j;
+  j["name"] = std::string(SpecTraits<Spec>::scheme);
+  j["summary"] = std::string(SpecTraits<Spec>::summary);
+  j["presets"] = Json::array();
+  for (const auto& p : SpecTraits<Spec>::presets())
+    j["presets"].push_back({{"name", std::string(p.name)},
+                            {"summary", std::string(p.summary)},
+                            {"implementation", std::string(p.implementation)},
+                            {"commit", std::string(p.commit)},
+                            {"spec", to_json(p.spec)}});
+  j["parameters"] = Json::array();
+  const Spec d{};
+  const Json defaults = to_json(d);
+  for_each_field<Spec>([&](const auto& f) {
+    using F = std::remove_cvref_t<decltype(f)>;
+    using V = typename F::value_type;
+    std::string type = spec_options_detail::type_name<V>();
+    if constexpr (std::is_enum_v<V>) type = enum_names<V>();
+    if (F::is_optional) type += " or none";
+    j["parameters"].push_back({{"name", std::string(f.name)},
+                               {"flag", std::string(f.flag)},
+                               {"type", type},
+                               {"default", defaults[std::string(f.name)]},
+                               {"accepted", accepted_text(f, d)},
+                               {"meaning", std::string(f.meaning)},
+                               {"source", std::string(f.source)}});
+  });
+  return j;
+}
+
+}  // namespace posenc::cli

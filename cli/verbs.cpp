@@ -1,0 +1,89 @@
+#include "verbs.hpp"
+
+#include <unistd.h>
+
+#include <cstdio>
+
+#include "args.hpp"
+#include "posenc/error.hpp"
+
+namespace posenc::cli {
+
+void OutFlags::add_to(CLI::App* a, const std::string& formats) {
+  a->add_option("--format", format, formats + " (default: from the --out extension, else json)")
+      ->type_name("FMT")
+      ->group("Output");
+  a->add_option("--out", out, "Output file, written atomically, or - for stdout (default -)")->type_name("FILE")->group("Output");
+}
+
+DType parse_output_dtype(const std::string& text) {
+  if (text == "f32") return DType::f32;
+  if (text == "f64") return DType::f64;
+  throw UsageError("--dtype: '" + text + "' is not an output type; accepted: f32 | f64");
+}
+
+TableOptions parse_threads(const std::string& text) {
+  TableOptions opts;
+  if (text.empty()) return opts;
+  const std::int64_t t = parse_int64("--threads", text);
+  if (t < 0 || t > 4096)
+    throw UsageError("--threads: '" + text + "' is out of range; accepted: 0 (OpenMP default) .. 4096 (capped at the "
+                     "number of processors)");
+  opts.threads = static_cast<int>(t);
+  return opts;
+}
+
+void check_memory(std::size_t bytes, const std::string& what) {
+  const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+  if (pages > 0 && page > 0) {
+    const double phys = static_cast<double>(pages) * static_cast<double>(page);
+    if (static_cast<double>(bytes) > phys)
+      throw IoError(what + " needs " + std::to_string(bytes) + " bytes, more than this machine's memory (" +
+                    std::to_string(static_cast<long long>(phys)) + " bytes)");
+  }
+}
+
+void InputFlags::add_to(CLI::App* a) {
+  a->add_option("--in", path, "The .npy file to read (f16, f32, f64; bf16 stored as uint16 with --in-dtype bf16)")
+      ->type_name("FILE")
+      ->required()
+      ->group("Input");
+  a->add_option("--in-dtype", dtype,
+                "Element type of --in: f16 | bf16 | f32 | f64 (default: the file's own; bf16 must be declared, "
+                "NumPy stores it as '<u2' or '<V2')")
+      ->type_name("T")
+      ->group("Input");
+}
+
+NpyArray InputFlags::read() const {
+  std::optional<NpyType> declared;
+  if (!dtype.empty()) {
+    if (dtype == "f16") declared = NpyType::f16;
+    else if (dtype == "bf16") declared = NpyType::bf16;
+    else if (dtype == "f32") declared = NpyType::f32;
+    else if (dtype == "f64") declared = NpyType::f64;
+    else throw UsageError("--in-dtype: '" + dtype + "' is not an element type; accepted: f16 | bf16 | f32 | f64");
+  }
+  return read_npy(path, declared);
+}
+
+void ReportFlags::add_to(CLI::App* a) {
+  a->add_option("--format", format, "md (default) | json")->type_name("FMT")->group("Output");
+  a->add_option("--out", out, "Report file, written atomically, or - for stdout (default -)")->type_name("FILE")->group("Output");
+}
+
+void ReportFlags::write(const Json& json, const std::string& markdown) const {
+  if (format != "md" && format != "json")
+    throw UsageError("--format: '" + format + "' is not a report format; accepted: md | json");
+  Output o(out == "-" ? std::string() : out, false);
+  const std::string text = format == "json" ? json.dump(2) + "\n" : markdown;
+  if (std::fwrite(text.data(), 1, text.size(), o.file()) != text.size()) throw IoError("cannot write the report to " + out);
+  o.commit();
+}
+
+int& exit_status() {
+  static int status = 0;
+  return status;
+}
+
+}  // namespace posenc::cli

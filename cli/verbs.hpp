@@ -1,0 +1,69 @@
+// cli/verbs.hpp — the plumbing every scheme's verbs share: output flags, output types, thread counts, guarded
+// allocation, the head of every result file (scheme + replayable spec), the --in tensor of check/identify/apply,
+// and writing a report (check, identify) as Markdown or JSON with the exit status of its verdict.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+#include <cstddef>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "npy_reader.hpp"
+#include "output.hpp"
+#include "posenc/options.hpp"
+#include "posenc/spec_json.hpp"
+#include "posenc/vocabulary.hpp"
+#include "registry.hpp"
+
+namespace posenc::cli {
+
+struct OutFlags {
+  std::string format, out = "-";
+  void add_to(CLI::App* a, const std::string& formats);
+};
+
+// --dtype of outputs: f32 | f64 (UsageError otherwise).
+DType parse_output_dtype(const std::string& text);
+// --threads N: 0 (OpenMP default) .. 4096; TableOptions with it.
+TableOptions parse_threads(const std::string& text);
+
+// Refuses sizes beyond the machine's physical memory before allocating (with overcommit a huge allocation
+// succeeds and the process is killed later); posenc::IoError naming `what` when memory runs out.
+void check_memory(std::size_t bytes, const std::string& what);
+template <class T>
+std::unique_ptr<T[]> allocate(std::size_t n, const std::string& what) {
+  check_memory(n * sizeof(T), what);
+  std::unique_ptr<T[]> p(new (std::nothrow) T[n]);
+  if (!p) throw IoError("cannot allocate " + std::to_string(n * sizeof(T)) + " bytes for " + what);
+  return p;
+}
+
+// {"scheme", "spec"}: the head of every result file; `posenc <verb> <scheme> --spec FILE` replays it.
+template <DescribedSpec Spec>
+Json result_head(const Spec& s) {
+  Json head;
+  head["scheme"] = std::string(SpecTraits<Spec>::scheme);
+  head["spec"] = to_json(s);
+  return head;
+}
+
+// --in FILE [--in-dtype T] of check / identify / apply.
+struct InputFlags {
+  std::string path, dtype;
+  void add_to(CLI::App* a);
+  NpyArray read() const;  // posenc::IoError naming the file for anything the reader refuses
+};
+
+// A report of check/identify: --format md (default) or json, --out; returns nothing, sets the exit status.
+struct ReportFlags {
+  std::string format = "md", out = "-";
+  void add_to(CLI::App* a);
+  void write(const Json& json, const std::string& markdown) const;
+};
+
+// The exit status a verb asks main() to return (check: 1 when the numbers fail their verdict).
+int& exit_status();
+
+}  // namespace posenc::cli

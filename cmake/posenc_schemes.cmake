@@ -1,0 +1,66 @@
+# posenc_schemes.cmake — registering a scheme without hand edits.
+#
+# A scheme is added with ONE line in the top-level CMakeLists.txt:
+#     posenc_add_scheme(<name> TESTS <TestPrefix>)
+# Every part then picks up its file(s) of that scheme by convention (posenc_scheme_files below), and configure
+# fails naming the file when a scheme lacks one:
+#     spec/include/posenc/<name>_spec.hpp, spec/src/<name>_spec.cpp        posenc::spec
+#     lib/include/posenc/<name>.hpp, lib/src/<name>.cpp                    posenc::posenc
+#     reference/include/posenc/reference/<name>.hpp, reference/src/<name>.cpp   posenc::reference
+#     reference/tests/<name>_oracle_test.cpp                               posenc_oracle_tests
+#     properties/<name>/budget.hpp, budget.cpp                             posenc_accuracy (the budget table)
+#     properties/<name>/cases.hpp                                          the case table (properties, sweep, benchmarks)
+#     properties/<name>/properties.cpp (+ other .cpp: support code)        posenc_properties
+#     properties/<name>/sweep.cpp                                          posenc_accuracy_sweep
+#     benchmarks/<name>_bench.cpp                                          posenc_bench
+#     cli/schemes/<name>.cpp                                               posenc (CLI)
+#     properties/<name>/check.cpp, check.hpp                              posenc check / identify (posenc_accuracy)
+# GoogleTest suites of a scheme start with <TestPrefix> (e.g. Sinusoidal, SinusoidalOracleEmulated): ctest
+# discovers each test and labels it "<part>:<name>", so `ctest -L sinusoidal` runs one scheme.
+
+function(posenc_add_scheme name)
+  cmake_parse_arguments(PARSE_ARGV 1 S "" "TESTS" "")
+  if(NOT S_TESTS)
+    message(FATAL_ERROR "posenc_add_scheme(${name}): give TESTS <GoogleTest suite prefix>")
+  endif()
+  set_property(GLOBAL APPEND PROPERTY POSENC_SCHEMES ${name})
+  set_property(GLOBAL APPEND PROPERTY POSENC_SCHEME_TEST_PREFIXES ${S_TESTS})
+endfunction()
+
+# posenc_scheme_files(<out-var> <pattern>...): for every registered scheme, each pattern (a path relative to the
+# project root, with @ standing for the scheme's name) as an absolute path; a missing file is a configure error.
+function(posenc_scheme_files out)
+  get_property(schemes GLOBAL PROPERTY POSENC_SCHEMES)
+  set(files)
+  foreach(name IN LISTS schemes)
+    foreach(pattern IN LISTS ARGN)
+      string(REPLACE "@" "${name}" rel "${pattern}")
+      if(NOT EXISTS "${PROJECT_SOURCE_DIR}/${rel}")
+        message(FATAL_ERROR "scheme '${name}' is registered (posenc_add_scheme) but has no ${rel}; see cmake/posenc_schemes.cmake")
+      endif()
+      list(APPEND files "${PROJECT_SOURCE_DIR}/${rel}")
+    endforeach()
+  endforeach()
+  set(${out} ${files} PARENT_SCOPE)
+endfunction()
+
+# posenc_discover_scheme_tests(<target> <part> <environment> <timeout> [args...]): one ctest entry per GoogleTest test
+# of <target>, run with <args>, labelled "<part>:<scheme>" for the tests of each scheme and "<part>:core" for the
+# scheme-independent suites (ctest -L takes a regular expression: `ctest -L sinusoidal`, `ctest -L properties`).
+# One label and one environment entry: CMake 3.25's gtest_discover_tests flattens list-valued properties.
+function(posenc_discover_scheme_tests target part env timeout)
+  include(GoogleTest)
+  get_property(schemes GLOBAL PROPERTY POSENC_SCHEMES)
+  get_property(prefixes GLOBAL PROPERTY POSENC_SCHEME_TEST_PREFIXES)
+  set(all_prefixes)
+  foreach(name prefix IN ZIP_LISTS schemes prefixes)
+    gtest_discover_tests(${target} TEST_FILTER "${prefix}*" TEST_PREFIX "${part}." DISCOVERY_TIMEOUT 120
+                         EXTRA_ARGS ${ARGN}
+                         PROPERTIES LABELS "${part}:${name}" ENVIRONMENT "${env}" TIMEOUT ${timeout})
+    list(APPEND all_prefixes "${prefix}*")
+  endforeach()
+  string(JOIN ":" schemes_filter ${all_prefixes})
+  gtest_discover_tests(${target} TEST_FILTER "*-${schemes_filter}" TEST_PREFIX "${part}." DISCOVERY_TIMEOUT 120
+                       EXTRA_ARGS ${ARGN}
+                       PROPERTIES LABELS "${part}:core" ENVIRONMENT "${env}" TIMEOUT ${timeout})
+endfunction()

@@ -1,0 +1,48 @@
+// properties/support/harness.hpp — how measuring harnesses report what they measure.
+//
+// A scheme's harness (properties/<scheme>/measure.*) computes fast values and oracle values and emits one case
+// per compared number under its budget row; emit() computes the measure from the row (budget.hpp), so a harness
+// never chooses a metric. Sinks decide what a case is for: a claim sink records it in the ledger and fails the
+// property or test with the whole case when it is over budget (tests and report measure exactly the same thing,
+// DESIGN.md §8); the accuracy sweep's sink aggregates per row for accuracy.json.
+#pragma once
+
+#include <functional>
+#include <string>
+
+#include "budget.hpp"
+#include "claims.hpp"
+
+namespace posenc::test {
+
+using Sink = std::function<void(const BudgetRow&, const Measure&, double computed, const Real* reference,
+                                const Describe& inputs)>;
+
+inline void emit(const Sink& sink, const BudgetRow& row, double y, const Real& r, const Describe& inputs,
+                 double scale = 0.0) {
+  sink(row, measure(row, y, r, scale), y, &r, inputs);
+}
+template <BudgetKey K>
+void emit(const Sink& sink, K key, double y, const Real& r, const Describe& inputs, double scale = 0.0) {
+  emit(sink, budget(key), y, r, inputs, scale);
+}
+// A case whose computed quantity is an exact Real (a dot product formed in MPFR); `shown` is printed as computed.
+template <BudgetKey K>
+void emit_real(const Sink& sink, K key, const Real& y, const Real& r, double shown, const Describe& inputs,
+               double scale = 0.0) {
+  const BudgetRow& row = budget(key);
+  sink(row, measure(row, y, r, scale), shown, &r, inputs);
+}
+template <BudgetKey K>
+void emit_value(const Sink& sink, K key, double value, const Describe& inputs) {
+  const BudgetRow& row = budget(key);
+  sink(row, measure_value(row, value), value, nullptr, inputs);
+}
+
+// Records the cases of the rows `claim` lists (others are measured for other claims) and fails on the first
+// one over budget: with RC_FAIL inside a RapidCheck property, with a non-fatal ADD_FAILURE in a plain test
+// (which keeps going and so finds every failing case).
+enum class FailWith { rapidcheck, gtest };
+Sink claim_sink(const Claim&, FailWith = FailWith::rapidcheck);
+
+}  // namespace posenc::test
