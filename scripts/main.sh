@@ -53,9 +53,10 @@ run_proof() {  # name, executable, extra args...
     grep -E '^\[  (PASSED|FAILED)' "$results/log-$name.txt" | sed 's/^/    /'
   fi
 }
-run_proof oracle "$build/reference/posenc_oracle_sinusoidal_test"
-run_proof metric "$build/properties/posenc_accuracy_metric_test"
-run_proof sinusoidal "$build/properties/posenc_sinusoidal_properties"
+# One program per part holds every scheme's tests (ctest runs them one by one, labelled <part>:<scheme>).
+run_proof oracle "$build/reference/posenc_oracle_tests"
+run_proof properties "$build/properties/posenc_properties"
+"$build/cli/posenc" list --format json > "$results/schemes.json" || failed+=("schemes.json")
 
 stage "4/6 accuracy sweep (fast path vs oracle over positions 0..2^40, every preset, regime, dtype)"
 if ! "$build/properties/posenc_accuracy_sweep" "${sweep_flags[@]}" --out "$results/accuracy.json" 2>&1 \
@@ -75,7 +76,7 @@ tail -n 3 "$results/log-bench-auto.txt" | sed 's/^/    | /'
 # ... and the BLAS families once more under the AVX2 fallback core (what Debian's OpenBLAS 0.3.21 picks on
 # CPUs it does not know, or what an environment forces), so the report can state the cost of a fallback.
 echo "  - BLAS families under the Haswell (AVX2) fallback core"
-OPENBLAS_CORETYPE=Haswell "$bench" "${bench_flags[@]}" --benchmark_filter='^(sgemm|gram|shift/blas)' \
+OPENBLAS_CORETYPE=Haswell "$bench" "${bench_flags[@]}" --benchmark_filter='^[a-z0-9_]+/(sgemm|gram|shift/blas)' \
   --benchmark_out="$results/bench-fallback-haswell.json" --benchmark_out_format=json \
   > "$results/log-bench-fallback.txt" 2>&1 || failed+=("bench:fallback")
 
