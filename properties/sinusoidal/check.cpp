@@ -104,15 +104,6 @@ std::vector<std::string> field_differences(const SinusoidalSpec& from, const Sin
   return out;
 }
 
-bool valid(const SinusoidalSpec& s) {
-  try {
-    validate(s);
-    return true;
-  } catch (const Error&) {
-    return false;
-  }
-}
-
 }  // namespace
 
 Identification identify_table(const TableInput& in, std::size_t sample_rows) {
@@ -141,7 +132,7 @@ Identification identify_table(const TableInput& in, std::size_t sample_rows) {
               s.regime = regime;
               if (!keep_padding) s.padding_row.reset();
               if (!keep_padding && !preset.spec.padding_row) continue;
-              if (!valid(s)) continue;
+              if (!is_valid(s)) continue;
               bool ok = true;
               for (std::size_t i : rows_idx) {
                 const std::int64_t p = in.positions[i] + off;

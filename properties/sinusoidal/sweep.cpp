@@ -26,15 +26,6 @@ using namespace posenc;
 using namespace posenc::test;
 using nlohmann::json;
 
-bool is_valid(const SinusoidalSpec& s) {
-  try {
-    validate(s);
-    return true;
-  } catch (const Error&) {
-    return false;
-  }
-}
-
 std::vector<std::int64_t> grid(const SinusoidalSpec& s, int steps_per_octave) {
   std::set<std::int64_t> g{0};
   const std::int64_t lim = max_abs_position(s);

@@ -124,10 +124,13 @@ std::size_t check_boundaries(const Spec& s, bool in_rc) {
       t.*(f.member) = pr.value;
       const std::string context = "spec {" + describe(s) + "}: field " + std::string(f.name) + " = " + field_text(f, t) +
                                   " (" + pr.what + ")";
+      const bool predicted = is_valid(t);  // the exception-free form must agree with validate()
       try {
         validate(t);
+        if (!predicted) fail(context + ": validate() accepts it but is_valid() does not");
         if (!pr.inside) fail(context + ": accepted, but lies outside " + accepted_text(f, s));
       } catch (const Error& e) {
+        if (predicted) fail(context + ": is_valid() accepts it but validate() refuses: " + e.what());
         const std::size_t named = field_index<Spec>(e.parameter());
         if (pr.inside) {
           // Refused for a later field whose range depends on this one: fine. Refused for this or an

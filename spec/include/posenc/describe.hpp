@@ -334,6 +334,14 @@ void validate(const Spec& s) {
   for_each_field<Spec>([&](const auto& f) { check_field(f, s); });
 }
 
+// Whether validate(s) would accept s (no exception: for searches over candidate specs).
+template <DescribedSpec Spec>
+bool is_valid(const Spec& s) {
+  bool ok = true;
+  for_each_field<Spec>([&](const auto& f) { ok = ok && accepts(f, s); });
+  return ok;
+}
+
 // "dim=512 base=10000 ..." in table order.
 template <DescribedSpec Spec>
 std::string describe(const Spec& s) {
