@@ -1,6 +1,6 @@
 // benchmarks/main.cpp — posenc_bench: selects the BLAS kernels, records the methods context, runs the suite.
 //
-// Context written into every output (console header, JSON "context"): posenc_commit, posenc_version,
+// Context written into every output (console header, JSON "context"): posenc_commit, posenc_run_id, posenc_version,
 // build_type, compiler, flags (posenc::build_info()); blas_core, blas_core_best, blas_fallback, blas_forced,
 // blas_config, blas_threads (posenc::blas_info()); omp_threads (omp_get_max_threads()); size_policy;
 // store_isa (the baseline store kernel); timing.
@@ -139,6 +139,7 @@ int main(int argc, char** argv) {
   const posenc::BuildInfo build = posenc::build_info();
   const posenc::BlasInfo blas = posenc::blas_info();
   benchmark::AddCustomContext("posenc_commit", build.commit);
+  benchmark::AddCustomContext("posenc_run_id", build.run_id);
   benchmark::AddCustomContext("posenc_version", build.version);
   benchmark::AddCustomContext("build_type", build.build_type);
   benchmark::AddCustomContext("compiler", build.compiler);

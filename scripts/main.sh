@@ -27,8 +27,16 @@ else
 fi
 
 started=$(date +%s)
-stage() { printf '\n[main %4ds] %s\n' $(( $(date +%s) - started )) "$*"; }
+stage_names=(); stage_starts=()
+stage() {
+  printf '\n[main %4ds] %s\n' $(( $(date +%s) - started )) "$*"
+  stage_names+=("$*"); stage_starts+=("$(date +%s)")
+}
 failed=()
+# Every program of this run gets the kernels posenc selects: an OPENBLAS_CORETYPE inherited from the
+# environment (some machines force an older core) is recorded in run.json and then dropped.
+inherited_coretype=${OPENBLAS_CORETYPE-}
+unset OPENBLAS_CORETYPE
 
 stage "1/6 dependencies"
 "$root/scripts/install-deps.sh" || exit 1
@@ -40,6 +48,9 @@ rm -rf "$results"; mkdir -p "$results"
 export POSENC_RESULTS_DIR=$results
 export POSENC_COMMIT=$(git -C "$root" rev-parse --short=12 HEAD 2>/dev/null || echo unknown)
 if ! git -C "$root" diff --quiet HEAD 2>/dev/null; then POSENC_COMMIT="$POSENC_COMMIT+dirty"; fi
+# One id for everything this run writes: each program records it in its meta, so the report can tell
+# files of this run from files of another one.
+export POSENC_RUN_ID="$POSENC_COMMIT@$(date -u -d "@$started" +%Y-%m-%dT%H:%M:%SZ)"
 
 stage "3/6 proofs: oracle self-tests, accuracy metric, sinusoidal claims (RapidCheck max_success=$cases)"
 run_proof() {  # name, executable, extra args...
@@ -70,7 +81,7 @@ bench=$build/benchmarks/posenc_bench
 bench_flags=(--benchmark_repetitions=$bench_reps --benchmark_min_time=$bench_min_time
              --benchmark_report_aggregates_only=false --benchmark_format=console)
 echo "  - all families, auto-selected BLAS kernels"
-env -u OPENBLAS_CORETYPE "$bench" "${bench_flags[@]}" --benchmark_out="$results/bench-auto.json" \
+"$bench" "${bench_flags[@]}" --benchmark_out="$results/bench-auto.json" \
   --benchmark_out_format=json > "$results/log-bench-auto.txt" 2>&1 || failed+=("bench:auto")
 tail -n 3 "$results/log-bench-auto.txt" | sed 's/^/    | /'
 # ... and the BLAS families once more under the AVX2 fallback core (what Debian's OpenBLAS 0.3.21 picks on
@@ -81,10 +92,56 @@ OPENBLAS_CORETYPE=Haswell "$bench" "${bench_flags[@]}" --benchmark_filter='^[a-z
   > "$results/log-bench-fallback.txt" 2>&1 || failed+=("bench:fallback")
 
 stage "6/6 report -> reports/latest/"
+# run.json: the run itself (id, mode, machine, stages) — the report's methods block is written once from it.
+write_run_json() {
+  local names starts
+  names=$(printf '%s\n' "${stage_names[@]}"); starts=$(printf '%s\n' "${stage_starts[@]}")
+  RUN_STAGE_NAMES=$names RUN_STAGE_STARTS=$starts RUN_FAILED="${failed[*]}" RUN_LONG=$long RUN_CASES=$cases \
+  RUN_BENCH_REPS=$bench_reps RUN_BENCH_MIN_TIME=$bench_min_time RUN_STARTED=$started RUN_CORETYPE=$inherited_coretype \
+  python3 - "$results/run.json" <<'PY'
+import json, os, platform, subprocess, sys, time
+env = os.environ
+def first(path, key):
+    try:
+        for line in open(path, encoding="utf-8", errors="replace"):
+            if line.startswith(key):
+                return line.split(":", 1)[1].strip() if ":" in line else line.split("=", 1)[1].strip().strip('"')
+    except OSError:
+        pass
+    return None
+def pkg(name):
+    try:
+        return subprocess.run(["dpkg-query", "-W", "-f=${Version}", name], capture_output=True, text=True).stdout or None
+    except OSError:
+        return None
+mem = first("/proc/meminfo", "MemTotal")
+names = [n for n in env["RUN_STAGE_NAMES"].split("\n") if n]
+starts = [int(s) for s in env["RUN_STAGE_STARTS"].split("\n") if s]
+now = int(time.time())
+stages = [{"name": n, "seconds": (starts[i + 1] if i + 1 < len(starts) else now) - starts[i]}
+          for i, n in enumerate(names)]
+run = {
+    "run_id": env["POSENC_RUN_ID"], "commit": env["POSENC_COMMIT"],
+    "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(int(env["RUN_STARTED"]))),
+    "seconds": now - int(env["RUN_STARTED"]),
+    "mode": "long" if env["RUN_LONG"] == "1" else "default",
+    "property_cases": int(env["RUN_CASES"]), "bench_repetitions": int(env["RUN_BENCH_REPS"]),
+    "bench_min_time_s": float(env["RUN_BENCH_MIN_TIME"]),
+    "machine": {"cpu": first("/proc/cpuinfo", "model name"), "logical_cpus": os.cpu_count(),
+                "memory": mem, "kernel": platform.release(), "os": first("/etc/os-release", "PRETTY_NAME"),
+                "openblas_package": pkg("libopenblas0-pthread"),
+                "inherited_OPENBLAS_CORETYPE": env.get("RUN_CORETYPE") or None},
+    "stages": stages, "failed": env["RUN_FAILED"].split(),
+}
+json.dump(run, open(sys.argv[1], "w"), indent=2)
+PY
+}
+write_run_json
 python3 "$root/reports/generate.py" --results "$results" --out "$root/reports/latest" \
   --cli "$build/cli/posenc" --repo "$root" || failed+=("report")
 
 stage "done in $(( $(date +%s) - started )) s"
+write_run_json
 if [ ${#failed[@]} -gt 0 ]; then
   echo "[main] FAILED stages: ${failed[*]}"
   exit 1

@@ -225,12 +225,14 @@ std::string run_meta_json(std::string_view program) {
   nlohmann::json j;
   j["program"] = std::string(program);
   j["commit"] = b.commit;
+  j["run_id"] = b.run_id;
   j["compiler"] = b.compiler;
   j["flags"] = b.flags;
   j["build_type"] = b.build_type;
   j["blas_core"] = blas.core;
   j["blas_core_best"] = blas.best_core;
   j["blas_fallback"] = blas.fallback;
+  j["blas_forced"] = blas.forced;
   j["blas_threads"] = blas.threads;
   j["omp_threads"] = omp_get_max_threads();
   const char* rc = std::getenv("RC_PARAMS");
