@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from collections import defaultdict
 
-from . import md, methods
+from . import claims_page, md, methods
 from .gnuplot import Plot, Series
 
 ZERO_AT = 0.25           # where position 0 is drawn on the log-x axis (labelled "0"; two octaves left of 1)
@@ -40,17 +40,20 @@ def _budget_table(ctx, budget: list) -> str:
     for c in ctx.inputs.proofs.claims:
         if c.get("budget_row"):
             users[c["budget_row"]].append(str(c.get("id")))
-    rows = []
+    rows, with_run = [], len({run for r in budget for run in r.get("_runs") or [r.get("_run")]}) > 1
     for r in budget:
         rows.append((f"**{md.cell(r.get('id'))}**", md.cell(r.get("scheme")), md.cell(r.get("quantity")),
                      md.cell(r.get("dtype")), md.cell(r.get("regime")), md.code(r.get("domain")),
                      md.code(r.get("metric")), md.num(r.get("bound"), 4), md.num(r.get("measured_max"), 4),
                      headroom(r.get("bound"), r.get("measured_max")), _STATUS_CELL[row_status(r)],
-                     md.code(r.get("worst_input")), md.num(r.get("samples")), md.cell(r.get("measured_by", "sweep")),
-                     ", ".join(sorted(set(users.get(r.get("id"), [])))) or "—"))
+                     claims_page.worst_input_cell(r.get("worst_input")), md.num(r.get("samples")),
+                     md.cell(r.get("measured_by", "sweep")), ", ".join(sorted(set(users.get(r.get("id"), [])))) or "—")
+                    + ((", ".join(md.code(x) for x in (r.get("_runs") or [r.get("_run")])),) if with_run else ()))
     return md.table(["row", "scheme", "quantity", "dtype", "regime", "domain", "metric", "bound (claimed)",
-                     "measured max", "headroom", "status", "worst input", "samples", "measured by", "claims using it"],
-                    rows, ["l", "l", "l", "l", "l", "l", "l", "r", "r", "r", "l", "l", "r", "l", "l"])
+                     "measured max", "headroom", "status", "worst input", "samples", "measured by", "claims using it"]
+                    + (["run"] if with_run else []), rows,
+                    ["l", "l", "l", "l", "l", "l", "l", "r", "r", "r", "l", "l", "r", "l", "l"]
+                    + (["l"] if with_run else [])) + claims_page.long_inputs(budget)
 
 
 def _why(budget: list) -> str:
@@ -158,7 +161,7 @@ def plots(ctx, series: list, budget: list) -> list:
 
 
 def _series_table(series: list) -> str:
-    rows = []
+    rows, with_run = [], len({s.get("_run") for s in series}) > 1
     for s in series:
         pts = [p for p in s.get("points") or [] if isinstance(p, dict) and md.is_number(p.get("max_error"))]
         worst = max(pts, key=lambda p: p["max_error"], default=None)
@@ -166,9 +169,11 @@ def _series_table(series: list) -> str:
                      md.cell(reference_of(s)), md.cell(s.get("dtype")), md.num(s.get("dim")),
                      md.code(s.get("metric")), md.num(len(pts)),
                      md.num(worst["max_error"]) if worst else "—",
-                     md.position(worst.get("position")) if worst else "—"))
+                     md.position(worst.get("position")) if worst else "—")
+                    + ((md.code(s.get("_run")),) if with_run else ()))
     return md.table(["scheme", "preset", "regime", "measured against", "dtype", "d", "metric", "positions",
-                     "max error", "at position"], rows, ["l", "l", "l", "l", "l", "r", "l", "r", "r", "r"])
+                     "max error", "at position"] + (["run"] if with_run else []), rows,
+                    ["l", "l", "l", "l", "l", "r", "l", "r", "r", "r"] + (["l"] if with_run else []))
 
 
 def summarise(budget: list, series: list) -> dict:
@@ -190,40 +195,71 @@ def with_property_measurements(budget: list, claims: list) -> list:
 
     The sweep measures the table rows; the properties measure every row their claims cite (shift,
     composition, orthogonality, distinctness, oracle identities) and record them per claim under
-    "rows". A row's measured max is the larger of the two; samples add up; `measured_by` says which.
+    "rows". A row's measured max is the larger of the two; samples add up; `measured_by` says which, and
+    `_runs` which runs' files contributed.
     """
     by_row = defaultdict(list)
     for c in claims:
         for r in c.get("rows") or []:
             if isinstance(r, dict) and r.get("budget_row"):
-                by_row[r["budget_row"]].append(r)
+                by_row[r["budget_row"]].append((r, c.get("_run")))
     merged = []
     for row in budget:
         row = dict(row)
         sources = ["sweep"] if md.is_number(row.get("measured_max")) else []
-        for pr in by_row.get(row.get("id"), []):
+        contributing = {row.get("_run")}
+        for pr, run in by_row.get(row.get("id"), []):
             if not md.is_number(pr.get("max_error")):
                 continue
             if "properties" not in sources:
                 sources.append("properties")
+            contributing.add(run)
             if not md.is_number(row.get("measured_max")) or pr["max_error"] > row["measured_max"]:
                 row["measured_max"], row["worst_input"] = pr["max_error"], pr.get("worst_input")
             row["samples"] = (row.get("samples") if md.is_number(row.get("samples")) else 0) + (
                 pr.get("cases") if md.is_number(pr.get("cases")) else 0)
         row["measured_by"] = " + ".join(sources) or "—"
+        row["_runs"] = sorted(r for r in contributing if r)
         merged.append(row)
     return merged
 
 
+def ratio_to_bound(row: dict) -> float | None:
+    """measured ÷ bound (above 1: the row is exceeded); None when either is missing or the bound is not > 0."""
+    m, b = row.get("measured_max"), row.get("bound")
+    if md.is_number(m) and md.is_number(b) and b > 0:
+        return m / b
+    return None
+
+
+def worst_row(budget: list) -> tuple:
+    """(row, measured ÷ bound) of the budget row closest to (or furthest past) its bound; (None, None)."""
+    best = (None, None)
+    for r in budget:
+        q = ratio_to_bound(r)
+        if q is not None and (best[1] is None or q > best[1]):
+            best = (r, q)
+    return best
+
+
+def _property_metas(ctx) -> list:
+    """Metas of the proof files whose measurements were folded into the budget table."""
+    files = {c.get("_file") for c in ctx.inputs.proofs.claims if c.get("rows")}
+    return [(f.label, f.meta) for f in ctx.inputs.proofs.files if f.path.name in files and f.meta is not None]
+
+
 def build(ctx) -> tuple:
     acc = ctx.inputs.accuracy
-    text = methods.header(ctx, "Accuracy: claimed vs measured", acc.metas)
+    text = methods.header(ctx, f"Accuracy: {ctx.scheme}, claimed vs measured" if ctx.scheme
+                          else "Accuracy: claimed vs measured", acc.metas + _property_metas(ctx))
     broken = [f for f in acc.files if f.error]
     if broken:
         text += md.section("Unreadable accuracy results", "\n".join(
             f"- {md.icode(f.path.name)}: {md.cell(f.error)}" for f in broken))
     if not acc.budget and not acc.series:
-        why = "no `accuracy.json` in the results directory" if not acc.files else "the file holds no budget or series"
+        why = ("no `accuracy.json` in the results directory" if not ctx.inputs.file_count("accuracy")
+               else f"the accuracy results hold no budget rows or series of scheme `{ctx.scheme}`" if ctx.scheme
+               else "the file holds no budget or series")
         text += md.section("Accuracy budget", md.not_run("The accuracy harness", why))
         return text, {**summarise([], []), "ran": False, "figures": []}
 

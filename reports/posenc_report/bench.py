@@ -2,7 +2,8 @@
 
     <scheme>/<family>/<variant>/<key>:<value>/<key>:<value>...
     e.g. sinusoidal/table/exact_f32/L:4096/d:512/threads:1
-(the scheme prefix is dropped here: one benchmark program per run, and the report's pages are per scheme).
+(parse_name drops the scheme prefix; scheme_of() reads it, and each Record keeps it in .scheme — the report
+gives every scheme its own pages and hands them only that scheme's benchmarks).
 
 Repetitions: the median aggregate is used when present (else the mean aggregate, else the median of the
 iteration runs). Google Benchmark's own suffixes (real_time, process_time, manual_time, repeats:, min_time:,
@@ -45,6 +46,7 @@ class Record:
     counters: dict = field(default_factory=dict)   # other numeric fields (user counters)
     statistic: str = "single run"  # "median of 5", "mean of 3", ...
     baseline: str | None = None    # kind from BASELINE_KINDS, None for a kernel
+    scheme: str | None = None      # first name segment; None for a one-segment name
 
     @property
     def match_args(self) -> tuple:
@@ -89,6 +91,12 @@ def parse_name(name: str) -> tuple:
     return family, "/".join(variant), args
 
 
+def scheme_of(name: str) -> str | None:
+    """The scheme a benchmark name belongs to (its first segment), None for a one-segment name."""
+    parts = name.split("/")
+    return parts[0] if len(parts) > 1 and parts[0] else None
+
+
 def dtype_of(variant: str, args: dict) -> str | None:
     if "dtype" in args:
         return args["dtype"]
@@ -125,7 +133,7 @@ def _record(file: str, run_name: str, entry: dict, statistic: str) -> Record:
                   dtype=dtype_of(variant, args), threads=threads, seconds=t * unit if t is not None else None,
                   bytes_per_second=_num(entry.get("bytes_per_second")),
                   items_per_second=_num(entry.get("items_per_second")), counters=counters,
-                  statistic=statistic, baseline=baseline_kind(family, variant))
+                  statistic=statistic, baseline=baseline_kind(family, variant), scheme=scheme_of(run_name))
 
 
 def _median_entry(entries: list) -> dict:

@@ -54,20 +54,43 @@ def _status_cell(claim: dict) -> str:
     return md.STATUS_MARK.get(s, f"⚠ {md.cell(s)}")
 
 
+def worst_input_cell(value) -> str:
+    """A worst input in a table cell: at most md.CLIP characters; the full text goes in long_inputs()."""
+    short, clipped = md.clip(value)
+    return md.code(short) + (" (full text below)" if clipped else "")
+
+
+def long_inputs(records: list, what: str = "worst inputs") -> str:
+    """One collapsed block with the full text of the worst inputs that worst_input_cell() shortened."""
+    long = [r for r in records if md.clip(r.get("worst_input"))[1]]
+    if not long:
+        return ""
+    body = "\n".join(f"**{md.cell(r.get('id'))}** ({len(str(r['worst_input']))} characters)\n\n"
+                     + md.fenced(r["worst_input"]) for r in long)
+    return "\n" + md.details(f"Full text of the {len(long)} {what} shortened above", body)
+
+
+def _run_column(claims: list) -> bool:
+    """Rows from files of different runs name their run."""
+    return len({c.get("_run") for c in claims}) > 1
+
+
 def _ledger(ctx, claims: list) -> str:
-    rows = []
+    rows, with_run = [], _run_column(claims)
     for c in claims:
         test = md.code(c.get("test"))
         link = ctx.test_link(c.get("test"))
         rows.append((f"**{md.cell(c.get('id'))}**", md.code(c.get("statement")), md.cell(c.get("source")),
                      md.cell(c.get("oracle")), test + (f"<br>{link}" if link else ""), md.num(c.get("cases")),
-                     error_vs_bound(c), _status_cell(c), md.code(c.get("worst_input"))))
+                     error_vs_bound(c), _status_cell(c), worst_input_cell(c.get("worst_input")))
+                    + ((md.code(c.get("_run")),) if with_run else ()))
     return md.table(["id", "claim", "source", "oracle", "test", "cases", "max error vs bound", "status",
-                     "worst input"], rows, ["l", "l", "l", "l", "l", "r", "l", "l", "l"])
+                     "worst input"] + (["run"] if with_run else []), rows,
+                    ["l", "l", "l", "l", "l", "r", "l", "l", "l"] + (["l"] if with_run else [])) + long_inputs(claims)
 
 
 def _regions(claims: list) -> str:
-    rows = []
+    rows, with_run = [], _run_column(claims)
     for c in claims:
         regions = c.get("regions") if isinstance(c.get("regions"), dict) else {}
         cases = c.get("cases") if md.is_number(c.get("cases")) and c.get("cases") > 0 else None
@@ -76,8 +99,10 @@ def _regions(claims: list) -> str:
             share = f" ({100.0 * count / cases:.1f}%)" if cases and md.is_number(count) else ""
             parts.append(f"{md.code(name)}: {md.num(count)}{share}")
         rows.append((md.cell(c.get("id")), md.num(c.get("cases")),
-                     "<br>".join(parts) if parts else "*not classified*"))
-    return md.table(["id", "cases", "region: cases hit (share)"], rows, ["l", "r", "l"])
+                     "<br>".join(parts) if parts else "*not classified*")
+                    + ((md.code(c.get("_run")),) if with_run else ()))
+    return md.table(["id", "cases", "region: cases hit (share)"] + (["run"] if with_run else []), rows,
+                    ["l", "r", "l"] + (["l"] if with_run else []))
 
 
 def _consistency(ctx, claims: list) -> list:
@@ -86,7 +111,7 @@ def _consistency(ctx, claims: list) -> list:
     for cid, n in sorted((k, v) for k, v in ids.items() if v > 1 and k is not None):
         programs = sorted({c["_program"] for c in claims if c.get("id") == cid})
         notes.append(f"claim id {md.icode(cid)} appears {n} times (in {', '.join(map(md.icode, programs))})")
-    budget_ids = {r.get("id") for r in ctx.inputs.accuracy.budget}
+    budget_ids = {r.get("id") for r in ctx.inputs.all.accuracy.budget}
     for c in claims:
         cid = md.icode(c.get("id"))
         if status_of(c) == "passed" and exceeds(c.get("max_error"), c.get("bound")):
@@ -107,13 +132,14 @@ def build(ctx) -> tuple:
     # Grouped by scheme; within a scheme the producers' order (files sorted by name), which is deterministic.
     claims = sorted(proofs.claims, key=lambda c: str(c.get("scheme") or "unspecified"))
     summary = summarise(claims)
-    text = methods.header(ctx, "Claims ledger", proofs.metas)
+    text = methods.header(ctx, f"Claims ledger: {ctx.scheme}" if ctx.scheme else "Claims ledger", proofs.metas)
     broken = [f for f in proofs.files if f.error]
     if broken:
         text += md.section("Unreadable proof results", "\n".join(
             f"- {md.icode(f.path.name)}: {md.cell(f.error)}" for f in broken))
     if not claims:
-        why = ("no `proofs-*.json` in the results directory" if not proofs.files
+        why = ("no `proofs-*.json` in the results directory" if not ctx.inputs.file_count("proofs")
+               else f"the proof result files hold no claims of scheme `{ctx.scheme}`" if ctx.scheme
                else "the proof result files hold no claims")
         text += md.section("Claims", md.not_run("The property suite", why))
         return text, {**summary, "ran": False}
@@ -124,13 +150,15 @@ def build(ctx) -> tuple:
         rc_params = {label: meta.get("rc_params") for label, meta in proofs.metas}
         items = []
         for c in failed:
+            short, clipped = md.clip(c.get("worst_input"))
             item = (f"- **{md.cell(c.get('id'))}** ({md.cell(c.get('scheme'))}): {md.icode(c.get('statement'))}; "
-                    f"max error {error_vs_bound(c, table=False)}; worst input {md.icode(c.get('worst_input'))}.")
+                    f"max error {error_vs_bound(c, table=False)}; worst input {md.icode(short)}"
+                    + (" (full text below)." if clipped else "."))
             rc = rc_params.get(c["_program"])
             item += (f" Reproduce: `RC_PARAMS=\"{rc}\" {c['_program']} --gtest_filter={c.get('test')}`" if rc else
                      f" Test {md.icode(c.get('test'))} in {md.icode(c['_program'])}.")
             items.append(item)
-        text += md.section("Failed claims", "\n".join(items))
+        text += md.section("Failed claims", "\n".join(items) + "\n" + long_inputs(failed, "counterexamples"))
 
     by_scheme = defaultdict(list)
     for c in claims:
@@ -155,7 +183,7 @@ def _summary_table(claims: list) -> str:
     for c in claims:
         groups[str(c.get("scheme") or "unspecified")].append(c)
     rows = []
-    for scheme, group in [*groups.items(), ("**all**", claims)]:
+    for scheme, group in [*groups.items(), *([("**all**", claims)] if len(groups) > 1 else [])]:
         s = summarise(group)
         rows.append((scheme if scheme == "**all**" else f"[{scheme}](#{md.anchor('Scheme: ' + scheme)})",
                      md.num(s["claims"]), md.num(s["passed"]), md.num(s["failed"]), md.num(s["not_run"]),

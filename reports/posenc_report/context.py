@@ -1,5 +1,6 @@
-"""What every page builder receives: the inputs, where to write, the plot renderer, and results of
-pages built earlier (the index summarises the others; figures.md reuses accuracy's plots)."""
+"""What every page builder receives: the inputs (scoped to one scheme on a scheme's pages), where to write,
+the plot renderer, and results of pages built earlier (the scheme's index summarises its other pages;
+figures.md reuses accuracy's plots). Links (README, test sources) are relative to the page's own directory."""
 from __future__ import annotations
 
 import os
@@ -10,21 +11,30 @@ from pathlib import Path
 from .gnuplot import Renderer
 from .inputs import Inputs
 
-PAGES = (("index.md", "Overview"), ("claims.md", "Claims"), ("accuracy.md", "Accuracy"),
+# The pages of one scheme, in <out>/<scheme>/ (the same for every scheme).
+PAGES = (("index.md", "Summary"), ("claims.md", "Claims"), ("accuracy.md", "Accuracy"),
          ("performance.md", "Performance"), ("figures.md", "Figures"))
 
-_TEST_DEF = re.compile(r"\b(?:RC_GTEST_PROP|RC_GTEST_FIXTURE_PROP|TEST|TEST_F|TEST_P)\(\s*(\w+)\s*,\s*(\w+)")
+# A test definition at the start of a line (not in a comment): GoogleTest / RapidCheck macros and posenc's claim
+# macros (properties/support/claims.hpp).
+_TEST_DEF = re.compile(r"^[ \t]*(?:RC_GTEST_PROP|RC_GTEST_FIXTURE_PROP|TEST|TEST_F|TEST_P|POSENC_PROPERTY|"
+                       r"POSENC_CLAIM_TEST|POSENC_REGRESSION)\(\s*(\w+)\s*,\s*(\w+)", re.MULTILINE)
 
 
 @dataclass
 class Context:
     inputs: Inputs
     out_dir: Path
-    renderer: Renderer
+    renderer: Renderer | None
     repo: Path | None = None
     cli: str | None = None
     summaries: dict = field(default_factory=dict)      # page file -> summary dict returned by its builder
-    _tests: dict | None = None
+    scheme: str | None = None                          # None on the overview
+    module: object = None                              # the scheme's report module (schemes/<name>.py), if any
+    main_run: str | None = None                        # the overview's run (run.json's id)
+    problems: list = field(default_factory=list)       # [(where, message)] for the overview's problem list
+    figure_notes: list = field(default_factory=list)   # [(label, markdown)] a figures module adds
+    shared: dict = field(default_factory=dict)         # caches shared by all contexts of one generation
 
     @property
     def readme_link(self) -> str:
@@ -33,15 +43,16 @@ class Context:
 
     @property
     def nav(self) -> str:
-        return " · ".join(f"[{title}]({name})" for name, title in PAGES)
+        links = " · ".join(f"[{title}]({name})" for name, title in PAGES)
+        return f"**{self.scheme}:** {links} · [All schemes](../index.md)" if self.scheme else links
 
     def test_link(self, test: str | None) -> str | None:
         """Markdown link to the definition of test 'Suite.Name' under <repo>/properties, if found."""
         if not test or not self.repo:
             return None
-        if self._tests is None:
-            self._tests = self._index_tests()
-        hit = self._tests.get(test)
+        if "tests" not in self.shared:
+            self.shared["tests"] = self._index_tests()
+        hit = self.shared["tests"].get(test)
         if not hit:
             return None
         path, line = hit

@@ -1,10 +1,17 @@
-"""The methods block every page opens with: what built and ran the code that produced the numbers."""
+"""The methods block: what built and ran the code that produced the numbers.
+
+It is written once per run, on the overview (<out>/index.md#methods: run.json's facts, then every program's
+meta). A scheme page opens with one line naming its run and linking there — unless its inputs come from
+another run than the overview's, or from several: then it prints its own block, naming each run."""
 from __future__ import annotations
 
-from . import md
+from . import md, runs
+
+OVERVIEW_METHODS = "../index.md#methods"      # from a scheme page
 
 # (key in the normalised meta, label on the page)
 FIELDS = (
+    ("_run", "run"),
     ("program", "program"),
     ("commit", "commit"),
     ("compiler", "compiler"),
@@ -34,9 +41,10 @@ def truthy(value) -> bool | None:
 
 
 def blas_text(meta: dict) -> str | None:
-    """'OpenBLAS 0.3.21, core Prescott (FALLBACK; best for this CPU: SkylakeX)' from the meta's BLAS keys."""
+    """'OpenBLAS 0.3.21, core Prescott (FALLBACK; forced by OPENBLAS_CORETYPE; best for this CPU: SkylakeX)'
+    from the meta's BLAS keys."""
     lib, core, best = meta.get("blas_library"), meta.get("blas_core"), meta.get("blas_core_best")
-    fallback = truthy(meta.get("blas_fallback"))
+    fallback, forced = truthy(meta.get("blas_fallback")), truthy(meta.get("blas_forced"))
     if not (lib or core):
         return None
     text = f"{lib}, core {core}" if lib and core else (f"core {core}" if core else str(lib))
@@ -45,6 +53,10 @@ def blas_text(meta: dict) -> str | None:
         notes.append("**FALLBACK core**")
     elif fallback is False:
         notes.append("not a fallback")
+    if forced:
+        notes.append("forced by OPENBLAS_CORETYPE")
+    elif forced is False:
+        notes.append("selected by posenc")
     if best and best != core:
         notes.append(f"best for this CPU: {best}")
     return text + (f" ({'; '.join(notes)})" if notes else "")
@@ -54,6 +66,8 @@ def from_bench_context(context: dict) -> dict:
     """Google Benchmark's context (with posenc's AddCustomContext keys) in the meta vocabulary."""
     c = context if isinstance(context, dict) else {}
     return {
+        "_run": runs.of_bench(c),
+        "run_id": c.get("posenc_run_id"),
         "program": c.get("executable"),
         "commit": c.get("posenc_commit") or c.get("commit"),
         "compiler": c.get("compiler") or c.get("posenc_compiler"),
@@ -63,6 +77,7 @@ def from_bench_context(context: dict) -> dict:
         "blas_core": c.get("blas_core"),
         "blas_core_best": c.get("blas_core_best"),
         "blas_fallback": c.get("blas_fallback"),
+        "blas_forced": c.get("blas_forced"),
         "blas_threads": c.get("blas_threads"),
         "omp_threads": c.get("omp_threads"),
         "rc_params": None,
@@ -75,8 +90,9 @@ def _value(meta: dict, key: str):
     return None if value is None or value == "" else str(value)
 
 
-def block(sources: list, extra: list | None = None) -> str:
-    """Methods table for [(label, meta)]; a field with one value across sources is printed once.
+def block(sources: list, extra: list | None = None, heading: str = "## Methods") -> str:
+    """Methods table for [(label, meta)]; a field with one value across sources is printed once, one that
+    differs (the run included) per source.
 
     `extra` adds page-specific rows [(label, markdown text)]."""
     rows = []
@@ -90,16 +106,44 @@ def block(sources: list, extra: list | None = None) -> str:
         elif key == "program":
             text = ", ".join(md.code(v) for v in distinct)
         elif len(distinct) == 1 and all(v is not None for _, v in values):
-            text = md.code(distinct[0]) if key in ("commit", "flags", "rc_params") else md.cell(distinct[0])
+            text = md.code(distinct[0]) if key in ("_run", "commit", "flags", "rc_params") else md.cell(distinct[0])
         else:
             text = "<br>".join(f"{md.code(src)}: {md.cell(v) if v else '*not recorded*'}" for src, v in values)
         rows.append((label, text))
     rows += extra or []
     if not sources:
         rows.insert(0, ("results", "*no result file with a meta block was found for this page*"))
-    return "## Methods\n\n" + md.table(["", "value"], [(f"**{l}**", t) for l, t in rows])
+    return f"{heading}\n\n" + md.table(["", "value"], [(f"**{l}**", t) for l, t in rows])
+
+
+def page_runs(sources: list) -> list:
+    return sorted({m.get("_run") for _, m in sources if isinstance(m, dict) and m.get("_run")})
+
+
+def run_note(ctx, sources: list, extra: list | None = None) -> str:
+    """What a scheme page says about methods: one line naming its run and linking to the overview's block,
+    or — inputs from another run than the overview's, or from several — its own block naming each run.
+    `extra` rows (page-specific data notes) are printed either way."""
+    found, main = page_runs(sources), ctx.main_run
+    if runs.needs_column(found, main):
+        where = (f"{len(found)} runs ({runs.names(found)})" if len(found) > 1 else f"run {runs.names(found)}")
+        note = (f"⚠ This page's inputs come from {where}"
+                + (f", not only the overview's run `{main}`" if main and len(found) > 1 and main in found else
+                   f", not the overview's run `{main}`" if main and main not in found else "")
+                + f"; their methods follow (the overview's: [{OVERVIEW_METHODS}]({OVERVIEW_METHODS})).\n\n")
+        return note + block(sources, extra)
+    run = found[0] if found else main
+    line = (f"Run {md.code(run, table=False) if run else '*not recorded*'} — methods: "
+            f"[{OVERVIEW_METHODS}]({OVERVIEW_METHODS})\n")
+    if extra:
+        line += "\n" + md.table(["", "value"], [(f"**{l}**", t) for l, t in extra])
+    return line
 
 
 def header(ctx, title: str, sources: list, extra: list | None = None) -> str:
-    """Title, generated-file note, navigation and the methods block: how every page opens."""
-    return f"# {title}\n\n{md.generated_note(ctx.readme_link)}\n\n{ctx.nav}\n\n{block(sources, extra)}\n"
+    """Title, generated-file note, navigation, and the run line (scheme pages) or methods block: how every
+    page opens."""
+    head = f"# {title}\n\n{md.generated_note(ctx.readme_link)}\n\n{ctx.nav}\n\n"
+    if getattr(ctx, "scheme", None) is None:
+        return head + block(sources, extra) + "\n"
+    return head + run_note(ctx, sources, extra) + "\n"

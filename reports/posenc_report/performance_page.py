@@ -34,7 +34,7 @@ the throughput ratio because matched runs do the same work. Repetitions: the med
 """
 
 
-def _context_rows(name: str, ctx_json: dict) -> list:
+def _context_rows(name: str, ctx_json: dict, run: str | None = None) -> list:
     meta = methods.from_bench_context(ctx_json)
     fallback = methods.truthy(meta.get("blas_fallback"))
     core, best = meta.get("blas_core"), meta.get("blas_core_best")
@@ -56,7 +56,7 @@ def _context_rows(name: str, ctx_json: dict) -> list:
         host.append("⚠ Google Benchmark library is a debug build")
     if isinstance(ctx_json.get("load_avg"), list) and ctx_json["load_avg"]:
         host.append("load avg " + " ".join(md.num(x) for x in ctx_json["load_avg"]))
-    return [f"- {md.icode(name)}: {verdict} BLAS threads {meta.get('blas_threads', '*not recorded*')}, "
+    return [f"- {md.icode(name)}" + (f" (run {md.icode(run)})" if run else "") + f": {verdict} BLAS threads {meta.get('blas_threads', '*not recorded*')}, "
             f"OpenMP threads {meta.get('omp_threads', '*not recorded*')}." + (
                 f" Host: {', '.join(host)}." if host else "")]
 
@@ -176,19 +176,24 @@ def _family_body(ctx, file: str, family: str, frecs: list, pool: list) -> str:
 def build(ctx) -> tuple:
     files = ctx.inputs.bench
     sources = [(f.path.stem, methods.from_bench_context(f.data.get("context"))) for f in files if f.data]
-    text = methods.header(ctx, "Performance", sources)
+    text = methods.header(ctx, f"Performance: {ctx.scheme}" if ctx.scheme else "Performance", sources)
     broken = [f for f in files if f.error]
     if broken:
         text += md.section("Unreadable benchmark results", "\n".join(
             f"- {md.icode(f.path.name)}: {md.cell(f.error)}" for f in broken))
     loaded = [f for f in files if f.data]
     if not loaded:
-        text += md.section("Benchmarks", md.not_run("The benchmark suite", "no `bench-*.json` in the results "
-                                                    "directory" if not files else "no readable benchmark file"))
+        why = ("no `bench-*.json` in the results directory" if not ctx.inputs.file_count("bench")
+               else "no readable benchmark file" if files
+               else f"no benchmark of scheme `{ctx.scheme}` (names `{ctx.scheme}/<family>/…`) in the benchmark files"
+               if ctx.scheme else "no benchmark in the benchmark files")
+        text += md.section("Benchmarks", md.not_run("The benchmark suite", why))
         return text, {"ran": False, "headline": [], "fallback": []}
 
+    several = len({f.run for f in loaded}) > 1
     text += md.section("BLAS and machine context", "\n".join(
-        row for f in loaded for row in _context_rows(f.path.stem, f.data.get("context") or {})))
+        row for f in loaded for row in _context_rows(f.path.stem, f.data.get("context") or {},
+                                                     f.run if several else None)))
     text += md.section("How kernels are matched to baselines", MATCHING_RULE)
     all_recs, fallback = [], []
     for f in loaded:

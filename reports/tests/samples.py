@@ -8,7 +8,8 @@ import math
 import sys
 from pathlib import Path
 
-META = {"commit": "0123456789abcdef0123456789abcdef01234567", "compiler": "GNU 12.2.0",
+RUN_ID = "0123456789ab@2025-01-01T11:55:00Z"
+META = {"commit": "0123456789abcdef0123456789abcdef01234567", "run_id": RUN_ID, "compiler": "GNU 12.2.0",
         "flags": "-O3 -march=native -fopenmp", "build_type": "Release", "blas_library": "OpenBLAS 0.3.21",
         "blas_core": "Prescott", "blas_core_best": "SkylakeX", "blas_fallback": True, "blas_threads": 1,
         "omp_threads": 2, "rc_params": "max_success=10000 seed=42", "date": "2025-01-01T12:00:00Z"}
@@ -39,7 +40,16 @@ def proofs_sinusoidal():
               "not run", 0, source="seed 002"),
         claim("SIN-BLAS-1", "Sinusoidal.BlasRotationAgreesWithDirectShift", "rot(T(k), PE) = PE(p+k) directly",
               "differential", "passed", 300, "sinusoidal.shift.f32", "err_S", 0.5, 0.7, "p=7 k=2^30"),
+        claim("SIN-CHECK-1", "SinusoidalCheck.ReportsEveryPreset", "posenc check passes every preset's table",
+              "reference", "passed", 40, "sinusoidal.table.f32", "err_S", 0.5, 0.25, LONG_WORST),
     ]}
+
+
+# A worst input as long as the real `posenc check` reports (a JSON dump), to be shortened in tables.
+LONG_WORST = "vaswani f16 report: " + json.dumps(
+    {"reference": "exact", "budget_row": "sinusoidal.check.exact.f16", "verdict": "pass", "entries": 1752,
+     "bands": [{"entries": 1680 + i, "over_bound": 0, "max_metric": 0.24986735678347508 - i * 1e-9}
+               for i in range(6)], "END_OF_WORST_INPUT": True})
 
 
 def proofs_t5():
@@ -133,17 +143,55 @@ def bench_sinusoidal():
                "num_cpus": 2, "mhz_per_cpu": 2800, "cpu_scaling_enabled": False, "library_build_type": "release",
                "load_avg": [0.5, 0.4, 0.3], "posenc_commit": META["commit"], "compiler": "GNU 12.2.0",
                "blas_core": "Prescott", "blas_core_best": "SkylakeX", "blas_fallback": "true", "blas_threads": "1",
-               "omp_threads": "2"}
+               "omp_threads": "2", "posenc_run_id": RUN_ID, "blas_forced": "false"}
     return {"context": context, "benchmarks": entries}
 
 
-def write(directory, accuracy_file=True, broken_bench=False):
+def bench_t5():
+    """A scheme without a report module: a kernel and its streaming-store baseline at two sizes."""
+    entries = []
+    for L in (512, 8192):
+        for variant, bps in (("bias_f32", 5e9), ("stream_store", 20e9)):
+            bytes_ = L * L * 4
+            entries += _gb_entries(f"t5/bias/{variant}/L:{L}/threads:1", bytes_ / bps, bytes_, L * L)
+    return {"context": {**bench_sinusoidal()["context"], "executable": "./bench_t5"}, "benchmarks": entries}
+
+
+def schemes_json():
+    """`posenc list --format json`, cut down."""
+    def preset(name, summary):
+        return {"name": name, "summary": summary, "implementation": f"{name} reference code",
+                "commit": f"example/{name}@0000000000000000000000000000000000000000", "spec": {}}
+    return {"schemes": [
+        {"name": "sinusoidal", "summary": "sinusoidal absolute encoding", "verbs": ["table"],
+         "presets": [preset(n, f"{n} convention") for n in ("vaswani", "marian", "tensor2tensor", "fairseq")]},
+        {"name": "t5", "summary": "T5 relative position bias buckets", "verbs": ["table"],
+         "presets": [preset("t5-small", "32 buckets, max distance 128"), preset("mt5", "as t5")]},
+    ]}
+
+
+def run_json(run_id=RUN_ID, failed=()):
+    """run.json as scripts/main.sh writes it."""
+    return {"run_id": run_id, "commit": run_id.split("@")[0], "started": "2025-01-01T11:55:00Z", "seconds": 741,
+            "mode": "default", "property_cases": 15000, "bench_repetitions": 5, "bench_min_time_s": 0.3,
+            "machine": {"cpu": "Example CPU 9000 @ 2.10GHz", "logical_cpus": 2, "memory": "24604244 kB",
+                        "kernel": "6.1.0-test", "os": "Debian GNU/Linux 12 (bookworm)",
+                        "openblas_package": "0.3.21+ds-4", "inherited_OPENBLAS_CORETYPE": "Haswell"},
+            "stages": [{"name": "3/6 proofs", "seconds": 400}, {"name": "5/6 benchmarks", "seconds": 300}],
+            "failed": list(failed)}
+
+
+def write(directory, accuracy_file=True, broken_bench=False, run_file=True, schemes_file=True):
     d = Path(directory)
     d.mkdir(parents=True, exist_ok=True)
     files = {"proofs-sinusoidal.json": proofs_sinusoidal(), "proofs-t5.json": proofs_t5(),
-             "bench-sinusoidal.json": bench_sinusoidal()}
+             "bench-sinusoidal.json": bench_sinusoidal(), "bench-t5.json": bench_t5()}
     if accuracy_file:
         files["accuracy.json"] = accuracy()
+    if run_file:
+        files["run.json"] = run_json(failed=["proofs:properties"])
+    if schemes_file:
+        files["schemes.json"] = schemes_json()
     for name, data in files.items():
         (d / name).write_text(json.dumps(data, indent=1), encoding="utf-8")
     if broken_bench:

@@ -1,13 +1,17 @@
-"""End-to-end tests of the report generator on fabricated inputs (python3 -m unittest discover reports/tests).
+"""End-to-end tests of the report generator on fabricated inputs (python3 -m unittest discover -s reports/tests).
 
 Covers: a full run (failing claim, exceeded budget row, repetitions with medians, fallback BLAS core),
-missing inputs ("not run" sections), unreadable files, determinism, no gnuplot, and the CLI data path."""
+missing inputs ("not run" sections), unreadable files, determinism, no gnuplot, the CLI data path; the
+per-scheme layout (two schemes in the overview, a scheme without a report module, the methods block once, the
+run column only when runs differ), the scheme module registry, stale-output cleaning and shortened worst
+inputs."""
 from __future__ import annotations
 
 import contextlib
 import io
 import json
 import os
+import re
 import stat
 import sys
 import tempfile
@@ -19,9 +23,11 @@ sys.path.insert(0, str(HERE.parent))
 sys.path.insert(0, str(HERE))
 
 import samples  # noqa: E402
-from posenc_report import bench, cli  # noqa: E402
+from posenc_report import bench, cli, md, runs, schemes  # noqa: E402
 
 PAGES = ("index.md", "claims.md", "accuracy.md", "performance.md", "figures.md")
+SIN = "sinusoidal/"
+REPO = HERE.parent.parent
 
 FAKE_CLI = """#!{python}
 import json, math, sys
@@ -58,39 +64,199 @@ class ReportTest(unittest.TestCase):
     def read(self, page: str) -> str:
         return (self.out / page).read_text(encoding="utf-8")
 
+    def rewrite(self, path: Path, change) -> None:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        change(data)
+        path.write_text(json.dumps(data), encoding="utf-8")
+
+    def schemes_table(self) -> str:
+        index = self.read("index.md")
+        return index[index.index("\n## Schemes"):index.index("\n## Project-wide")]
+
     def test_full_run(self):
         results = samples.write(self.tmp / "results", broken_bench=True)
         self.assertEqual(generate(results, self.out, "--strict"), 0)
         for page in PAGES:
-            text = self.read(page)
-            first_section = text[text.index("\n## "):].split("\n## ")[1]
-            self.assertTrue(first_section.startswith("Methods"), page)      # every page opens with methods
-            self.assertIn("0123456789abcdef", first_section, page)
-        claims = self.read("claims.md")
+            for scheme in ("sinusoidal", "t5"):
+                self.assertTrue((self.out / scheme / page).is_file(), f"{scheme}/{page}")
+        claims = self.read(SIN + "claims.md")
         self.assertIn("SIN-DIST-1", claims)
         self.assertIn("FAILED", claims)
         self.assertIn("marked passed but its max error", claims)          # SIN-BLAS-1 is inconsistent
-        accuracy = self.read("accuracy.md")
+        self.assertNotIn("T5-BUCKET-1", claims)                            # scoped to the scheme
+        accuracy = self.read(SIN + "accuracy.md")
         self.assertIn("EXCEEDED", accuracy)
         self.assertIn("svg/accuracy-f32-vs-exact.svg", accuracy)
-        perf = self.read("performance.md")
+        perf = self.read(SIN + "performance.md")
         self.assertIn("fallback BLAS core (Prescott)", perf)
         self.assertIn("bench-broken.json", perf)
+        self.assertNotIn("bias_f32", perf)
         # median of (1.0, 1.3, 0.95) x base time -> exactly the nominal 8 GB/s, not the mean's 7.38
         self.assertRegex(perf, r"`exact_f32` \| f32 \| 1 \| L:256 d:512 \| [^|]+ \| 8 \|")
-        index = self.read("index.md")
-        self.assertIn("8 claims, **6 passed**, 1 failed, 1 not run", index)
+        self.assertIn("9 claims, **7 passed**, ❌ **1 failed**, 1 not run", self.read("index.md")
+                      .replace("Claims:** ", "").replace(" — ", " claims, **").replace(" passed, ", " passed**, "))
+        self.assertIn("8 claims, **6 passed**, 1 failed, 1 not run", self.read(SIN + "index.md"))
         for svg in ("fig-pe-heatmap", "fig-dot-vs-k", "fig-dot-random-w", "fig-preset-frequencies"):
-            self.assertTrue((self.out / "svg" / f"{svg}.svg").is_file(), svg)
+            self.assertTrue((self.out / "sinusoidal" / "svg" / f"{svg}.svg").is_file(), svg)
+        self.assertFalse((self.out / "svg").exists())
+        # the README link works from the scheme directory
+        link = re.search(r"Input schemas: \[reports/README.md\]\(([^)]+)\)", self.read(SIN + "claims.md")).group(1)
+        self.assertTrue((self.out / "sinusoidal" / link).resolve().samefile(REPO / "reports" / "README.md"))
+
+    def test_index_has_a_row_per_scheme(self):
+        results = samples.write(self.tmp / "results")
+        generate(results, self.out)
+        table = self.schemes_table()
+        rows = [l for l in table.splitlines() if l.startswith("| [")]
+        self.assertEqual(len(rows), 2, table)
+        sin, t5 = rows
+        self.assertTrue(sin.startswith("| [sinusoidal](sinusoidal/index.md) | 4: vaswani, marian, tensor2tensor, "
+                                       "fairseq | 6/8 passed · ❌ **1 failed** (`SIN-DIST-1`) · ⏸ 1 not run |"), sin)
+        self.assertIn("❌ `sinusoidal.shift.f32`: 0.7 / 0.5 (1.40)", sin)
+        self.assertIn("memory limit (streaming store) — `table/exact_f32` L:262144 d:512", sin)
+        self.assertTrue(t5.startswith("| [t5](t5/index.md) | 2: t5-small, mt5 | 1/1 passed | ⏸ not run |"), t5)
+        self.assertIn("**0.25×** memory limit (streaming store) — `bias/bias_f32` L:8192", t5)
+        self.assertIn("`sinusoidal.shift.f32`: 0.7 / 0.5 (1.40)", self.read(SIN + "index.md"))
+
+    def test_run_column_only_when_runs_differ(self):
+        results = samples.write(self.tmp / "results")
+        generate(results, self.out)
+        self.assertNotIn("| run |", self.schemes_table())
+        self.assertNotIn("## Methods", self.read("t5/claims.md"))
+        # t5's proofs come from another run: its row names both runs, its claims page prints its own methods
+        self.rewrite(results / "proofs-t5.json", lambda d: d["meta"].update(run_id="feedbeef0000@2025-02-02T00:00:00Z"))
+        generate(results, self.out)
+        table = self.schemes_table()
+        self.assertIn("| run |", table)
+        t5 = next(l for l in table.splitlines() if l.startswith("| [t5]"))
+        self.assertIn("`feedbeef0000@2025-02-02T00:00:00Z`", t5)
+        self.assertIn(f"`{samples.RUN_ID}`", t5)                           # its benchmarks: the main run
+        claims = self.read("t5/claims.md")
+        self.assertIn("## Methods", claims)
+        self.assertIn("not the overview's run", claims)
+        self.assertIn("feedbeef0000@2025-02-02T00:00:00Z", claims)
+        self.assertNotIn("## Methods", self.read(SIN + "claims.md"))
+        self.assertIn("Inputs from other runs than", self.read("index.md"))
+        # a table mixing two runs names them: t5's index page lists its files with their runs
+        self.assertIn("## Methods", self.read("t5/index.md"))
+        # a file without run id (older producers) is told by its commit
+        self.rewrite(results / "proofs-t5.json", lambda d: d["meta"].pop("run_id"))
+        generate(results, self.out)
+        self.assertIn("`commit 0123456789ab (no run id)`", self.schemes_table())
+        # two claims files of the same scheme from different runs: the ledger gets a run column
+        self.rewrite(results / "proofs-t5.json", lambda d: d.update(claims=d["claims"] + [
+            {**d["claims"][0], "id": "T5-X", "scheme": "sinusoidal"}]))
+        generate(results, self.out)
+        ledger = self.read(SIN + "claims.md")
+        self.assertRegex(ledger, r"\| worst input \| run \|")
+        self.assertIn("(no run id)", ledger)
+        self.assertIn("## Methods", ledger)
+
+    def test_methods_block_once(self):
+        results = samples.write(self.tmp / "results")
+        generate(results, self.out)
+        index = self.read("index.md")
+        self.assertEqual(index.count("## Methods"), 1)
+        for fact in (samples.RUN_ID, "Example CPU 9000", "23.5 GiB", "Debian GNU/Linux 12", "6.1.0-test",
+                     "0.3.21+ds-4", "`Haswell` — dropped", "15,000 per property", "5, min time 0.3 s",
+                     "3/6 proofs | 400 s", "**Failed stages:** `proofs:properties`", "-O3 -march=native",
+                     "core Prescott (**FALLBACK core**"):
+            self.assertIn(fact, index)
+        for scheme in ("sinusoidal", "t5"):
+            for page in PAGES:
+                text = self.read(f"{scheme}/{page}")
+                self.assertNotIn("## Methods", text, f"{scheme}/{page}")
+                self.assertIn(f"Run `{samples.RUN_ID}` — methods: [../index.md#methods](../index.md#methods)",
+                              text, f"{scheme}/{page}")
+                self.assertIn("[All schemes](../index.md)", text)
+        # without run.json the overview still has its methods block, from the programs' metas
+        (results / "run.json").unlink()
+        generate(results, self.out)
+        index = self.read("index.md")
+        self.assertEqual(index.count("## Methods"), 1)
+        self.assertIn("No `run.json` in the results directory", index)
+        self.assertIn(f"Run `{samples.RUN_ID}`", self.read(SIN + "claims.md"))
+
+    def test_scheme_without_module(self):
+        self.assertNotIn("t5", schemes.registered())
+        results = samples.write(self.tmp / "results")
+        self.assertEqual(generate(results, self.out, "--strict"), 0)
+        self.assertIn("No scheme figures module: `reports/posenc_report/schemes/t5.py` does not exist",
+                      self.read("t5/figures.md"))
+        self.assertIn("T5-BUCKET-1", self.read("t5/claims.md"))
+        self.assertIn("bias_f32", self.read("t5/performance.md"))
+        self.assertIn("**Not run.** The accuracy harness", self.read("t5/accuracy.md"))
+        self.assertIn("Schemes without a report module** (generic pages, no figures of their own): `t5`",
+                      self.read("index.md"))
+        # seen only in the results (not in schemes.json): still its pages and its row
+        self.rewrite(results / "schemes.json", lambda d: d.update(schemes=d["schemes"][:1]))
+        generate(results, self.out)
+        self.assertIn("T5-BUCKET-1", self.read("t5/claims.md"))
+        self.assertIn("| [t5](t5/index.md) | *not in schemes.json* | 1/1 passed |", self.read("index.md"))
+
+    def test_stale_output_is_cleaned(self):
+        note = md.generated_note("README.md")
+        self.out.mkdir()
+        for name in ("claims.md", "accuracy.md", "index.md"):              # the earlier one-scheme layout
+            (self.out / name).write_text(f"# old\n\n{note}\n")
+        (self.out / "performance.md").write_text("# hand-written, not generated\n")
+        (self.out / "svg").mkdir()
+        (self.out / "svg" / "fig-old.svg").write_text("<svg/>")
+        (self.out / "notes.txt").write_text("keep me")
+        for d in ("oldscheme", "sinusoidal"):                              # a scheme that is gone, one that stays
+            (self.out / d / "svg").mkdir(parents=True)
+            (self.out / d / "index.md").write_text(f"# {d}\n\n{note}\n")
+            (self.out / d / "claims.md").write_text(f"# {d}\n\n{note}\n")
+            (self.out / d / "svg" / "stale-plot.svg").write_text("<svg/>")
+        (self.out / "oldscheme" / "mine.txt").write_text("keep me too")
+        (self.out / "sinusoidal" / "svg" / "notes.txt").write_text("not a plot: kept")
+        (self.out / "gone").mkdir()
+        (self.out / "gone" / "index.md").write_text(f"# gone\n\n{note}\n")
+        (self.out / "own").mkdir()                                         # not generated: left alone
+        (self.out / "own" / "index.md").write_text("# my notes\n")
+        (self.out / "own" / "svg").mkdir()
+        (self.out / "own" / "svg" / "mine.svg").write_text("<svg/>")
+        results = samples.write(self.tmp / "results")
+        generate(results, self.out)
+        for stale in ("claims.md", "accuracy.md", "svg", "gone", "oldscheme/index.md", "oldscheme/claims.md",
+                      "oldscheme/svg", "sinusoidal/svg/stale-plot.svg"):
+            self.assertFalse((self.out / stale).exists(), stale)
+        for kept in ("performance.md", "notes.txt", "oldscheme/mine.txt", "own/index.md", "own/svg/mine.svg",
+                     "sinusoidal/svg/notes.txt",
+                     "index.md", "sinusoidal/index.md", "sinusoidal/svg/fig-pe-heatmap.svg"):
+            self.assertTrue((self.out / kept).exists(), kept)
+        self.assertIn("# posenc report", self.read("index.md"))
+
+    def test_worst_input_is_shortened(self):
+        results = samples.write(self.tmp / "results")
+        generate(results, self.out)
+        claims = self.read(SIN + "claims.md")
+        row = next(l for l in claims.splitlines() if l.startswith("| **SIN-CHECK-1**"))
+        cell = row.removesuffix(" |").split(" | ")[8]
+        self.assertNotIn("END_OF_WORST_INPUT", row)
+        self.assertLessEqual(len(cell), md.CLIP + len("``") + len(" (full text below)"))
+        self.assertIn("…` (full text below)", cell)
+        details = claims[claims.index("<details>"):]
+        self.assertIn("**SIN-CHECK-1**", details)
+        self.assertIn(samples.LONG_WORST, details)                          # verbatim, in a code block
+        self.assertIn("`p=48039 k=-17 d=64` |", claims)                     # short ones stay whole
+        self.assertEqual(md.clip("x" * 10), ("x" * 10, False))
+        self.assertEqual(md.clip("x" * 200, 120), ("x" * 119 + "…", True))
 
     def test_claims_link_to_their_tests(self):
         results = samples.write(self.tmp / "results")
         repo = self.tmp / "repo"
         (repo / "properties").mkdir(parents=True)
+        (repo / "properties" / "a_comment.hpp").write_text(
+            "// POSENC_PROPERTY(Sinusoidal, NormIsHalfDim, {...}) is how a claim is declared\n")
         (repo / "properties" / "sinusoidal_props.cpp").write_text(
-            "#include <x>\n\nRC_GTEST_PROP(Sinusoidal, ShiftByKIsAFixedRotation, ()) {}\n")
+            "#include <x>\n\nRC_GTEST_PROP(Sinusoidal, ShiftByKIsAFixedRotation, ()) {}\n"
+            "POSENC_PROPERTY(Sinusoidal, NormIsHalfDim,\n    {.id = \"SIN-NORM-1\"}) {}\n")
         generate(results, self.out, "--repo", str(repo))
-        self.assertIn("[sinusoidal_props.cpp:3](../repo/properties/sinusoidal_props.cpp#L3)", self.read("claims.md"))
+        claims = self.read(SIN + "claims.md")
+        self.assertIn("[sinusoidal_props.cpp:3](../../repo/properties/sinusoidal_props.cpp#L3)", claims)
+        self.assertIn("[sinusoidal_props.cpp:4](../../repo/properties/sinusoidal_props.cpp#L4)", claims)
+        self.assertNotIn("a_comment.hpp", claims)
 
     def test_deterministic(self):
         results = samples.write(self.tmp / "results")
@@ -103,13 +269,15 @@ class ReportTest(unittest.TestCase):
     def test_missing_inputs_say_not_run(self):
         results = samples.write(self.tmp / "results", accuracy_file=False)
         self.assertEqual(generate(results, self.out, "--strict"), 0)
-        self.assertIn("**Not run.** The accuracy harness", self.read("accuracy.md"))
-        self.assertIn("Accuracy budget:** not run", self.read("index.md"))
+        self.assertIn("**Not run.** The accuracy harness", self.read(SIN + "accuracy.md"))
+        self.assertIn("Accuracy budget:** not run", self.read(SIN + "index.md"))
         empty = self.tmp / "empty"
         empty.mkdir()
+        # no schemes.json and no results: the schemes with a report module still get their pages
         self.assertEqual(generate(empty, self.out, "--strict"), 0)
         for page, what in (("claims.md", "The property suite"), ("performance.md", "The benchmark suite")):
-            self.assertIn(f"**Not run.** {what}", self.read(page))
+            self.assertIn(f"**Not run.** {what}", self.read(SIN + page))
+        self.assertIn("| [sinusoidal](sinusoidal/index.md) | *not in schemes.json* | ⏸ not run", self.read("index.md"))
 
     def test_unexpected_shapes_do_not_crash(self):
         results = self.tmp / "results"
@@ -117,7 +285,13 @@ class ReportTest(unittest.TestCase):
         (results / "proofs-x.json").write_text(json.dumps({"meta": "oops", "claims": [1, {"id": None}]}))
         (results / "accuracy.json").write_text(json.dumps({"budget": [{"bound": "x"}], "series": [{"points": 3}]}))
         (results / "bench-x.json").write_text(json.dumps({"context": None, "benchmarks": [{"name": "a"}, 5]}))
+        (results / "run.json").write_text(json.dumps({"run_id": 5, "machine": [], "stages": "x", "failed": 3}))
+        (results / "schemes.json").write_text(json.dumps({"schemes": [{"name": None}, 3, {"name": 7, "presets": 1}]}))
         self.assertEqual(generate(results, self.out, "--strict"), 0)
+        (results / "run.json").write_text("{")
+        (results / "schemes.json").write_text("[]")
+        self.assertEqual(generate(results, self.out, "--strict"), 0)
+        self.assertIn("unreadable", self.read("index.md"))
 
     def test_without_gnuplot(self):
         results = samples.write(self.tmp / "results")
@@ -127,7 +301,7 @@ class ReportTest(unittest.TestCase):
             self.assertEqual(generate(results, self.out, "--strict"), 0)
         finally:
             os.environ["PATH"] = old
-        self.assertIn("not drawn: gnuplot not found", self.read("figures.md"))
+        self.assertIn("not drawn: gnuplot not found", self.read(SIN + "figures.md"))
 
     def _fake_cli(self, fail: bool) -> Path:
         path = self.tmp / ("posenc-fail" if fail else "posenc")
@@ -137,11 +311,57 @@ class ReportTest(unittest.TestCase):
 
     def test_figures_from_cli(self):
         generate(self.tmp, self.out, "--cli", str(self._fake_cli(False)))
-        self.assertIn("Data: the posenc CLI", self.read("figures.md"))
+        self.assertIn("Data: the posenc CLI", self.read(SIN + "figures.md"))
         generate(self.tmp, self.out, "--cli", str(self._fake_cli(True)))
-        figures = self.read("figures.md")
+        figures = self.read(SIN + "figures.md")
         self.assertIn("Data: Python's math.sin/cos", figures)
         self.assertIn("unknown value", figures)
+
+
+class SchemeModuleTest(unittest.TestCase):
+    def test_registry_discovers_modules(self):
+        names = schemes.registered()
+        self.assertIn("sinusoidal", names)
+        modules, problems = schemes.discover()
+        self.assertEqual(problems, [])
+        for name, mod in modules.items():
+            self.assertEqual(mod.SCHEME, name)
+            self.assertTrue(schemes.module_path(name).is_file())
+            self.assertTrue(callable(mod.figures))
+        self.assertEqual(modules["sinusoidal"].HEADLINE_KERNELS[0]["variant"], "exact_f32")
+
+    def test_registry_reports_broken_modules(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            d = Path(tmp)
+            (d / "good.py").write_text("SCHEME = 'good'\nHEADLINE_KERNELS = ()\ndef figures(ctx):\n    return []\n")
+            (d / "misnamed.py").write_text("SCHEME = 'other'\nHEADLINE_KERNELS = ()\ndef figures(ctx):\n    return []\n")
+            (d / "broken.py").write_text("import no_such_module_anywhere\n")
+            (d / "badhead.py").write_text("SCHEME = 'badhead'\nHEADLINE_KERNELS = ({'baseline': 'x'},)\n"
+                                          "def figures(ctx):\n    return []\n")
+            (d / "_helper.py").write_text("raise RuntimeError('not a scheme module')\n")
+            modules, problems = schemes.discover(d)
+        self.assertEqual(sorted(modules), ["good"])
+        self.assertEqual(sorted(w for w, _ in problems),
+                         ["schemes/badhead.py", "schemes/broken.py", "schemes/misnamed.py"])
+
+    @unittest.skipUnless((REPO / "build" / "cli" / "posenc").is_file(), "posenc CLI not built")
+    def test_every_listed_scheme_has_a_module(self):
+        import subprocess
+        listed = json.loads(subprocess.run([str(REPO / "build" / "cli" / "posenc"), "list", "--format", "json"],
+                                           capture_output=True, text=True, check=True).stdout)
+        names = [s["name"] for s in listed["schemes"]]
+        self.assertTrue(names)
+        for name in names:
+            self.assertIn(name, schemes.registered(), f"add reports/posenc_report/schemes/{name}.py")
+
+    def test_run_labels(self):
+        self.assertEqual(runs.of_meta({"run_id": "abc@t", "commit": "x"}), "abc@t")
+        self.assertEqual(runs.of_meta({"run_id": "", "commit": "924e244b2385aaaa"}), "commit 924e244b2385 (no run id)")
+        self.assertEqual(runs.of_bench({"posenc_commit": "924e244b2385+dirty"}), "commit 924e244b2385+dirty (no run id)")
+        self.assertEqual(runs.of_meta({}), runs.UNKNOWN)
+        self.assertFalse(runs.needs_column(["a"], "a"))
+        self.assertTrue(runs.needs_column(["a"], "b"))
+        self.assertTrue(runs.needs_column(["a", "b"], None))
 
 
 class BenchParsingTest(unittest.TestCase):
