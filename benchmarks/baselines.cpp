@@ -103,6 +103,95 @@ void plainloop(std::span<const T> inv_freq, std::size_t rows, std::size_t d, T* 
   }
 }
 
+// x = x * a + b over [p, p + n): scalar head up to the vector alignment, then aligned vector loads and stores
+// (four vectors a step), scalar tail.
+template <class T>
+void rmw_chunk(T* p, std::size_t n, T a, T b) {
+#if defined(__AVX512F__)
+  constexpr std::size_t kVecBytes = 64;
+#elif defined(__AVX__)
+  constexpr std::size_t kVecBytes = 32;
+#else
+  constexpr std::size_t kVecBytes = sizeof(T);
+#endif
+  constexpr std::size_t kLanes = kVecBytes / sizeof(T);
+  std::size_t head = (kVecBytes - reinterpret_cast<std::uintptr_t>(p) % kVecBytes) % kVecBytes / sizeof(T);
+  if (reinterpret_cast<std::uintptr_t>(p) % sizeof(T) != 0) head = n;  // misaligned elements: scalar only
+  head = std::min(head, n);
+  for (std::size_t i = 0; i < head; ++i) p[i] = p[i] * a + b;
+  p += head;
+  n -= head;
+  std::size_t i = 0;
+#if defined(__AVX512F__) || defined(__AVX__)
+  for (; i + 4 * kLanes <= n; i += 4 * kLanes) {
+    for (std::size_t j = 0; j < 4; ++j) {
+      T* q = p + i + j * kLanes;
+      if constexpr (sizeof(T) == 4) {
+#if defined(__AVX512F__)
+        _mm512_store_ps(q, _mm512_fmadd_ps(_mm512_load_ps(q), _mm512_set1_ps(a), _mm512_set1_ps(b)));
+#else
+        _mm256_store_ps(q, _mm256_add_ps(_mm256_mul_ps(_mm256_load_ps(q), _mm256_set1_ps(a)), _mm256_set1_ps(b)));
+#endif
+      } else {
+#if defined(__AVX512F__)
+        _mm512_store_pd(q, _mm512_fmadd_pd(_mm512_load_pd(q), _mm512_set1_pd(a), _mm512_set1_pd(b)));
+#else
+        _mm256_store_pd(q, _mm256_add_pd(_mm256_mul_pd(_mm256_load_pd(q), _mm256_set1_pd(a)), _mm256_set1_pd(b)));
+#endif
+      }
+    }
+  }
+#endif
+  for (; i < n; ++i) p[i] = p[i] * a + b;
+}
+
+template <class T>
+void parallel_rmw(T* x, std::size_t n, T a, T b, int threads) {
+#pragma omp parallel num_threads(threads) if (threads > 1)
+  {
+    const auto t = static_cast<std::size_t>(omp_get_thread_num());
+    const auto nt = static_cast<std::size_t>(omp_get_num_threads());
+    constexpr std::size_t kLine = 64 / sizeof(T);  // contiguous chunks, whole cache lines per thread
+    const std::size_t chunk = (n / nt + kLine - 1) / kLine * kLine;
+    const std::size_t begin = std::min(t * chunk, n);
+    const std::size_t end = t + 1 == nt ? n : std::min(begin + chunk, n);
+    rmw_chunk(x + begin, end - begin, a, b);
+  }
+}
+
+// HF's rotation, the way a user ports it: the angle in T, one std::cos and one std::sin per token and pair
+// (computed once per token, reused for every head), then the half-split rotation of every head.
+template <class T>
+void plainloop_rope(std::span<const T> inv_freq, std::span<const std::int64_t> positions, std::size_t heads, T* x,
+                    int threads) {
+  const std::size_t h = inv_freq.size(), d = 2 * h;
+  const auto n = static_cast<std::ptrdiff_t>(positions.size());
+#pragma omp parallel num_threads(threads) if (threads > 1)
+  {
+    std::vector<T> cs(2 * h);
+    T* c = cs.data();
+    T* s = c + h;
+#pragma omp for schedule(static)
+    for (std::ptrdiff_t t = 0; t < n; ++t) {
+      const T fp = static_cast<T>(positions[static_cast<std::size_t>(t)]);
+      for (std::size_t k = 0; k < h; ++k) {
+        const T angle = fp * inv_freq[k];
+        c[k] = std::cos(angle);
+        s[k] = std::sin(angle);
+      }
+      T* token = x + static_cast<std::size_t>(t) * heads * d;
+      for (std::size_t hd = 0; hd < heads; ++hd) {
+        T* q = token + hd * d;
+        for (std::size_t k = 0; k < h; ++k) {
+          const T x1 = q[k], x2 = q[k + h];
+          q[k] = x1 * c[k] - x2 * s[k];
+          q[k + h] = x2 * c[k] + x1 * s[k];
+        }
+      }
+    }
+  }
+}
+
 struct Slot {
   void* ptr = nullptr;
   std::size_t capacity = 0;
@@ -145,6 +234,20 @@ void plainloop_table(std::span<const float> inv_freq, std::size_t rows, std::siz
 }
 void plainloop_table(std::span<const double> inv_freq, std::size_t rows, std::size_t d, double* out, int threads) {
   plainloop(inv_freq, rows, d, out, threads);
+}
+
+void read_modify_write(float* x, std::size_t n, float a, float b, int threads) { parallel_rmw(x, n, a, b, threads); }
+void read_modify_write(double* x, std::size_t n, double a, double b, int threads) {
+  parallel_rmw(x, n, a, b, threads);
+}
+
+void plainloop_rope_halves(std::span<const float> inv_freq, std::span<const std::int64_t> positions,
+                           std::size_t heads, float* x, int threads) {
+  plainloop_rope(inv_freq, positions, heads, x, threads);
+}
+void plainloop_rope_halves(std::span<const double> inv_freq, std::span<const std::int64_t> positions,
+                           std::size_t heads, double* x, int threads) {
+  plainloop_rope(inv_freq, positions, heads, x, threads);
 }
 
 void sgemm_abt(std::size_t m, std::size_t n, std::size_t k, const float* a, const float* b, float* c) {

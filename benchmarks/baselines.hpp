@@ -8,12 +8,16 @@
 //     cache-resident output (<= 1 MiB stays in the private L2); streaming stores the limit for a DRAM one.
 //   plainloop_table: the loop a user writes (PyTorch-style: float32 inv_freq, float32 angle, one std::sin
 //     or std::cos per element), interleaved layout like the vaswani preset.
+//   read_modify_write: the memory limit of an in-place kernel (RoPE's rotation): the same bytes read and
+//     written back, with one fused multiply-add per element.
+//   plainloop_rope_halves: the rotary loop a user writes (HF style: float32 angle, std::cos / std::sin).
 //   sgemm_abt: cblas_sgemm of a given shape, so BLAS-backed kernels are stated as a ratio to a plain GEMM.
 //
 // All of this file is compiled with the same POSENC_ARCH_FLAGS as lib/, so the baselines get the same ISA.
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <span>
 #include <string>
 #include <vector>
@@ -40,6 +44,26 @@ std::vector<double> plainloop_inv_freq_f64(std::size_t d);
 // `threads` threads. d must be even and inv_freq.size() == d/2.
 void plainloop_table(std::span<const float> inv_freq, std::size_t rows, std::size_t d, float* out, int threads);
 void plainloop_table(std::span<const double> inv_freq, std::size_t rows, std::size_t d, double* out, int threads);
+
+// ---- in-place baselines (RoPE) ---------------------------------------------------------------------
+// x[i] = x[i] * a + b for i < n, in place: the read-modify-write limit of an in-place kernel over the same
+// bytes (every line read once and written back once; 2 * n * sizeof(T) bytes of traffic). Contiguous chunks
+// (cache-line rounded) over `threads` OpenMP threads, the split stream_store uses; AVX-512 / AVX fused
+// multiply-adds when compiled for them. a and b are run-time values so the compiler cannot fold the pass away
+// (a = -1, b = 0 flips the sign: after N passes x is exactly (-1)^N x).
+void read_modify_write(float* x, std::size_t n, float a, float b, int threads);
+void read_modify_write(double* x, std::size_t n, double a, double b, int threads);
+
+// The rotary loop a user writes (HF LlamaRotaryEmbedding + apply_rotary_pos_emb, half-split pairs, full
+// rotary), in place on a dense [tokens][heads][head_dim] tensor, tokens = positions.size(), head_dim =
+// 2 * inv_freq.size(). Per token: angle = (T)positions[t] * inv_freq[k] in T, c = std::cos(angle),
+// s = std::sin(angle), once per token and pair and reused for every head (as HF broadcasts its [T][d] cos/sin
+// over heads); then per head y_k = x_k c - x_{k+h} s, y_{k+h} = x_{k+h} c + x_k s. Not vectorised beyond what
+// the compiler does with the plain loop. OpenMP static over tokens with `threads` threads.
+void plainloop_rope_halves(std::span<const float> inv_freq, std::span<const std::int64_t> positions,
+                           std::size_t heads, float* x, int threads);
+void plainloop_rope_halves(std::span<const double> inv_freq, std::span<const std::int64_t> positions,
+                           std::size_t heads, double* x, int threads);
 
 // C (m x n) = A (m x k) * B^T (B is n x k), row-major, single precision, through cblas_sgemm with the
 // BLAS library's own threading.

@@ -57,7 +57,7 @@ struct JsonArray {
 };
 void write_json(std::FILE*, const nlohmann::ordered_json& head, std::span<const JsonArray> arrays);
 
-// .npy of a float32/float64 array of the given shape (1 or 2 dimensions, product = values.size()).
+// .npy of a float32/float64 array of the given shape (any number of dimensions, product = values.size()).
 void write_npy(std::FILE*, std::span<const float> values, std::vector<std::size_t> shape);
 void write_npy(std::FILE*, std::span<const double> values, std::vector<std::size_t> shape);
 // The header bytes alone (exposed for tests and for writers that stream the data).

@@ -7,7 +7,8 @@
 //   one flag per field (the description's flag, meaning and accepted values as help; bool fields are flags that
 //   also take =true/=false; optional fields take "none");
 //   the scheme's own aliases (add_alias: e.g. fairseq's --padding-idx sets two fields).
-// build() applies the preset or file, then every given field flag in table order, then the aliases, and validates.
+// build() applies the preset or file, then every given field flag in table order, then the scheme's adjustments
+// (add_adjustment: e.g. rope's rotary_dim following --head-dim), then the aliases, and validates.
 // A posenc::Error about a field is re-thrown naming the flag the user types ("--dim = 3 is out of range; ...").
 // describe_scheme<Spec>() is the scheme's entry of `posenc list`.
 #pragma once
@@ -75,6 +76,11 @@ class SpecOptions {
     app_->add_option(flag, *aliases_.back().text, help)->type_name(type)->group("Spec");
   }
 
+  // A scheme's rule applied after the field flags and before the aliases and validation, given the spec the flags
+  // started from (the preset, the --spec file or the default): e.g. a field that follows another unless given.
+  using Adjust = std::function<void(Spec&, const Spec& start)>;
+  void add_adjustment(Adjust adjust) { adjustments_.push_back(std::move(adjust)); }
+
   bool given(const std::string& flag) const { return app_->count(flag) > 0; }
 
   Spec build() const {
@@ -85,9 +91,11 @@ class SpecOptions {
                     "is given together with --preset");
       if (given("--preset")) s = find_preset<Spec>(preset_).spec;
       if (given("--spec")) s = read_spec_file(spec_file_);
+      const Spec start = s;
       for_each_field<Spec>([&](const auto& f) {
         if (given(std::string(f.flag))) set_field_text(f, s, texts_.at(std::string(f.name)));
       });
+      for (const auto& a : adjustments_) a(s, start);
       for (const auto& a : aliases_)
         if (given(a.flag)) a.apply(s, *a.text);
       validate(s);
@@ -136,6 +144,7 @@ class SpecOptions {
   std::string preset_, spec_file_;
   std::map<std::string, std::string> texts_;
   std::vector<Alias> aliases_;
+  std::vector<Adjust> adjustments_;
 };
 
 // The scheme's entry of `posenc list`: its name, summary, presets (with the implementation and commit they

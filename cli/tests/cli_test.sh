@@ -294,5 +294,237 @@ echo keep >keep.npy
 "$POSENC" table sinusoidal --dim 0 --out keep.npy 2>/dev/null
 [[ "$(cat keep.npy)" == keep ]] && pass || fail "failed command clobbered an existing file"
 
+# ======================================================================================================
+# ---- RoPE (rotary position embedding): table, freqs, apply, check ------------------------------------
+# ======================================================================================================
+# npyio.py: read and write .npy files of any shape (f2/f4/f8, C order) with the standard library alone.
+cat >npyio.py <<'PYEOF'
+import ast, struct
+CODES = {"<f2": ("e", 2), "<f4": ("f", 4), "<f8": ("d", 8)}
+def read(path):
+    raw = open(path, "rb").read()
+    assert raw[:6] == b"\x93NUMPY" and raw[6:8] == b"\x01\x00", "magic/version"
+    (hlen,) = struct.unpack("<H", raw[8:10])
+    assert (10 + hlen) % 64 == 0, "header not padded to 64 bytes"
+    d = ast.literal_eval(raw[10:10 + hlen].decode("latin1").strip())
+    assert d["fortran_order"] is False
+    code, size = CODES[d["descr"]]
+    n = 1
+    for s in d["shape"]:
+        n *= s
+    data = raw[10 + hlen:]
+    assert len(data) == n * size, (len(data), n, size)
+    return d["descr"], tuple(d["shape"]), list(struct.unpack("<%d%s" % (n, code), data)), data
+def write(path, descr, shape, values):
+    code, _ = CODES[descr]
+    dic = "{'descr': '%s', 'fortran_order': False, 'shape': (%s), }" % (descr, "".join("%d, " % s for s in shape).rstrip(" ") if len(shape) == 1 else ", ".join(str(s) for s in shape))
+    pad = (64 - (10 + len(dic) + 1) % 64) % 64
+    hdr = (dic + " " * pad + "\n").encode("latin1")
+    open(path, "wb").write(b"\x93NUMPY\x01\x00" + struct.pack("<H", len(hdr)) + hdr + struct.pack("<%d%s" % (len(values), code), *values))
+PYEOF
+export PYTHONPATH="$WORK${PYTHONPATH:+:$PYTHONPATH}"
+
+# --help of every rope command
+for cmd in "table rope" "freqs rope" "apply rope" "check rope" "apply"; do
+  # shellcheck disable=SC2086
+  if out=$("$POSENC" $cmd --help 2>&1) && grep -q "Usage:" <<<"$out"; then pass; else fail "posenc $cmd --help"; fi
+done
+
+# list: rope with its presets, verbs and parameters
+if "$POSENC" list --format json >rl.json &&
+   "$PY" -c '
+import json,sys
+d=json.load(open(sys.argv[1]))
+s=[x for x in d["schemes"] if x["name"]=="rope"][0]
+assert {p["name"] for p in s["presets"]} == {"hf-llama","gpt-neox","gpt-j","roformer","meta-llama","ggml-normal","ggml-neox"}, s["presets"]
+assert {"table","freqs","apply","check"} <= set(s["verbs"]), s["verbs"]
+assert [p["flag"] for p in s["parameters"]] == ["--layout","--regime","--head-dim","--rotary-dim","--base"], s["parameters"]
+' rl.json; then pass; else fail "list --format json: rope scheme, presets and verbs"; fi
+if "$POSENC" list | grep -q "ggml-neox"; then pass; else fail "list (text) shows rope presets"; fi
+
+# table, pairs form: cos 1 / sin 0 at position 0, cos(1) / sin(1) for pair 0 at position 1 (theta_0 = 1)
+if "$POSENC" table rope --preset hf-llama --head-dim 8 --positions 0:3 --form pairs --out rp.npy &&
+   "$PY" - rp.npy <<'PYEOF'
+import math, sys, npyio
+descr, shape, v, _ = npyio.read(sys.argv[1])
+assert descr == "<f4" and shape == (3, 8), (descr, shape)
+row = lambda p: v[p * 8:(p + 1) * 8]
+assert row(0) == [1, 1, 1, 1, 0, 0, 0, 0], row(0)
+assert abs(row(1)[0] - math.cos(1)) < 1e-7 and abs(row(1)[4] - math.sin(1)) < 1e-7, row(1)
+for p in range(3):
+    for k in range(4):
+        a = p * 10000.0 ** (-2 * k / 8)
+        assert abs(row(p)[k] - math.cos(a)) < 1e-6 and abs(row(p)[4 + k] - math.sin(a)) < 1e-6, (p, k)
+PYEOF
+then pass; else fail "table rope --form pairs: values"; fi
+
+# the four forms hold the same numbers: hf (2, P, r) with duplicated halves, gptj sin first, ggml interleaved
+if "$POSENC" table rope --preset hf-llama --head-dim 8 --positions 0:5,1000 --form pairs --dtype f64 --out fp.npy &&
+   "$POSENC" table rope --preset hf-llama --head-dim 8 --positions 0:5,1000 --form hf --dtype f64 --out fh.npy &&
+   "$POSENC" table rope --preset hf-llama --head-dim 8 --positions 0:5,1000 --form gptj --dtype f64 --out fg.npy &&
+   "$POSENC" table rope --preset hf-llama --head-dim 8 --positions 0:5,1000 --form ggml --dtype f64 --out fl.npy &&
+   "$PY" - <<'PYEOF'
+import npyio
+_, sp, p, _ = npyio.read("fp.npy"); _, sh, hf, _ = npyio.read("fh.npy")
+_, sg, g, _ = npyio.read("fg.npy"); dl, sl, l, _ = npyio.read("fl.npy")
+P, h, r = 6, 4, 8
+assert dl == "<f8" and sp == sg == sl == (P, 2 * h) and sh == (2, P, r), (sp, sh, sg, sl)
+for i in range(P):
+    cos = p[i * 8:i * 8 + h]; sin = p[i * 8 + h:i * 8 + 2 * h]
+    assert hf[i * r:(i + 1) * r] == cos + cos, i                  # cos block [c | c]
+    assert hf[P * r + i * r:P * r + (i + 1) * r] == sin + sin, i  # sin block [s | s]
+    assert g[i * 8:(i + 1) * 8] == sin + cos, i                   # gptj: [sin | cos]
+    assert l[i * 8:(i + 1) * 8] == [x for k in range(h) for x in (cos[k], sin[k])], i  # ggml: cos_0, sin_0, ...
+PYEOF
+then pass; else fail "table rope: pairs / hf / gptj / ggml forms disagree"; fi
+if "$POSENC" table rope --preset hf-llama --head-dim 4 --positions 0:2 --form hf --format csv | head -1 | grep -qx "block,position,c0,c1,c2,c3" &&
+   "$POSENC" table rope --preset gpt-j --head-dim 16 --positions 1 --form gptj --format csv | head -1 | grep -qx "position,sin0,sin1,cos0,cos1"
+then pass; else fail "table rope CSV headers"; fi
+
+# freqs: theta_k with the channels of each pair (halves: (k, k + h); interleaved: (2k, 2k + 1)); --spec replays
+if "$POSENC" freqs rope --head-dim 8 >rf.json &&
+   "$POSENC" freqs rope --preset ggml-normal --head-dim 8 --format csv >rf.csv &&
+   "$PY" - rf.json rf.csv <<'PYEOF'
+import csv, json, sys
+d = json.load(open(sys.argv[1]))
+assert d["spec"]["regime"] == "exact" and d["pairs"] == 4
+assert d["first_channels"] == [0, 1, 2, 3] and d["second_channels"] == [4, 5, 6, 7], d
+for k, w in enumerate(d["frequencies"]):
+    assert abs(w - 10000.0 ** (-2 * k / 8)) <= 1e-15 * w, (k, w)
+rows = list(csv.reader(open(sys.argv[2])))
+assert rows[0] == ["pair", "first_channel", "second_channel", "theta"], rows[0]
+assert [r[1:3] for r in rows[1:]] == [["0", "1"], ["2", "3"], ["4", "5"], ["6", "7"]], rows
+PYEOF
+then pass; else fail "freqs rope"; fi
+if "$POSENC" table rope --preset gpt-neox --head-dim 32 --positions 0:3 --format json >s1.json &&
+   "$POSENC" table rope --spec s1.json --positions 0:3 --format json >s2.json && cmp -s s1.json s2.json &&
+   "$PY" -c 'import json,sys; s=json.load(open(sys.argv[1]))["spec"]; assert (s["head_dim"], s["rotary_dim"]) == (32, 8), s' s1.json
+then pass; else fail "rope: preset rotary fraction follows --head-dim; --spec replays"; fi
+
+# --partial-rotary-factor: int(head_dim * F) (80 * 0.3 = 24.000000000000004 -> 24), after --head-dim in any order
+if "$POSENC" freqs rope --partial-rotary-factor 0.3 --head-dim 80 >pr.json &&
+   "$PY" -c 'import json,sys; s=json.load(open(sys.argv[1]))["spec"]; assert (s["head_dim"], s["rotary_dim"]) == (80, 24), s' pr.json
+then pass; else fail "--partial-rotary-factor 0.3 --head-dim 80 -> rotary_dim 24"; fi
+"$POSENC" table rope --head-dim 80 --partial-rotary-factor 0.3125 --out out.npy >/dev/null 2>prf.txt
+rc=$?
+if [[ $rc -eq 2 ]] && [[ $(wc -l <prf.txt) -eq 1 ]] && grep -q -- "--partial-rotary-factor = 0.3125" prf.txt && grep -q "int(25) = 25" prf.txt && [[ ! -e out.npy ]]
+then pass; else fail "--partial-rotary-factor 0.3125 with head_dim 80 (odd rotary_dim 25): $(cat prf.txt)"; fi
+
+# apply: R(p) of a [tokens, heads, head_dim] f32 tensor matches the definition; --inverse undoes it; channels beyond
+# rotary_dim pass through bit-identically; --heads-first reads [heads, tokens, head_dim]
+"$PY" - <<'PYEOF'
+import math, random, npyio
+random.seed(7)
+T, H, D = 5, 3, 12
+x = [random.uniform(-2, 2) for _ in range(T * H * D)]
+npyio.write("x.npy", "<f4", (T, H, D), x)
+npyio.write("x64.npy", "<f8", (T, D), x[:T * D])
+xt = [x[(t * H + h) * D + c] for h in range(H) for t in range(T) for c in range(D)]   # [heads, tokens, head_dim]
+npyio.write("xt.npy", "<f4", (H, T, D), xt)
+npyio.write("x16.npy", "<f2", (T, D), x[:T * D])
+PYEOF
+if "$POSENC" apply rope --preset hf-llama --head-dim 12 --rotary-dim 8 --in x.npy --positions 3,7,0,100,-5 --out y.npy &&
+   "$POSENC" apply rope --preset hf-llama --head-dim 12 --rotary-dim 8 --in y.npy --positions 3,7,0,100,-5 --inverse --out z.npy &&
+   "$PY" - <<'PYEOF'
+import math, npyio
+T, H, D, r = 5, 3, 12, 8
+pos = [3, 7, 0, 100, -5]
+_, sx, x, bx = npyio.read("x.npy"); dy, sy, y, by = npyio.read("y.npy"); _, sz, z, _ = npyio.read("z.npy")
+assert dy == "<f4" and sx == sy == sz == (T, H, D), (dy, sy, sz)
+assert max(abs(a - b) for a, b in zip(x, z)) <= 1e-6, "apply then apply --inverse is not the identity"
+h = r // 2
+for t in range(T):
+    for hd in range(H):
+        o = (t * H + hd) * D
+        for k in range(h):
+            a = pos[t] * 10000.0 ** (-2 * k / r)
+            i, j = o + k, o + k + h   # halves layout
+            assert abs(y[i] - (x[i] * math.cos(a) - x[j] * math.sin(a))) < 1e-4, (t, hd, k)
+            assert abs(y[j] - (x[j] * math.cos(a) + x[i] * math.sin(a))) < 1e-4, (t, hd, k)
+        # channels r..D-1 pass through: the same bytes
+        assert by[4 * (o + r):4 * (o + D)] == bx[4 * (o + r):4 * (o + D)], ("pass-through", t, hd)
+PYEOF
+then pass; else fail "apply rope: values / --inverse / pass-through channels"; fi
+if "$POSENC" apply rope --preset hf-llama --head-dim 12 --rotary-dim 8 --in xt.npy --heads-first --positions 3,7,0,100,-5 --out yt.npy &&
+   "$PY" - <<'PYEOF'
+import npyio
+T, H, D = 5, 3, 12
+_, _, y, _ = npyio.read("y.npy"); _, st, yt, _ = npyio.read("yt.npy")
+assert st == (H, T, D), st
+assert all(yt[(h * T + t) * D + c] == y[(t * H + h) * D + c] for t in range(T) for h in range(H) for c in range(D))
+PYEOF
+then pass; else fail "apply rope --heads-first differs from the [tokens, heads, head_dim] result"; fi
+# f64 in -> f64 out, head_dim from the input, default positions 0..T-1; f16 in -> f32 out with a note
+if "$POSENC" apply rope --in x64.npy --out y64.npy && "$POSENC" apply rope --in x16.npy --out y16.npy 2>note.txt &&
+   grep -q "^posenc: note: .*f16.*f32" note.txt &&
+   "$PY" - <<'PYEOF'
+import math, npyio
+T, D = 5, 12
+_, _, x, _ = npyio.read("x64.npy"); d, s, y, _ = npyio.read("y64.npy"); d16, s16, _, _ = npyio.read("y16.npy")
+assert d == "<f8" and s == (T, D) and d16 == "<f4" and s16 == (T, D), (d, s, d16, s16)
+for t in range(T):
+    for k in range(6):
+        a = t * 10000.0 ** (-2 * k / 12)
+        i, j = t * D + k, t * D + k + 6
+        assert abs(y[i] - (x[i] * math.cos(a) - x[j] * math.sin(a))) < 1e-14, (t, k)
+PYEOF
+then pass; else fail "apply rope: f64 input, default positions, f16 input note"; fi
+
+# check: a cache made by `table rope` passes (every form); one perturbed entry fails (exit 1)
+if "$POSENC" table rope --preset hf-llama --head-dim 16 --positions 0:64,5000 --form hf --out ch.npy &&
+   "$POSENC" check rope --preset hf-llama --head-dim 16 --in ch.npy --form hf --positions 0:64,5000 --format json >ck.json &&
+   "$PY" -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["verdict"]=="pass", d["verdict"]' ck.json
+then pass; else fail "check rope passes a cache from table rope (hf form)"; fi
+ok=1
+for form in pairs gptj ggml; do
+  "$POSENC" table rope --preset ggml-normal --head-dim 8 --positions 0:32 --form $form --out c_$form.npy &&
+    "$POSENC" check rope --preset ggml-normal --in c_$form.npy --form $form --positions 0:32 >/dev/null || { ok=0; echo "form $form"; }
+done
+"$POSENC" table rope --head-dim 8 --positions 0:16 --dtype f64 --out ce.npy &&
+  "$POSENC" check rope --in ce.npy --positions 0:16 | grep -q '\*\*PASS\*\*' || { ok=0; echo "exact f64"; }
+[[ $ok -eq 1 ]] && pass || fail "check rope passes caches from table rope (pairs, gptj, ggml; exact f64)"
+"$PY" - <<'PYEOF'
+import npyio
+descr, shape, v, _ = npyio.read("ch.npy")
+v[2 * 65 * 16 // 2 + 3 * 16 + 5] += 1e-3   # the sin block, position 3, column 5
+npyio.write("chbad.npy", descr, shape, v)
+PYEOF
+"$POSENC" check rope --preset hf-llama --head-dim 16 --in chbad.npy --form hf --positions 0:64,5000 --format json >ckbad.json
+rc=$?
+if [[ $rc -eq 1 ]] && "$PY" -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["verdict"]=="fail", d["verdict"]' ckbad.json
+then pass; else fail "check rope: a perturbed cache must fail with exit 1 (got $rc)"; fi
+
+# bad inputs: one 'posenc: error:' line, nothing on stdout, exit 2 (1 for I/O), no output file
+# shellcheck disable=SC2086
+{
+expect_error 2 table rope --positions 2199023255552 --out out.npy
+expect_error 2 table rope --positions 0,-2199023255552 --out out.npy
+expect_error 2 table rope --positions abc --out out.npy
+expect_error 2 table rope --form nosuch --out out.npy
+expect_error 2 table rope --head-dim 8 --rotary-dim 10 --out out.npy
+expect_error 2 table rope --head-dim 7 --out out.npy
+expect_error 2 table rope --rotary-dim 4 --partial-rotary-factor 0.5 --out out.npy
+expect_error 2 table rope --partial-rotary-factor 1.5 --out out.npy
+expect_error 2 table rope --partial-rotary-factor x --out out.npy
+expect_error 2 table rope --preset gpt-neox --head-dim 12 --out out.npy
+expect_error 2 table rope --preset nosuch --out out.npy
+expect_error 2 table rope --base 0.5 --out out.npy
+expect_error 2 table rope --dtype f16 --out out.npy
+expect_error 2 freqs rope --head-dim 0
+expect_error 2 apply rope --in x.npy --positions 0:4 --out out.npy
+expect_error 2 apply rope --in x.npy --positions 0:4,2199023255552 --out out.npy
+expect_error 2 apply rope --in x.npy --head-dim 16 --out out.npy
+expect_error 2 apply rope --in x64.npy --heads-first --out out.npy
+expect_error 2 apply rope --in x.npy --format csv --out out.csv
+expect_error 1 apply rope --in nosuch.npy --out out.npy
+expect_error 2 check rope --in ch.npy --form hf --positions 0:3
+expect_error 2 check rope --in ch.npy --form hf --rotary-dim 8 --head-dim 16 --positions 0:64,5000
+printf 'not an npy' >rjunk.npy
+expect_error 1 check rope --in rjunk.npy
+expect_error 1 table rope --head-dim 65536 --positions 0:1000000000000 --out out.npy
+}
+"$POSENC" table rope --positions 2199023255552 2>&1 | grep -q -- "--positions" && pass || fail "bad position: the error names --positions"
+"$POSENC" apply rope --in x.npy --positions 0:4 2>&1 | grep -q -- "--positions: 4 positions" && pass || fail "wrong token count: the error names --positions"
+
 echo "$((checks - failures))/$checks checks passed"
 [[ $failures -eq 0 ]]

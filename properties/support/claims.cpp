@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <omp.h>
 
+#include <algorithm>
 #include <chrono>
 #include <deque>
 #include <cmath>
@@ -338,6 +339,23 @@ Sink claim_sink(const Claim& c, FailWith how) {
       ADD_FAILURE() << *failure;
     }
   };
+}
+
+void check_verdict(const Claim& claim, const CheckReport& rep, std::size_t ref, const std::string& what) {
+  const auto j = rep.references.at(ref).to_json();
+  const double max = j["overall"]["max_metric"].is_null() ? INFINITY : j["overall"]["max_metric"].get<double>();
+  const bool classes_ok = j["over_bound"].get<std::uint64_t>() == 0 && rep.references.at(ref).passed();
+  const Measure m{classes_ok || std::isfinite(max) ? Class::ok : Class::nan, max};
+  if (auto f = check(claim, rep.references.at(ref).row(), m, max, nullptr, [&] { return what + " report: " + j.dump().substr(0, 600); }))
+    ADD_FAILURE() << *f;
+  EXPECT_TRUE(rep.references.at(ref).passed()) << what;
+}
+
+double round_to(double x, DType t) {
+  if (x == 0 || !std::isfinite(x)) return x;
+  const int e = std::max(std::ilogb(x), min_exponent(t));
+  const double q = std::ldexp(1.0, e - precision_bits(t) + 1);
+  return std::nearbyint(x / q) * q;
 }
 
 }  // namespace posenc::test

@@ -11,6 +11,7 @@
 #include <string>
 
 #include "budget.hpp"
+#include "check_report.hpp"
 #include "claims.hpp"
 
 namespace posenc::test {
@@ -44,5 +45,13 @@ void emit_value(const Sink& sink, K key, double value, const Describe& inputs) {
 // (which keeps going and so finds every failing case).
 enum class FailWith { rapidcheck, gtest };
 Sink claim_sink(const Claim&, FailWith = FailWith::rapidcheck);
+
+// `posenc check` claims: records the largest metric of accumulator `ref` of a check report under the claim (its
+// row) and fails the test (ADD_FAILURE) unless that accumulator passed.
+void check_verdict(const Claim&, const CheckReport&, std::size_t ref, const std::string& what);
+
+// x rounded to nearest-even in the type (f16, bf16: how a user's table stored in that type holds the value;
+// no overflow handling: |x| <= 1 where it is used).
+double round_to(double x, DType);
 
 }  // namespace posenc::test

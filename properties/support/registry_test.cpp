@@ -7,7 +7,8 @@
 //   budget rows         at least one; every row is cited by a claim; every cited row exists
 //   CLI verbs           `posenc list` shows the scheme with its verbs, `check` among them
 //   benchmarks          `posenc_bench --benchmark_list_tests` lists benchmarks named "<scheme>/..."
-//   files               its file in every part (cmake/posenc_schemes.cmake)
+//   files               its file in every part (cmake/posenc_schemes.cmake) and its report module
+//                       (reports/posenc_report/schemes/<name>.py: headline kernels and figures)
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -78,7 +79,8 @@ TEST(Registry, EverySchemeHasItsFileInEveryPart) {
           fs::path("reference/tests") / (n + "_oracle_test.cpp"), fs::path("properties") / n / "budget.cpp",
           fs::path("properties") / n / "cases.hpp", fs::path("properties") / n / "properties.cpp",
           fs::path("properties") / n / "sweep.cpp", fs::path("benchmarks") / (n + "_bench.cpp"),
-          fs::path("cli/schemes") / (n + ".cpp"), fs::path("properties") / n / "check.cpp"})
+          fs::path("cli/schemes") / (n + ".cpp"), fs::path("properties") / n / "check.cpp",
+          fs::path("reports/posenc_report/schemes") / (n + ".py")})
       EXPECT_TRUE(fs::exists(kSource / f)) << "scheme '" << n << "' has no " << f;
 }
 

@@ -1,0 +1,528 @@
+// cli/schemes/rope.cpp — rotary position embedding on the command line: its registration (description, presets
+// and flags come from SpecTraits<RopeSpec>, cli/spec_options.hpp) and what is truly its own:
+//   posenc table rope   the cos/sin cache for --positions in an engine's form (--form pairs | hf | gptj | ggml)
+//   posenc freqs rope   theta_k as the regime computes them, and the two channels of each pair
+//   posenc apply rope   R(p) x (R(-p) x with --inverse) for a [tokens, (heads,) head_dim] tensor read from a .npy
+//   posenc check rope   a user's cache against the oracle: budget row (exact) and emulation envelope (hf, ggml)
+// Dimensions: rotary_dim follows head_dim unless given: full rotary stays full, a preset's partial rotary keeps
+// its fraction as rope_preset() computes it (GPT-J, GPT-NeoX). apply takes head_dim from the input's last
+// dimension and check takes rotary_dim from the cache's width unless a dimension flag or --spec says otherwise.
+// Alias of HF's parameter name: --partial-rotary-factor F (rotary_dim = int(head_dim * F), after --head-dim).
+#include <cstdint>
+#include <cstdio>
+#include <limits>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include "args.hpp"
+#include "output.hpp"
+#include "posenc/error.hpp"
+#include "posenc/rope.hpp"
+#include "posenc/rope_spec.hpp"
+#include "registry.hpp"
+#include "rope/check.hpp"
+#include "spec_options.hpp"
+#include "verbs.hpp"
+
+namespace posenc::cli {
+namespace {
+
+using Spec = RopeSpec;
+constexpr const char* kScheme = "rope";
+
+// The spec flags with this scheme's dimension rules and alias.
+struct RopeOptions : SpecOptions<Spec> {
+  // apply: the input's last dimension, the head_dim unless --head-dim or --spec says it.
+  std::optional<std::size_t> input_head_dim;
+  // check: the cache's rotary width, the rotary_dim unless a dimension flag or --spec says it.
+  std::optional<std::size_t> cache_rotary_dim;
+
+  void add(CLI::App* a) {
+    command_ = a;
+    add_to(a);
+    add_adjustment([this](Spec& s, const Spec& start) { follow_dimensions(s, start); });
+    add_alias("--partial-rotary-factor", "F",
+              "HF's partial_rotary_factor: rotary_dim = int(head_dim * F), after --head-dim (not with --rotary-dim)",
+              [this](Spec& s, const std::string& text) {
+                if (given("--rotary-dim"))
+                  throw UsageError(
+                      "--rotary-dim and --partial-rotary-factor both set rotary_dim (rotary_dim = int(head_dim * "
+                      "factor)); give one");
+                const double factor = parse_double("--partial-rotary-factor", text);
+                try {
+                  s.rotary_dim = rotary_dim_from_factor(s.head_dim, factor);
+                } catch (const Error& e) {
+                  if (e.parameter() == "partial_rotary_factor") throw e.renamed("--partial-rotary-factor");
+                  throw;
+                }
+              });
+  }
+
+ private:
+  bool rotary_given() const { return given("--rotary-dim") || given("--partial-rotary-factor"); }
+
+  void follow_dimensions(Spec& s, const Spec& start) const {
+    const bool file = given("--spec"), head = given("--head-dim");
+    if (cache_rotary_dim && !file && !head && !rotary_given()) {
+      // A cache holds nothing of the channels beyond rotary_dim: head_dim stays the preset's when that is a
+      // partial-rotary head wide enough, else it is the rotary width.
+      const std::size_t r = *cache_rotary_dim;
+      s.rotary_dim = r;
+      s.head_dim = (start.rotary_dim < start.head_dim && start.head_dim >= r) ? start.head_dim : r;
+      return;
+    }
+    if (input_head_dim && !file && !head) s.head_dim = *input_head_dim;
+    if (rotary_given() || s.head_dim == start.head_dim) return;
+    if (start.rotary_dim == start.head_dim) {
+      s.rotary_dim = s.head_dim;  // full rotary stays full
+      return;
+    }
+    if (!given("--preset")) return;  // a --spec file's partial rotary_dim is kept (validation judges it)
+    const std::string name = command_->get_option("--preset")->as<std::string>();
+    try {
+      s.rotary_dim = rope_preset(name, s.head_dim).rotary_dim;
+    } catch (const Error& e) {
+      if (e.parameter() != "partial_rotary_factor") throw;
+      throw Error(kScheme, head || !input_head_dim ? "--head-dim" : "head_dim (the last dimension of --in)",
+                  std::to_string(s.head_dim),
+                  "a head_dim for which the rotary fraction of --preset " + name + " (" +
+                      format_real(static_cast<double>(start.rotary_dim) / static_cast<double>(start.head_dim)) +
+                      ") gives an even int(head_dim * fraction) >= 2, or --rotary-dim / --partial-rotary-factor",
+                  "does not fit the preset");
+    }
+  }
+
+  CLI::App* command_ = nullptr;
+};
+
+RopeCacheForm parse_form(const std::string& text) {
+  if (const auto f = enum_from_string<RopeCacheForm>(text)) return *f;
+  throw UsageError("--form: '" + text + "' is not a cache form; accepted: " + enum_names<RopeCacheForm>());
+}
+
+// --positions with every run's ends checked against the spec (runs are arithmetic: their ends bound them).
+PositionList parse_positions(const Spec& s, const std::string& text) {
+  PositionList pl = PositionList::parse("--positions", text);
+  for (const auto& r : pl.runs()) {
+    check_position(s, r.start, "--positions");
+    check_position(s, r.last(), "--positions");
+  }
+  return pl;
+}
+
+// 0 .. n-1, or --positions: one per `unit` (token, position row) of `what`, else an error naming --positions.
+std::vector<std::int64_t> positions_for(const Spec& s, const std::string& text, bool given, std::size_t n,
+                                        const std::string& what, const std::string& unit) {
+  if (!given) {
+    std::vector<std::int64_t> v(n);
+    for (std::size_t i = 0; i < n; ++i) v[i] = static_cast<std::int64_t>(i);
+    if (n) check_position(s, v.back(), "--positions (default 0 .. " + std::to_string(n - 1) + ")");
+    return v;
+  }
+  const PositionList pl = parse_positions(s, text);
+  if (pl.size() != n)
+    throw UsageError("--positions: " + std::to_string(pl.size()) + " positions for " + what +
+                     "; give one position per " + unit);
+  return pl.materialize();
+}
+
+std::string shape_text(const std::vector<std::size_t>& shape) {
+  std::string out;
+  for (std::size_t d : shape) out += (out.empty() ? "" : ", ") + std::to_string(d);
+  return "(" + out + (shape.size() == 1 ? ",)" : ")");
+}
+
+DType dtype_of(NpyType t) {
+  switch (t) {
+    case NpyType::f16: return DType::f16;
+    case NpyType::bf16: return DType::bf16;
+    case NpyType::f32: return DType::f32;
+    case NpyType::f64: return DType::f64;
+  }
+  return DType::f64;
+}
+
+// Column names of one row of a cache form (the hf form: of one row of either block).
+std::vector<std::string> cache_columns(const Spec& s, RopeCacheForm form) {
+  const std::size_t h = pair_count(s);
+  std::vector<std::string> names;
+  const auto add = [&](const char* prefix) {
+    for (std::size_t k = 0; k < h; ++k) names.push_back(prefix + std::to_string(k));
+  };
+  switch (form) {
+    case RopeCacheForm::pairs:
+      add("cos");
+      add("sin");
+      break;
+    case RopeCacheForm::gptj:
+      add("sin");
+      add("cos");
+      break;
+    case RopeCacheForm::ggml:
+      for (std::size_t k = 0; k < h; ++k) {
+        names.push_back("cos" + std::to_string(k));
+        names.push_back("sin" + std::to_string(k));
+      }
+      break;
+    case RopeCacheForm::hf: names = numbered_names("c", s.rotary_dim); break;
+  }
+  return names;
+}
+
+// ---- table -------------------------------------------------------------------------------------------
+
+struct TableFlags {
+  RopeOptions spec;
+  OutFlags out;
+  std::string positions = "0:16", form = "pairs", dtype = "f32", threads;
+};
+
+template <class T>
+void run_table_typed(const TableFlags& f, const Spec& s, const PositionList& positions, RopeCacheForm form,
+                     Format format) {
+  const TableOptions opts = parse_threads(f.threads);
+  const std::uint64_t count64 = positions.size();
+  const std::size_t per = cache_values_per_position(s, form);
+  const std::size_t max = std::numeric_limits<std::size_t>::max();
+  if (count64 > max / sizeof(std::int64_t) || count64 > max / sizeof(T) / per)
+    throw IoError("a cache of " + std::to_string(count64) + " positions x " + std::to_string(per) +
+                  " values does not fit in this machine's address space");
+  const auto count = static_cast<std::size_t>(count64);
+  check_memory(count * sizeof(std::int64_t), "the list of " + std::to_string(count) + " positions");
+  const std::size_t elems = count * per;
+  auto data =
+      allocate<T>(elems, "a cache of " + std::to_string(count) + " positions x " + std::to_string(per) + " values");
+  const std::vector<std::int64_t> list = positions.materialize();
+  const std::span<T> cache(data.get(), elems);
+  make_plan(s).cache(form, list, cache, opts);
+
+  const std::size_t r = s.rotary_dim;
+  const bool hf = form == RopeCacheForm::hf;
+  const std::span<const T> values(cache);
+  Output out(f.out.out, format == Format::npy);
+  switch (format) {
+    case Format::npy:
+      if (hf)
+        write_npy(out.file(), values, {2, count, r});
+      else
+        write_npy(out.file(), values, {count, per});
+      break;
+    case Format::json: {
+      Json head = result_head(s);
+      head["form"] = std::string(to_string(form));
+      head["dtype"] = sizeof(T) == 4 ? "f32" : "f64";
+      head["note"] = std::string(EnumTraits<RopeCacheForm>::values[*enum_index(form)].meaning) +
+                     "; h = rotary_dim / 2 pairs, pair k at angle p * theta_k (posenc freqs rope)";
+      std::vector<JsonArray> arrays;
+      arrays.push_back({"positions", std::span<const std::int64_t>(list), 0});
+      if (hf) {
+        arrays.push_back({"cos", values.first(count * r), r});
+        arrays.push_back({"sin", values.subspan(count * r), r});
+      } else {
+        arrays.push_back({"rows", values, per});
+      }
+      write_json(out.file(), head, arrays);
+      break;
+    }
+    case Format::csv:
+      if (hf) {
+        std::vector<std::int64_t> block(2 * count), pos(2 * count);
+        for (std::size_t b = 0; b < 2; ++b)
+          for (std::size_t i = 0; i < count; ++i) {
+            block[b * count + i] = static_cast<std::int64_t>(b);
+            pos[b * count + i] = list[i];
+          }
+        write_csv(out.file(), {{"block", std::move(block)}, {"position", std::move(pos)}}, cache_columns(s, form),
+                  values, 2 * count);
+      } else {
+        write_csv(out.file(), {{"position", list}}, cache_columns(s, form), values, count);
+      }
+      break;
+  }
+  out.commit();
+}
+
+void run_table(const TableFlags& f) {
+  const Spec s = f.spec.build();
+  const RopeCacheForm form = parse_form(f.form);
+  const bool f64 = parse_output_dtype(f.dtype) == DType::f64;
+  const PositionList positions = parse_positions(s, f.positions);
+  const Format format = choose_format(f.out.format, f.out.out);
+  if (f64)
+    run_table_typed<double>(f, s, positions, form, format);
+  else
+    run_table_typed<float>(f, s, positions, form, format);
+}
+
+// ---- freqs -------------------------------------------------------------------------------------------
+
+struct FreqFlags {
+  RopeOptions spec;
+  OutFlags out;
+};
+
+void run_freqs(const FreqFlags& f) {
+  const Spec s = f.spec.build();
+  const Format format = choose_format(f.out.format, f.out.out);
+  const RopePlan plan = make_plan(s);
+  const std::span<const double> theta = plan.frequencies();
+  const std::size_t h = theta.size();
+  std::vector<std::int64_t> pair(h), first(h), second(h);
+  for (std::size_t k = 0; k < h; ++k) {
+    pair[k] = static_cast<std::int64_t>(k);
+    first[k] = static_cast<std::int64_t>(first_channel(s, k));
+    second[k] = static_cast<std::int64_t>(second_channel(s, k));
+  }
+  Output out(f.out.out, format == Format::npy);
+  switch (format) {
+    case Format::npy: write_npy(out.file(), theta, {h}); break;
+    case Format::json: {
+      Json head = result_head(s);
+      head["pairs"] = h;
+      switch (s.regime) {
+        case RopeRegime::exact:
+          head["note"] =
+              "theta_k = base^(-2k/r) rounded to double; pair k rotates (x[first_channels[k]], "
+              "x[second_channels[k]]) by p * theta_k";
+          break;
+        case RopeRegime::hf:
+          head["note"] = "the float32 inv_freq of the HF steps (exact in double); angle = RN32(RN32(p) * inv_freq)";
+          break;
+        case RopeRegime::ggml:
+          head["note"] = "the float32 theta_k of ggml (scale^k by repeated float32 multiplication, exact in double)";
+          break;
+      }
+      const std::vector<JsonArray> arrays{{"first_channels", std::span<const std::int64_t>(first), 0},
+                                          {"second_channels", std::span<const std::int64_t>(second), 0},
+                                          {"frequencies", theta, 0}};
+      write_json(out.file(), head, arrays);
+      break;
+    }
+    case Format::csv:
+      write_csv(out.file(), {{"pair", pair}, {"first_channel", first}, {"second_channel", second}}, {"theta"}, theta,
+                h);
+      break;
+  }
+  out.commit();
+}
+
+// ---- apply -------------------------------------------------------------------------------------------
+
+struct ApplyFlags {
+  RopeOptions spec;
+  InputFlags in;
+  OutFlags out;
+  std::string positions, threads;
+  bool inverse = false, heads_first = false;
+};
+
+template <class T>
+void run_apply_typed(const ApplyFlags& f, const Spec& s, NpyArray& a, std::size_t tokens, std::size_t heads,
+                     std::size_t token_stride, std::size_t head_stride, const std::vector<std::int64_t>& positions,
+                     Format format) {
+  const TableOptions opts = parse_threads(f.threads);
+  std::vector<T> converted;
+  std::span<T> data;
+  if constexpr (std::is_same_v<T, double>) {
+    data = std::span<double>(a.values);  // rotated where it lies
+  } else {
+    check_memory(a.values.size() * sizeof(float), "a float32 copy of --in");
+    converted.assign(a.values.begin(), a.values.end());  // f32 (exact), f16 and bf16 (exact) values
+    a.values = {};
+    data = std::span<float>(converted);
+  }
+  const RopeTensor<T> view{data, tokens, heads, token_stride, head_stride};
+  make_plan(s).apply(view, positions, f.inverse ? RopeDirection::inverse : RopeDirection::forward, opts);
+
+  const std::span<const T> values(data);
+  Output out(f.out.out, format == Format::npy);
+  if (format == Format::npy) {
+    write_npy(out.file(), values, a.shape);
+  } else {
+    Json head = result_head(s);
+    head["direction"] = f.inverse ? "inverse" : "forward";
+    head["layout"] = f.heads_first ? "[heads, tokens, head_dim]"
+                                   : (a.shape.size() == 3 ? "[tokens, heads, head_dim]" : "[tokens, head_dim]");
+    head["shape"] = a.shape;
+    head["dtype"] = sizeof(T) == 4 ? "f32" : "f64";
+    const std::vector<JsonArray> arrays{{"positions", std::span<const std::int64_t>(positions), 0},
+                                        {"values", values, s.head_dim}};
+    write_json(out.file(), head, arrays);
+  }
+  out.commit();
+}
+
+void run_apply(ApplyFlags& f, CLI::App* app) {
+  NpyArray a = f.in.read();
+  const std::vector<std::size_t>& sh = a.shape;
+  if (sh.size() != 2 && sh.size() != 3)
+    throw UsageError("--in: '" + f.in.path + "' holds an array of shape " + shape_text(sh) +
+                     "; accepted: [tokens, head_dim] or [tokens, heads, head_dim] ([heads, tokens, head_dim] with "
+                     "--heads-first)");
+  if (f.heads_first && sh.size() != 3)
+    throw UsageError("--heads-first: '" + f.in.path + "' holds an array of shape " + shape_text(sh) +
+                     "; accepted: a 3-dimensional [heads, tokens, head_dim] array");
+  const std::size_t d = sh.back();
+  f.spec.input_head_dim = d;
+  const Spec s = f.spec.build();
+  if (s.head_dim != d)
+    throw Error(kScheme, f.spec.given("--head-dim") ? "--head-dim" : "head_dim (from --spec)",
+                std::to_string(s.head_dim), "the last dimension of --in, " + std::to_string(d),
+                "differs from the input");
+  std::size_t tokens, heads, token_stride, head_stride;
+  if (sh.size() == 2) {
+    tokens = sh[0], heads = 1, token_stride = d, head_stride = d;
+  } else if (!f.heads_first) {
+    tokens = sh[0], heads = sh[1], token_stride = sh[1] * d, head_stride = d;
+  } else {
+    heads = sh[0], tokens = sh[1], token_stride = d, head_stride = sh[1] * d;  // HF's transposed layout, in place
+  }
+  const std::vector<std::int64_t> positions =
+      positions_for(s, f.positions, app->count("--positions") > 0, tokens,
+                    "an input of " + std::to_string(tokens) + " tokens (shape " + shape_text(sh) + ")", "token");
+  const Format format = choose_format(f.out.format, f.out.out, {Format::npy, Format::json});
+  const NpyType stored = a.stored;
+  if (stored == NpyType::f64)
+    run_apply_typed<double>(f, s, a, tokens, heads, token_stride, head_stride, positions, format);
+  else
+    run_apply_typed<float>(f, s, a, tokens, heads, token_stride, head_stride, positions, format);
+  if (stored == NpyType::f16 || stored == NpyType::bf16)
+    std::fprintf(stderr,
+                 "posenc: note: --in holds %s values: converted to f32, rotated in the %s regime and written as f32\n",
+                 std::string(to_string(stored)).c_str(), std::string(to_string(s.regime)).c_str());
+}
+
+// ---- check -------------------------------------------------------------------------------------------
+
+struct CheckFlags {
+  RopeOptions spec;
+  InputFlags in;
+  ReportFlags report;
+  std::string positions, form = "pairs", threads;
+  double ulp_pow = 2.0, ulp_trig = 2.0;
+};
+
+void run_check(CheckFlags& f, CLI::App* app) {
+  const NpyArray a = f.in.read();
+  const RopeCacheForm form = parse_form(f.form);
+  const bool hf = form == RopeCacheForm::hf;
+  const std::vector<std::size_t>& sh = a.shape;
+  const std::string file = "--in: '" + f.in.path + "' holds an array of shape " + shape_text(sh);
+  if (sh.empty() || a.cols() < 2 || a.cols() % 2 != 0)
+    throw UsageError(file + "; a cache's rows hold 2 * (rotary_dim / 2) values (an even number >= 2)");
+  if (hf && !((sh.size() == 3 && sh[0] == 2) || (sh.size() == 2 && sh[0] % 2 == 0)))
+    throw UsageError(file +
+                     "; accepted for --form hf: (2, positions, rotary_dim), cos block then sin block "
+                     "(or the two blocks stacked as (2 * positions, rotary_dim))");
+  f.spec.cache_rotary_dim = a.cols();
+  const Spec s = f.spec.build();
+  const std::size_t n = hf ? a.rows() / 2 : a.rows();
+  test::rope::CacheInput input;
+  input.values = a.values;
+  input.rows = a.rows();
+  input.cols = a.cols();
+  input.stored = dtype_of(a.stored);
+  input.form = form;
+  input.positions = positions_for(
+      s, f.positions, app->count("--positions") > 0, n,
+      "a cache of " + std::to_string(n) + " positions (shape " + shape_text(sh) + ", form " + f.form + ")",
+      hf ? "row of each block" : "row");
+  input.describe = {{"file", f.in.path}, {"stored", std::string(to_string(a.stored))}, {"shape", shape_text(sh)}};
+  const TableOptions opts = parse_threads(f.threads);
+  test::CheckReport rep;
+  try {
+    rep = test::rope::check_cache(s, input, test::rope::EnvelopeAllowance{f.ulp_pow, f.ulp_trig}, opts.threads);
+  } catch (const Error& e) {
+    throw SpecOptions<Spec>::renamed(e);
+  }
+  f.report.write(rep.to_json(), rep.to_markdown());
+  exit_status() = rep.passed() ? 0 : 1;
+}
+
+}  // namespace
+
+POSENC_CLI_SCHEME(rope) {
+  registry.add_scheme({kScheme, describe_scheme<Spec>()});
+  const std::string positions_help =
+      "Positions: a:b, a:b:step, p, comma-separated, e.g. 0:4,1000 (|p| <= 2^40; negative: inverse rotations)";
+  const std::string form_help = "Cache form: " + enum_names<RopeCacheForm>() +
+                                " (pairs [cos | sin], hf (2, P, r) cos then sin blocks [c | c], gptj [sin | cos], "
+                                "ggml [cos_0, sin_0, cos_1, ...])";
+  {
+    auto f = std::make_shared<TableFlags>();
+    CLI::App* c = registry.command(
+        "table", kScheme, "The cos/sin cache for the given positions, in an engine's form: pairs, hf, gptj, ggml");
+    f->spec.add(c);
+    c->add_option("--positions", f->positions, positions_help + " (default 0:16)")->type_name("SPEC")->group("Rows");
+    c->add_option("--form", f->form, form_help + " (default pairs)")->type_name("FORM")->group("Rows");
+    c->add_option("--dtype", f->dtype, "f32 (default) | f64")->type_name("T")->group("Output");
+    c->add_option("--threads", f->threads, "OpenMP threads (0: default)")->type_name("N");
+    f->out.add_to(c, "npy | json | csv");
+    c->footer(
+        "Example: posenc table rope --preset hf-llama --head-dim 64 --positions 0:4096 --form hf --out cache.npy");
+    c->callback([f] { run_table(*f); });
+  }
+  {
+    auto f = std::make_shared<FreqFlags>();
+    CLI::App* c = registry.command(
+        "freqs", kScheme, "theta_k (k = 0..r/2-1) as the regime computes them, and the two channels of each pair");
+    f->spec.add(c);
+    f->out.add_to(c, "json | csv | npy");
+    c->callback([f] { run_freqs(*f); });
+  }
+  {
+    auto f = std::make_shared<ApplyFlags>();
+    CLI::App* c = registry.command("apply", kScheme,
+                                   "Rotate a [tokens, head_dim] or [tokens, heads, head_dim] tensor (.npy) by R(p) per "
+                                   "token, R(-p) with --inverse");
+    f->spec.add(c);
+    f->in.add_to(c);
+    c->add_option("--positions", f->positions, positions_help + "; one per token (default 0 .. tokens-1)")
+        ->type_name("SPEC")
+        ->group("Input");
+    c->add_flag("--inverse", f->inverse, "Apply R(-p) = R(p)^T (undo the rotation)");
+    c->add_flag("--heads-first", f->heads_first, "--in is [heads, tokens, head_dim] (HF's transposed layout)")
+        ->group("Input");
+    c->add_option("--threads", f->threads, "OpenMP threads (0: default)")->type_name("N");
+    f->out.add_to(c, "npy | json");
+    c->footer(
+        "f32 and f64 inputs are written in their own type; f16 and bf16 inputs are rotated as f32 and written as f32.\n"
+        "head_dim is the input's last dimension unless --head-dim or --spec says it.\n"
+        "Example: posenc apply rope --preset hf-llama --in q.npy --positions 5:13 --out q_rot.npy");
+    c->callback([f, c] { run_apply(*f, c); });
+  }
+  {
+    auto f = std::make_shared<CheckFlags>();
+    CLI::App* c = registry.command(
+        "check", kScheme,
+        "Your cos/sin cache (.npy) against the exact value (budget row rope.check.exact.<dtype>) and, for the hf and "
+        "ggml regimes, their float32 steps (emulation envelope); exit 0 pass, 1 fail");
+    f->spec.add(c);
+    f->in.add_to(c);
+    c->add_option("--form", f->form, form_help + " (default pairs)")->type_name("FORM")->group("Input");
+    c->add_option("--positions", f->positions, positions_help + "; one per cache row (default 0 .. rows-1)")
+        ->type_name("SPEC")
+        ->group("Input");
+    c->add_option("--ulp-pow", f->ulp_pow, "Envelope: ulps a float32 pow may be off correctly rounded (default 2)")
+        ->type_name("A")
+        ->check(CLI::Range(0.0, 1.0e6))
+        ->group("Envelope");
+    c->add_option("--ulp-trig", f->ulp_trig,
+                  "Envelope: ulps a float32 cos/sin may be off correctly rounded (default 2)")
+        ->type_name("A")
+        ->check(CLI::Range(0.0, 1.0e6))
+        ->group("Envelope");
+    c->add_option("--threads", f->threads, "OpenMP threads for the oracle (0: default)")->type_name("N");
+    f->report.add_to(c);
+    c->footer(
+        "rotary_dim is the cache's width unless --rotary-dim, --head-dim, --partial-rotary-factor or --spec says it.\n"
+        "Example: posenc check rope --preset hf-llama --in cache.npy --form hf --positions 0:4096 --format json");
+    c->callback([f, c] { run_check(*f, c); });
+  }
+}
+
+}  // namespace posenc::cli

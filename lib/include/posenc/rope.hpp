@@ -1,0 +1,131 @@
+// posenc/rope.hpp — fast rotary position embedding: frequencies, cos/sin caches, in-place rotation.
+//
+// Plans
+//   RopePlan plan = make_plan(spec) validates the spec once and precomputes what depends only on it (the exact
+//   frequencies in double-double and the angle core's in-block table; the float32 frequencies of the hf and ggml
+//   regimes). A plan is immutable and safe to use from several threads; copies share the precomputed data.
+//
+// Values (definition and regimes: posenc/rope_spec.hpp). For position p and pair k the plan computes
+//   exact: cos and sin of p * theta_k through the shared angle core (lib/src/core/angle_table.hpp), each within
+//          ~4.5 * 2^-53 absolute in double, then rounded once to the output type;
+//   hf, ggml: the float32 angle of the named implementation, then cos and sin of that float32 angle correctly
+//          rounded to float32 (a double result that is not provably on one side of a float32 rounding boundary
+//          is recomputed in binary128).
+// Every value a position gets is the same in every call, cache form, token order and thread count (claim
+// ROPE-REPRO-1): positions are independent, and the angle core's anchors sit at fixed multiples.
+//
+// Caches (RopeCacheForm), for a list of positions, row per position, in the forms engines use:
+//   pairs: [cos_0 .. cos_{h-1} | sin_0 .. sin_{h-1}]        (h = rotary_dim/2; 2h values per row)
+//   hf:    two blocks, cos then sin, each rows x rotary_dim: [c | c] and [s | s]  (HF LlamaRotaryEmbedding)
+//   gptj:  [sin_0 .. sin_{h-1} | cos_0 .. cos_{h-1}]         (HF GPT-J embed_positions, split then repeat_interleave)
+//   ggml:  [cos_0, sin_0, cos_1, sin_1, ...]                  (ggml_rope_cache_init)
+//
+// Application, in place. A RopeTensor is a view of [tokens][heads][head_dim] values inside a caller's buffer,
+// with element strides between tokens and between heads (so Q and K of a fused QKV buffer are rotated where
+// they lie; a K view with fewer heads than Q gives grouped-query attention). positions[t] is token t's position
+// (offsets, packed sequences that restart, left padding: any integers with |p| <= 2^40). Direction::inverse
+// applies R(-p) = R(p)^T. shift(x, delta) rotates every token by delta: llama.cpp's K-shift of cached keys, as
+// one rotation by delta (not an un-rotation and re-rotation). Channels >= rotary_dim are never written.
+//   Arithmetic: exact regime, y = x_i c - x_j s in double with c, s of the exact regime (one fma, one product),
+//   rounded once to T; hf/ggml regimes, T arithmetic with the regime's float32 c and s, two products and one
+//   sum each rounded (as PyTorch and ggml's C evaluate them; the library is built with -ffp-contract=off so the
+//   compiler does not fuse them).
+//   Accuracy contract: budget rows rope.* (properties/rope/budget.hpp).
+//
+// Every function validates what it is given (spec, positions, view shapes and strides against the buffer's
+// size, output sizes) and throws posenc::Error naming the parameter; nothing is read or written outside the
+// spans passed in.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <vector>
+
+#include "posenc/error.hpp"
+#include "posenc/options.hpp"
+#include "posenc/rope_spec.hpp"
+
+namespace posenc {
+
+enum class RopeCacheForm { pairs, hf, gptj, ggml };
+
+template <>
+struct EnumTraits<RopeCacheForm> {
+  static constexpr std::array<EnumValue<RopeCacheForm>, 4> values{{
+      {RopeCacheForm::pairs, "pairs", "[cos_0..cos_{h-1} | sin_0..sin_{h-1}] per position"},
+      {RopeCacheForm::hf, "hf", "cos block [c | c] then sin block [s | s] (HF LlamaRotaryEmbedding)"},
+      {RopeCacheForm::gptj, "gptj", "[sin | cos] per position (HF GPT-J embed_positions)"},
+      {RopeCacheForm::ggml, "ggml", "[cos_0, sin_0, cos_1, sin_1, ...] per position (ggml_rope_cache_init)"},
+  }};
+};
+
+// Values per position of a cache form: 2h for pairs, gptj and ggml; 2 * rotary_dim for hf (two blocks).
+std::size_t cache_values_per_position(const RopeSpec&, RopeCacheForm);
+
+enum class RopeDirection { forward, inverse };
+
+// [tokens][heads][head_dim] inside `data`: element (t, h, c) at data[t * token_stride + h * head_stride + c].
+template <class T>
+struct RopeTensor {
+  std::span<T> data;
+  std::size_t tokens = 0, heads = 1;
+  std::size_t token_stride = 0, head_stride = 0;  // in elements
+};
+
+// A dense [tokens][heads][head_dim] view of `data` (strides heads * head_dim and head_dim).
+template <class T>
+RopeTensor<T> dense_rope_tensor(std::span<T> data, std::size_t tokens, std::size_t heads, std::size_t head_dim) {
+  return RopeTensor<T>{data, tokens, heads, heads * head_dim, head_dim};
+}
+
+class RopePlan {
+ public:
+  explicit RopePlan(const RopeSpec& spec);
+  const RopeSpec& spec() const noexcept;
+
+  // theta_k (k < h) as the fast path uses them: exact regime, the real theta_k rounded to double; hf, the
+  // float32 inv_freq; ggml, the float32 theta_k of position 1 (scale^k accumulated by repeated multiplication).
+  std::span<const double> frequencies() const noexcept;
+
+  // Caches for `positions` (row per position, cache_values_per_position values each; the hf form writes the
+  // cos block of all rows, then the sin block). Written with ordinary stores for now: TableOptions'
+  // streaming_stores is not used by RoPE caches yet (the values are the same either way).
+  void cache(RopeCacheForm, std::span<const std::int64_t> positions, std::span<float> out, const TableOptions& = {}) const;
+  void cache(RopeCacheForm, std::span<const std::int64_t> positions, std::span<double> out, const TableOptions& = {}) const;
+
+  // Rotate in place. Every view must have positions.size() tokens; cos/sin are computed once per token and
+  // used for every head of every view.
+  void apply(std::span<const RopeTensor<float>> views, std::span<const std::int64_t> positions,
+             RopeDirection = RopeDirection::forward, const TableOptions& = {}) const;
+  void apply(std::span<const RopeTensor<double>> views, std::span<const std::int64_t> positions,
+             RopeDirection = RopeDirection::forward, const TableOptions& = {}) const;
+  void apply(const RopeTensor<float>& x, std::span<const std::int64_t> positions,
+             RopeDirection d = RopeDirection::forward, const TableOptions& o = {}) const {
+    apply(std::span<const RopeTensor<float>>(&x, 1), positions, d, o);
+  }
+  void apply(const RopeTensor<double>& x, std::span<const std::int64_t> positions,
+             RopeDirection d = RopeDirection::forward, const TableOptions& o = {}) const {
+    apply(std::span<const RopeTensor<double>>(&x, 1), positions, d, o);
+  }
+  // Rotate every token of x by delta (|delta| <= 2^40).
+  void shift(const RopeTensor<float>& x, std::int64_t delta, const TableOptions& = {}) const;
+  void shift(const RopeTensor<double>& x, std::int64_t delta, const TableOptions& = {}) const;
+
+  struct Impl;
+
+ private:
+  std::shared_ptr<const Impl> impl_;
+};
+
+inline RopePlan make_plan(const RopeSpec& spec) { return RopePlan(spec); }
+
+// One-shot forms.
+std::vector<double> rope_frequencies(const RopeSpec&);
+void rope_apply(const RopeSpec&, const RopeTensor<float>& x, std::span<const std::int64_t> positions,
+                RopeDirection = RopeDirection::forward, const TableOptions& = {});
+void rope_apply(const RopeSpec&, const RopeTensor<double>& x, std::span<const std::int64_t> positions,
+                RopeDirection = RopeDirection::forward, const TableOptions& = {});
+
+}  // namespace posenc

@@ -1,0 +1,359 @@
+// Rotary position embedding (posenc/rope.hpp). Definition and regimes: posenc/rope_spec.hpp.
+#include "posenc/rope.hpp"
+
+#include <quadmath.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <string>
+
+#include "core/angle_table.hpp"
+#include "core/parallel.hpp"
+#include "core/trig.hpp"
+
+namespace posenc {
+namespace {
+
+constexpr std::string_view kWhere = "rope";
+constexpr std::size_t kTokensPerChunk = 16;  // fixed split: which thread computes a token never changes its value
+
+// RN32 of a binary128 value: one rounding (binary128 -> binary32 conversion rounds to nearest-even).
+float rn32(__float128 x) { return static_cast<float>(x); }
+
+// Correctly rounded float32 cos and sin of a float32 angle a. The angle core's double results are within
+// 2^-53 + 2^-58 absolute of the true values (core/trig.hpp); when both ends of that interval round to the same
+// float, that float is the correctly rounded value. Otherwise (rare: near a float32 midpoint, or a value so
+// small that 2^-52 spans several float32 ulps) the value is recomputed with binary128 cosq/sinq (libquadmath
+// reduces large arguments exactly), whose error ~2^-112 relative cannot straddle a float32 midpoint unless the
+// value lies within that distance of it.
+inline bool settles(double v) {
+  constexpr double d = 0x1p-52;
+  return static_cast<float>(v - d) == static_cast<float>(v + d);
+}
+
+void emulated_sincos(const float* angle, std::size_t h, double* s, double* c) noexcept {
+#pragma omp simd
+  for (std::size_t k = 0; k < h; ++k) core::sincos_dd(static_cast<double>(angle[k]), 0.0, s[k], c[k]);
+  for (std::size_t k = 0; k < h; ++k) {
+    const bool sc = settles(s[k]), cc = settles(c[k]);
+    s[k] = sc ? static_cast<float>(s[k]) : rn32(sinq(static_cast<__float128>(angle[k])));
+    c[k] = cc ? static_cast<float>(c[k]) : rn32(cosq(static_cast<__float128>(angle[k])));
+  }
+}
+
+std::size_t checked_mul_add(std::size_t a, std::size_t b, std::size_t c, bool& overflow) {
+  // a * b + c, flagging overflow.
+  if (b != 0 && a > (std::numeric_limits<std::size_t>::max() - c) / b) {
+    overflow = true;
+    return 0;
+  }
+  return a * b + c;
+}
+
+}  // namespace
+
+struct RopePlan::Impl {
+  RopeSpec spec;
+  std::size_t h = 0;
+  core::AngleTable table;            // exact regime
+  std::vector<double> freqs;         // what frequencies() returns
+  std::vector<float> inv32;          // hf: inv_freq_k
+  float scale32 = 0.0f;              // ggml: theta_scale
+
+  explicit Impl(const RopeSpec& s)
+      : spec(s), h(pair_count(s)), table(core::geometric_frequencies(pair_count(s), 1.0, s.base, 2.0,
+                                                                     static_cast<double>(s.rotary_dim))) {
+    const auto b32 = static_cast<__float128>(static_cast<float>(s.base));
+    const float r32 = static_cast<float>(s.rotary_dim);
+    freqs.resize(h);
+    switch (s.regime) {
+      case RopeRegime::exact:
+        for (std::size_t k = 0; k < h; ++k) freqs[k] = table.frequencies().hi[k];
+        break;
+      case RopeRegime::hf:  // 1.0 / (base ** (arange(0, r, 2, int64).float() / r)), float32 throughout
+        inv32.resize(h);
+        for (std::size_t k = 0; k < h; ++k) {
+          const float e = static_cast<float>(2 * k) / r32;
+          const float pw = rn32(powq(b32, static_cast<__float128>(e)));
+          inv32[k] = 1.0f / pw;
+          freqs[k] = inv32[k];
+        }
+        break;
+      case RopeRegime::ggml: {  // theta_scale = powf(freq_base, -2.0f/n_dims); theta *= theta_scale per pair
+        scale32 = rn32(powq(b32, static_cast<__float128>(-2.0f / r32)));
+        float t = 1.0f;
+        for (std::size_t k = 0; k < h; ++k) {
+          freqs[k] = t;
+          t = t * scale32;
+        }
+        break;
+      }
+    }
+  }
+
+  // cos and sin of every pair at position p (values of the regime; float32 numbers in hf/ggml). sa, ca: scratch
+  // of h doubles holding the anchor `anchor` (exact regime; updated when p has another anchor).
+  void sincos(std::int64_t p, double* s, double* c, double* sa, double* ca, std::int64_t& anchor,
+              float* angle) const noexcept {
+    switch (spec.regime) {
+      case RopeRegime::exact: {
+        const std::int64_t pa = table.anchor_of(p);
+        if (pa != anchor) {
+          table.direct(pa, sa, ca);
+          anchor = pa;
+        }
+        table.rotate(sa, ca, static_cast<std::size_t>(p - pa), s, c);
+        return;
+      }
+      case RopeRegime::hf: {
+        const auto p32 = static_cast<double>(static_cast<float>(p));  // position_ids.float()
+        for (std::size_t k = 0; k < h; ++k) angle[k] = static_cast<float>(p32 * static_cast<double>(inv32[k]));
+        break;
+      }
+      case RopeRegime::ggml: {
+        float t = static_cast<float>(p);  // theta_base = (float) p
+        for (std::size_t k = 0; k < h; ++k) {
+          angle[k] = t;
+          t = t * scale32;
+        }
+        break;
+      }
+    }
+    emulated_sincos(angle, h, s, c);
+  }
+};
+
+namespace {
+
+struct Scratch {
+  core::AlignedBuffer<double> buf;
+  core::AlignedBuffer<float> angle;
+  std::size_t h;
+  Scratch(int threads, std::size_t h_) : buf(static_cast<std::size_t>(threads) * 4 * h_), angle(static_cast<std::size_t>(threads) * h_), h(h_) {}
+  double* s(int t) const { return buf.get() + static_cast<std::size_t>(t) * 4 * h; }
+  double* c(int t) const { return s(t) + h; }
+  double* sa(int t) const { return s(t) + 2 * h; }
+  double* ca(int t) const { return s(t) + 3 * h; }
+  float* a(int t) const { return angle.get() + static_cast<std::size_t>(t) * h; }
+};
+
+void check_positions(const RopeSpec& s, std::span<const std::int64_t> positions) {
+  for (std::size_t i = 0; i < positions.size(); ++i)
+    check_position(s, positions[i], "positions[" + std::to_string(i) + "]");
+}
+
+template <class T>
+void check_view(const RopeSpec& s, const RopeTensor<T>& v, std::size_t tokens, std::size_t index) {
+  const std::string name = "views[" + std::to_string(index) + "]";
+  const std::size_t d = s.head_dim;
+  if (v.tokens != tokens)
+    throw Error(std::string(kWhere), name + ".tokens", std::to_string(v.tokens),
+                "the number of positions (" + std::to_string(tokens) + ")");
+  if (v.heads == 0) throw Error(std::string(kWhere), name + ".heads", "0", "an integer >= 1");
+  if (tokens == 0) return;
+  // Elements of distinct (token, head) vectors must not overlap: heads nested in tokens or tokens in heads.
+  const bool heads_inner = (v.heads == 1 || v.head_stride >= d) &&
+                           (tokens == 1 || v.token_stride >= (v.heads - 1) * v.head_stride + d);
+  const bool tokens_inner = (tokens == 1 || v.token_stride >= d) &&
+                            (v.heads == 1 || v.head_stride >= (tokens - 1) * v.token_stride + d);
+  if (!heads_inner && !tokens_inner)
+    throw Error(std::string(kWhere), name + ".strides",
+                "(token_stride " + std::to_string(v.token_stride) + ", head_stride " + std::to_string(v.head_stride) +
+                    ")",
+                "strides under which no two head vectors of head_dim = " + std::to_string(d) +
+                    " elements overlap (heads inside tokens, or tokens inside heads)");
+  bool overflow = false;
+  std::size_t last = checked_mul_add(tokens - 1, v.token_stride, 0, overflow);
+  last = checked_mul_add(v.heads - 1, v.head_stride, last, overflow);
+  last = checked_mul_add(1, d - 1, last, overflow);
+  if (overflow || last >= v.data.size())
+    throw Error(std::string(kWhere), name + ".data", std::to_string(v.data.size()) + " elements",
+                "at least (tokens-1)*token_stride + (heads-1)*head_stride + head_dim = " +
+                    (overflow ? std::string("(overflows size_t)") : std::to_string(last + 1)) + " elements");
+}
+
+// Rotation of one head vector by (c, s): exact regime in double with one rounding to T; emulated regimes in T.
+template <class T>
+inline void rotate_pair(T& xi, T& xj, double c, double s, bool exact) noexcept {
+  if (exact) {
+    const double a = static_cast<double>(xi), b = static_cast<double>(xj);
+    const double yi = std::fma(a, c, -(b * s));
+    const double yj = std::fma(b, c, a * s);
+    xi = static_cast<T>(yi);
+    xj = static_cast<T>(yj);
+  } else {
+    const T ct = static_cast<T>(c), st = static_cast<T>(s);
+    const T yi = xi * ct - xj * st;  // no contraction: lib/ is built with -ffp-contract=off
+    const T yj = xj * ct + xi * st;
+    xi = yi;
+    xj = yj;
+  }
+}
+
+template <class T>
+void rotate_head(T* x, const RopeSpec& spec, std::size_t h, const double* c, const double* s, bool exact) noexcept {
+  if (spec.layout == Layout::halves) {
+    T* a = x;
+    T* b = x + h;
+    if (exact) {
+#pragma omp simd
+      for (std::size_t k = 0; k < h; ++k) rotate_pair(a[k], b[k], c[k], s[k], true);
+    } else {
+#pragma omp simd
+      for (std::size_t k = 0; k < h; ++k) rotate_pair(a[k], b[k], c[k], s[k], false);
+    }
+  } else {
+    if (exact) {
+#pragma omp simd
+      for (std::size_t k = 0; k < h; ++k) rotate_pair(x[2 * k], x[2 * k + 1], c[k], s[k], true);
+    } else {
+#pragma omp simd
+      for (std::size_t k = 0; k < h; ++k) rotate_pair(x[2 * k], x[2 * k + 1], c[k], s[k], false);
+    }
+  }
+}
+
+template <class T>
+void apply_impl(const RopePlan::Impl& im, std::span<const RopeTensor<T>> views, std::span<const std::int64_t> positions,
+                RopeDirection dir, const TableOptions& o) {
+  const RopeSpec& spec = im.spec;
+  check_positions(spec, positions);
+  std::size_t work = 0;
+  for (std::size_t i = 0; i < views.size(); ++i) {
+    check_view(spec, views[i], positions.size(), i);
+    work += views[i].heads * spec.rotary_dim * positions.size();
+  }
+  if (positions.empty() || views.empty()) return;
+  const std::size_t h = im.h;
+  const std::size_t chunks = (positions.size() + kTokensPerChunk - 1) / kTokensPerChunk;
+  const int threads = std::min<int>(core::thread_count(o, work), static_cast<int>(chunks));
+  const Scratch sc(threads, h);  // allocated before the parallel region: a failure throws here
+  const bool exact = spec.regime == RopeRegime::exact;
+  const double sign = dir == RopeDirection::inverse ? -1.0 : 1.0;
+  core::parallel_for(chunks, threads, [&](int t, std::size_t chunk) {
+    double *s = sc.s(t), *c = sc.c(t);
+    std::int64_t anchor = std::numeric_limits<std::int64_t>::min();
+    const std::size_t lo = chunk * kTokensPerChunk, hi = std::min(positions.size(), lo + kTokensPerChunk);
+    for (std::size_t tok = lo; tok < hi; ++tok) {
+      im.sincos(positions[tok], s, c, sc.sa(t), sc.ca(t), anchor, sc.a(t));
+      if (sign < 0)  // R(-p): sin is odd in every regime (RN32 and the angle steps are symmetric)
+        for (std::size_t k = 0; k < h; ++k) s[k] = -s[k];
+      for (const RopeTensor<T>& v : views)
+        for (std::size_t hd = 0; hd < v.heads; ++hd)
+          rotate_head(v.data.data() + tok * v.token_stride + hd * v.head_stride, spec, h, c, s, exact);
+    }
+  });
+}
+
+template <class T>
+void cache_impl(const RopePlan::Impl& im, RopeCacheForm form, std::span<const std::int64_t> positions, std::span<T> out,
+                const TableOptions& o) {
+  const RopeSpec& spec = im.spec;
+  check_positions(spec, positions);
+  const std::size_t per = cache_values_per_position(spec, form);
+  if (positions.size() > out.size() / per || positions.size() * per > out.size())
+    throw Error(std::string(kWhere), "out", std::to_string(out.size()) + " elements",
+                "at least positions * " + std::to_string(per) + " = " +
+                    (positions.size() > std::numeric_limits<std::size_t>::max() / per
+                         ? std::string("(overflows size_t)")
+                         : std::to_string(positions.size() * per)) +
+                    " elements (" + std::string(to_string(form)) + " form)");
+  if (positions.empty()) return;
+  const std::size_t h = im.h, r = spec.rotary_dim, n = positions.size();
+  const std::size_t chunks = (n + kTokensPerChunk - 1) / kTokensPerChunk;
+  const int threads = std::min<int>(core::thread_count(o, n * per), static_cast<int>(chunks));
+  const Scratch sc(threads, h);
+  T* base = out.data();
+  core::parallel_for(chunks, threads, [&](int t, std::size_t chunk) {
+    double *s = sc.s(t), *c = sc.c(t);
+    std::int64_t anchor = std::numeric_limits<std::int64_t>::min();
+    const std::size_t lo = chunk * kTokensPerChunk, hi = std::min(n, lo + kTokensPerChunk);
+    for (std::size_t i = lo; i < hi; ++i) {
+      im.sincos(positions[i], s, c, sc.sa(t), sc.ca(t), anchor, sc.a(t));
+      switch (form) {
+        case RopeCacheForm::pairs: {
+          T* row = base + i * per;
+          for (std::size_t k = 0; k < h; ++k) row[k] = static_cast<T>(c[k]), row[h + k] = static_cast<T>(s[k]);
+          break;
+        }
+        case RopeCacheForm::hf: {
+          T* cr = base + i * r;
+          T* sr = base + n * r + i * r;
+          for (std::size_t k = 0; k < h; ++k) {
+            cr[k] = cr[h + k] = static_cast<T>(c[k]);
+            sr[k] = sr[h + k] = static_cast<T>(s[k]);
+          }
+          break;
+        }
+        case RopeCacheForm::gptj: {
+          T* row = base + i * per;
+          for (std::size_t k = 0; k < h; ++k) row[k] = static_cast<T>(s[k]), row[h + k] = static_cast<T>(c[k]);
+          break;
+        }
+        case RopeCacheForm::ggml: {
+          T* row = base + i * per;
+          for (std::size_t k = 0; k < h; ++k) row[2 * k] = static_cast<T>(c[k]), row[2 * k + 1] = static_cast<T>(s[k]);
+          break;
+        }
+      }
+    }
+  });
+}
+
+template <class T>
+void shift_impl(const RopePlan& plan, const RopeTensor<T>& x, std::int64_t delta, const TableOptions& o) {
+  check_position(plan.spec(), delta, "delta");
+  const std::vector<std::int64_t> positions(x.tokens, delta);
+  plan.apply(x, positions, RopeDirection::forward, o);
+}
+
+}  // namespace
+
+std::size_t cache_values_per_position(const RopeSpec& s, RopeCacheForm f) {
+  return f == RopeCacheForm::hf ? 2 * s.rotary_dim : 2 * pair_count(s);
+}
+
+RopePlan::RopePlan(const RopeSpec& spec) {
+  validate(spec);
+  impl_ = std::make_shared<const Impl>(spec);
+}
+
+const RopeSpec& RopePlan::spec() const noexcept { return impl_->spec; }
+std::span<const double> RopePlan::frequencies() const noexcept { return impl_->freqs; }
+
+void RopePlan::cache(RopeCacheForm f, std::span<const std::int64_t> p, std::span<float> out, const TableOptions& o) const {
+  cache_impl(*impl_, f, p, out, o);
+}
+void RopePlan::cache(RopeCacheForm f, std::span<const std::int64_t> p, std::span<double> out, const TableOptions& o) const {
+  cache_impl(*impl_, f, p, out, o);
+}
+void RopePlan::apply(std::span<const RopeTensor<float>> v, std::span<const std::int64_t> p, RopeDirection d,
+                     const TableOptions& o) const {
+  apply_impl(*impl_, v, p, d, o);
+}
+void RopePlan::apply(std::span<const RopeTensor<double>> v, std::span<const std::int64_t> p, RopeDirection d,
+                     const TableOptions& o) const {
+  apply_impl(*impl_, v, p, d, o);
+}
+void RopePlan::shift(const RopeTensor<float>& x, std::int64_t delta, const TableOptions& o) const {
+  shift_impl(*this, x, delta, o);
+}
+void RopePlan::shift(const RopeTensor<double>& x, std::int64_t delta, const TableOptions& o) const {
+  shift_impl(*this, x, delta, o);
+}
+
+std::vector<double> rope_frequencies(const RopeSpec& s) {
+  const RopePlan p(s);
+  return {p.frequencies().begin(), p.frequencies().end()};
+}
+void rope_apply(const RopeSpec& s, const RopeTensor<float>& x, std::span<const std::int64_t> p, RopeDirection d,
+                const TableOptions& o) {
+  RopePlan(s).apply(x, p, d, o);
+}
+void rope_apply(const RopeSpec& s, const RopeTensor<double>& x, std::span<const std::int64_t> p, RopeDirection d,
+                const TableOptions& o) {
+  RopePlan(s).apply(x, p, d, o);
+}
+
+}  // namespace posenc

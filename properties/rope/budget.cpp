@@ -1,0 +1,206 @@
+// The RoPE rows of THE budget table (properties/support/budget.hpp). Notation: u = 2^-53.
+//
+// The algorithm analysed (lib/src/rope.cpp on the angle core lib/src/core/angle_table.hpp and trig.hpp):
+//  * theta_k = base^(-2k/r) in binary128 (powq) split into double-double: relative error <= 2^-105.
+//  * exact regime: cos, sin of p theta_k from the angle core, each within E64 = 2 sqrt2 eps_sc + 2^-54 + 2^-53
+//    ~= 4.505 u absolute (eps_sc = 2^-53 + 2^-57; derivation in properties/sinusoidal/budget.cpp, the same core).
+//  * exact rotation of a pair (a, b) = (x_i, x_j), S = |a| + |b|: y_i = fma(a, c, -RN(b s)) in double, with c, s
+//    within E64: |y_i - (a cos - b sin)| <= S E64 + u |b s| + u |y_i| <= S (E64 + 2u) = 6.505 u S (before any
+//    rounding to float). |a cos - b sin| <= sqrt(a^2 + b^2) <= S, so ulp(max(|r|, S)) = ulp(S) > S u (f64) or
+//    S 2^-24 (f32).
+//  * hf / ggml regimes: float32 steps each correctly rounded; the oracle replays the same steps, so the fast
+//    values equal the oracle's bit for bit (bitwise rows).
+#include "rope/budget.hpp"
+
+#include <cmath>
+#include <string>
+#include <utility>
+#include <vector>
+
+#pragma GCC diagnostic ignored "-Wmissing-field-initializers"
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+
+namespace posenc::test {
+namespace {
+
+using R = RopeRow;
+
+const double kU = std::ldexp(1.0, -53);
+const double kEpsSc = std::ldexp(1.0, -53) + std::ldexp(1.0, -57);
+const double kE64 = 2 * std::sqrt(2.0) * kEpsSc + std::ldexp(1.0, -54) + std::ldexp(1.0, -53);
+const double kRot = kE64 + 2 * kU;  // per unit of S, one exact-regime rotation in double (6.505 u)
+
+std::vector<std::pair<R, BudgetRow>> make_rows() {
+  std::vector<std::pair<R, BudgetRow>> r;
+  auto add = [&r](R key, BudgetRow row) { r.emplace_back(key, std::move(row)); };
+  const std::string all = "|p| <= 2^40, layouts, partial rotary, base in [2, 1e7], every preset and generated spec";
+
+  add(R::frequency_exact_f64,
+      {.quantity = "theta_k = base^(-2k/r) as returned by rope_frequencies (exact regime)",
+       .dtype = "f64", .regime = "exact", .domain = "base in [2, 1e7], rotary_dim <= 512",
+       .metric = {MetricKind::kernel, DType::f64, 1.0, "kernel (ulp_f64 of theta_k)"},
+       .bound = 0.5 + std::ldexp(1.0, -50),
+       .why = "theta_k is formed in binary128 (powq, relative error a few 2^-113) and rounded once to double: "
+              "correctly rounded unless theta_k lies within ~2^-108 relative of a midpoint, so err <= 0.5 + 2^-50."});
+  add(R::frequency_emulated,
+      {.quantity = "float32 frequency of the hf (inv_freq_k) and ggml (theta_k at p = 1) regimes",
+       .dtype = "f32", .regime = "hf, ggml", .domain = "base in [2, 1e7], rotary_dim <= 512",
+       .metric = {MetricKind::bitwise, DType::f32, 1.0, "bitwise (ulp_f32 distance)"},
+       .bound = 0.0,
+       .why = "each float32 step (int-to-float, division, pow, reciprocal; ggml: repeated products) is "
+              "correctly rounded in both the fast path (binary128 powq rounded once to float32; IEEE float "
+              "division and multiplication) and the oracle (MPFR at 256 bits rounded once): the same float32 "
+              "numbers unless a pow result lies within 2^-110 relative of a float32 midpoint."});
+  add(R::cache_exact_f32,
+      {.quantity = "cos / sin cache entry, float32 output", .dtype = "f32", .regime = "exact", .domain = all,
+       .metric = {MetricKind::scaled, DType::f32, 1.0, "err_S (S = 1), ulp_f32"},
+       .bound = (std::ldexp(1.0, -25) + kE64) / std::ldexp(1.0, -23),
+       .why = "the double value is within E64 ~= 4.505 u of cos/sin(p theta_k); rounding it to float32 adds "
+              "<= 0.5 ulp_f32(|v|) <= 2^-25 for |v| < 1 (a double >= 1 rounds to 1.0, closer to the value). "
+              "In ulp_f32(1) = 2^-23: 0.25 + 4.505 * 2^-30."});
+  add(R::cache_exact_f64,
+      {.quantity = "cos / sin cache entry, float64 output", .dtype = "f64", .regime = "exact", .domain = all,
+       .metric = {MetricKind::scaled, DType::f64, 1.0, "err_S (S = 1), ulp_f64"},
+       .bound = kE64 / std::ldexp(1.0, -52),
+       .why = "the angle core's bound E64 = 2 sqrt2 eps_sc + 2^-54 + 2^-53 ~= 4.505 u (anchor and in-block "
+              "values each within eps_sc = 2^-53 + 2^-57, one complex multiply): 2.25 ulp_f64(1)."});
+  add(R::cache_emulated,
+      {.quantity = "cos / sin cache entry of the hf and ggml regimes (f32 and f64 outputs)",
+       .dtype = "f32, f64", .regime = "hf, ggml", .domain = all,
+       .metric = {MetricKind::bitwise, DType::f32, 1.0, "bitwise (ulp_f32 distance)"},
+       .bound = 0.0,
+       .why = "the float32 angle is formed by the same correctly rounded steps as the oracle's; cos/sin of it "
+              "are correctly rounded to float32 (a double within 2^-53 + 2^-58 absolute whose interval does not "
+              "straddle a float32 rounding boundary, else binary128 cosq/sinq): equal to the oracle's RN32(cos "
+              "a32) unless the value lies within ~2^-112 relative of a float32 midpoint. f64 outputs hold the "
+              "float32 number exactly."});
+  add(R::apply_exact_f32,
+      {.quantity = "rotated channel R(p)x, float32 data, exact regime", .dtype = "f32", .regime = "exact",
+       .domain = all + ", x in float32 with |x| <= 1e4",
+       .metric = {MetricKind::scaled, DType::f32, 0.0, "err_S (S = |x_i| + |x_j| of the pair), ulp_f32"},
+       .bound = 0.5 + std::ldexp(1.0, -25),
+       .why = "before the final rounding the double result is within 6.505 u S of the exact rotation (header "
+              "of budget.cpp); rounding to float32 adds 0.5 ulp_f32(|y|) <= 0.5 ulp_f32(S). In ulp_f32(S) "
+              "> S 2^-24: 0.5 + 6.505 * 2^-29 < 0.5 + 2^-25."});
+  add(R::apply_exact_f64,
+      {.quantity = "rotated channel R(p)x, float64 data, exact regime", .dtype = "f64", .regime = "exact",
+       .domain = all + ", |x| <= 1e4",
+       .metric = {MetricKind::scaled, DType::f64, 0.0, "err_S (S = |x_i| + |x_j| of the pair), ulp_f64"},
+       .bound = kRot / kU,
+       .why = "y_i = fma(a, c, -RN(b s)): the cos/sin errors contribute <= (|a| + |b|) E64, the product RN(b s) "
+              "<= u |b s|, the fma <= u |y|; total <= S (E64 + 2u) = 6.505 u S, and ulp_f64(S) > S u."});
+  add(R::apply_emulated_f32,
+      {.quantity = "rotated channel of the hf and ggml regimes, float32 data", .dtype = "f32", .regime = "hf, ggml",
+       .domain = all + ", x in float32",
+       .metric = {MetricKind::bitwise, DType::f32, 1.0, "bitwise (ulp_f32 distance)"},
+       .bound = 0.0,
+       .why = "y_i = RN32(RN32(x_i c) - RN32(x_j s)) with the regime's float32 c, s (bitwise equal to the "
+              "oracle's, row rope.cache.emulated.bitwise): IEEE float32 multiply and subtract, no contraction "
+              "(-ffp-contract=off), the same three roundings as the oracle."});
+  add(R::apply_identity,
+      {.quantity = "exact values: R(0)x = x, channels >= rotary_dim untouched, the two layouts related by the "
+                   "channel permutation, strided/fused/GQA views equal dense rotations, any thread count",
+       .dtype = "f32, f64", .regime = "exact, hf, ggml", .domain = all,
+       .metric = {MetricKind::bitwise, DType::f64, 1.0, "bitwise (ulp distance in the data type)"},
+       .bound = 0.0,
+       .why = "cos(0) = 1 and sin(0) = 0 exactly in every regime, so fma(a, 1, -(b*0)) = a; pass-through "
+              "channels are never written; a permutation of channels permutes the same arithmetic on the same "
+              "(c, s); views change addresses, not operations; positions are independent of each other and of "
+              "the thread that computes them (fixed chunks, anchors at fixed multiples)."});
+  add(R::compose_f64,
+      {.quantity = "R(a) R(b) x and R(-p) R(p) x against the exact R(a + b) x, x, f64, exact regime",
+       .dtype = "f64", .regime = "exact", .domain = all + ", |a|, |b| <= 2^39",
+       .metric = {MetricKind::scaled, DType::f64, 0.0, "err_S (S = |x_i| + |x_j| of the original pair), ulp_f64"},
+       .bound = 2 * std::sqrt(2.0) * kRot / kU * (1 + 1e-12),
+       .why = "the first rotation leaves a pair error of 2-norm <= sqrt2 * 6.505 u S; the second rotation "
+              "preserves it (exactly orthogonal part) and adds its own <= 6.505 u S' per channel with S' = "
+              "|y_i| + |y_j| <= sqrt2 S: per channel <= 2 sqrt2 * 6.505 u S = 18.4 u S."});
+  add(R::kshift_drift_f64,
+      {.quantity = "a key rotated at p then shifted 1000 times by delta, vs the exact R(p + 1000 delta) k, f64",
+       .dtype = "f64", .regime = "exact", .domain = "|p| <= 2^30, |delta| <= 2^20",
+       .metric = {MetricKind::scaled, DType::f64, 0.0, "err_S (S = |k_i| + |k_j| of the original pair), ulp_f64"},
+       .bound = 1001 * std::sqrt(2.0) * kRot / kU * (1 + 1e-9),
+       .why = "each of the 1001 rotations adds a pair error of 2-norm <= sqrt2 * 6.505 u S'' (S'' <= sqrt2 S: "
+              "rotations keep the pair's 2-norm, and |x_i| + |x_j| <= sqrt2 * 2-norm <= sqrt2 S), and every "
+              "later rotation preserves earlier errors' 2-norm: <= 1001 * sqrt2 * 6.505 u * S per channel "
+              "(the linear drift of llama.cpp-style repeated K-shifts; one rotation by the total shift has "
+              "the single-rotation bound instead)."});
+  add(R::score_f64,
+      {.quantity = "<R(m)q, R(n)k> from fast exact-regime f64 rotations (dot product formed exactly)",
+       .dtype = "f64", .regime = "exact", .domain = all + ", m - n fixed, both shifted by s in {1, 1000, 1e5, 2^20, 2^24}",
+       .metric = {MetricKind::ratio, DType::f64, 0.0, "|score - exact| / B(q, k)"},
+       .bound = 1.0,
+       .why = "per channel |dq_i| <= 6.505 u S_i(q) <= 6.505 u |q|_1 (likewise k); |sum q~ k~ - sum q' k'| <= "
+              "sum |dq_i| |k'_i| + |q'_i| |dk_i| + |dq_i||dk_i| with |k'|_1 <= sqrt2 |k|_1: B = 2 sqrt2 * 6.505 u "
+              "|q|_1 |k|_1 (1 + 6.505 u)."});
+  add(R::emulated_vs_exact,
+      {.quantity = "HF / ggml float32 cos/sin vs the exact cos/sin(p theta_k) (the long-context deviation)",
+       .dtype = "f32", .regime = "hf, ggml (against exact)", .domain = all,
+       .metric = {MetricKind::ratio, DType::f32, 0.0, "|c32 - cos(p theta_k)| / (|a32 - p theta_k| + 2^-25)"},
+       .bound = 1.0,
+       .why = "c32 = RN32(cos a32): |c32 - cos(p theta)| <= |RN32(cos a32) - cos a32| + |cos a32 - cos(p theta)| "
+              "<= 2^-25 + |a32 - p theta| (cos is 1-Lipschitz; likewise sin). The float32 angle's error "
+              "|a32 - p theta_k| (p |inv32_k - theta_k| plus the angle's rounding, ~ulp_f32(p theta_k)) is what "
+              "grows with position; the sweep reports it per position."});
+  add(R::identity_oracle,
+      {.quantity = "an identity evaluated on the oracle at 256 bits (score shift invariance, R(a)R(b) = R(a+b), "
+                   "norm)",
+       .dtype = "mp", .regime = "exact", .domain = all,
+       .metric = {MetricKind::absolute, DType::f64, 1.0, "absolute"},
+       .bound = std::ldexp(1.0, -200),
+       .why = "both sides are formed at >= 256 bits from values correct to ~2^-(256 - log2 p) and |x| <= 1e4: "
+              "their difference is below 2^-200 unless the identity is false."});
+  // ---- what `posenc check rope` holds a user's numbers to ---------------------------------------------------
+  for (DType t : {DType::f16, DType::bf16, DType::f32, DType::f64}) {
+    const std::string ts(to_string(t));
+    add(rope::check_exact_row(t),
+        {.quantity = "a user's cos/sin cache entry (posenc check rope, exact regime)", .dtype = ts, .regime = "exact",
+         .domain = "every spec and position posenc accepts",
+         .metric = {MetricKind::scaled, t, 1.0, "err_S (S = 1), ulp_" + ts},
+         .bound = t == DType::f64 ? kE64 / std::ldexp(1.0, -52) : 0.5,
+         .why = "an entry that is the exact value rounded once has err_S <= 0.25 (|r| < 1); 0.5 leaves a quarter "
+                "ulp(1) for the arithmetic before that rounding (a float64 angle p theta carries ~p theta 2^-53) "
+                "and still refuses an entry one unit in the last place off at |r| >= 1/2. float64 caches are held "
+                "to what posenc's own f64 output meets (rope.cache.exact.f64.scaled, 2.25 ulp_f64(1))."});
+  }
+  add(R::check_envelope,
+      {.quantity = "a user's hf / ggml float32 cache entry vs posenc's emulation (posenc check rope)",
+       .dtype = "f32 (any type holding float32 numbers)", .regime = "hf, ggml", .domain = "|p| <= 2^40",
+       .metric = {MetricKind::ratio, DType::f32, 0.0, "|y - e| / E(p, k), E the envelope of the entry"},
+       .bound = 1.0,
+       .why = "posenc's emulation rounds every float32 step correctly; real torch / C pow and cos/sin do not. "
+              "With allowances A_pow and A_trig (ulps of float32, default 2 each): hf: the reciprocal of a pow "
+              "result off by A_pow ulp is off by <= (A_pow + 1) ulp32(inv) (the reciprocal's own rounding may "
+              "flip), so the angle RN32(p32 inv') differs by da <= |p32| (A_pow + 1) ulp32(inv) + ulp32(|a| + "
+              "|p32| (A_pow + 1) ulp32(inv)) (the rounding may flip one ulp); ggml: theta_scale off by A_pow "
+              "ulp, each of the k products may flip one ulp: da <= |t_k| k (A_pow + 1) 2^-23 (1 + 2^-20) + "
+              "ulp32(t_k). Then E = da + (A_trig + 1) ulp32(min(1, |e| + da)): cos/sin are 1-Lipschitz and the "
+              "final value may be A_trig ulp from correctly rounded plus a flip of the rounding (at p = 0 the "
+              "same slack is allowed: no exactness of a real cos(0) is assumed)."});
+  return r;
+}
+
+const BudgetRegistration<RopeRow> kRegistration(make_rows);
+
+}  // namespace
+
+namespace rope {
+
+double score_error_scale(double q_l1, double k_l1) {
+  return 2 * std::sqrt(2.0) * kRot * q_l1 * k_l1 * (1 + kRot) + std::ldexp(1.0, -1000);
+}
+double emulated_vs_exact_scale(double angle_error) { return angle_error + std::ldexp(1.0, -25); }
+double apply_exact_bound(DType t) { return t == DType::f32 ? 0.5 + std::ldexp(1.0, -25) : kRot / kU; }
+
+RopeRow check_exact_row(DType t) {
+  switch (t) {
+    case DType::f16: return R::check_exact_f16;
+    case DType::bf16: return R::check_exact_bf16;
+    case DType::f32: return R::check_exact_f32;
+    case DType::f64: return R::check_exact_f64;
+  }
+  return R::check_exact_f64;
+}
+
+}  // namespace rope
+}  // namespace posenc::test

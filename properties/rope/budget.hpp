@@ -1,0 +1,47 @@
+// properties/rope/budget.hpp — the RoPE scheme's keys in the one budget table (rows and their error analyses:
+// budget.cpp beside this file).
+#pragma once
+
+#include <cstddef>
+
+#include "support/budget.hpp"
+
+namespace posenc::test {
+
+#define POSENC_ROPE_ROWS(X)                                         \
+  X(frequency_exact_f64, "rope.frequency.exact.f64")                \
+  X(frequency_emulated, "rope.frequency.emulated.bitwise")          \
+  X(cache_exact_f32, "rope.cache.exact.f32.scaled")                 \
+  X(cache_exact_f64, "rope.cache.exact.f64.scaled")                 \
+  X(cache_emulated, "rope.cache.emulated.bitwise")                  \
+  X(apply_exact_f32, "rope.apply.exact.f32.scaled")                 \
+  X(apply_exact_f64, "rope.apply.exact.f64.scaled")                 \
+  X(apply_emulated_f32, "rope.apply.emulated.f32.bitwise")          \
+  X(apply_identity, "rope.apply.identity.bitwise")                  \
+  X(compose_f64, "rope.compose.f64.scaled")                         \
+  X(kshift_drift_f64, "rope.kshift.drift1000.f64.scaled")           \
+  X(score_f64, "rope.score.f64.ratio")                              \
+  X(emulated_vs_exact, "rope.cache.emulated_vs_exact.ratio")       \
+  X(identity_oracle, "rope.identity.oracle")                        \
+  X(check_exact_f16, "rope.check.exact.f16")                        \
+  X(check_exact_bf16, "rope.check.exact.bf16")                      \
+  X(check_exact_f32, "rope.check.exact.f32")                        \
+  X(check_exact_f64, "rope.check.exact.f64")                        \
+  X(check_envelope, "rope.check.envelope")
+
+POSENC_BUDGET_KEYS(RopeRow, "rope", POSENC_ROPE_ROWS)
+
+namespace rope {
+
+// Per-case scale of the score row (ratio metric): the a-priori bound of |<q~, k~> - <R(m)q, R(n)k>| for fast
+// exact-regime f64 rotations q~ = R(m)q, k~ = R(n)k (dot product formed exactly), from the 1-norms of q and k.
+double score_error_scale(double q_l1, double k_l1);
+// Per-case scale of the emulated-vs-exact row: |a32 - p theta_k| + 2^-25, a32 the regime's float32 angle.
+double emulated_vs_exact_scale(double angle_error);
+// Bounds of a rotation in units of ulp(S), S = |x_i| + |x_j| (rows apply.exact.*, compose, kshift).
+double apply_exact_bound(DType);
+// The row a user's cache of the stored type is held to in the exact regime.
+RopeRow check_exact_row(DType);
+
+}  // namespace rope
+}  // namespace posenc::test

@@ -1,0 +1,143 @@
+#include "rope/check.hpp"
+
+#include <omp.h>
+
+#include <algorithm>
+#include <cmath>
+#include <sstream>
+
+#include "posenc/error.hpp"
+#include "posenc/reference/rope.hpp"
+#include "posenc/spec_json.hpp"
+#include "rope/budget.hpp"
+
+namespace posenc::test::rope {
+namespace {
+
+namespace rf = posenc::reference;
+constexpr unsigned kCheckBits = 128;  // the reference's own error (2^-128) is far below any ulp checked
+
+double ulp32(double x) {
+  x = std::fabs(x);
+  if (x < 0x1p-126) return 0x1p-149;
+  int e = 0;
+  std::frexp(x, &e);  // x = m 2^e, m in [0.5, 1)
+  return std::ldexp(1.0, e - 24);
+}
+
+}  // namespace
+
+double envelope(const RopeSpec& s, std::span<const double> f32, std::int64_t p, std::size_t k, double e,
+                const EnvelopeAllowance& a) {
+  const double p32 = static_cast<float>(p);
+  double da = 0.0;
+  if (s.regime == RopeRegime::hf) {
+    const double inv = f32[k];
+    const double dinv = (a.pow_ulps + 1) * ulp32(inv);
+    const double angle = std::fabs(p32 * inv);
+    da = std::fabs(p32) * dinv + ulp32(angle + std::fabs(p32) * dinv);
+  } else if (s.regime == RopeRegime::ggml) {
+    const double t = std::fabs(p32 * f32[k]);  // |t_k| up to the products' rounding (relative k 2^-24)
+    const double tk = t * (1 + static_cast<double>(k) * 0x1p-23);
+    da = tk * static_cast<double>(k) * (a.pow_ulps + 1) * 0x1p-23 * (1 + 0x1p-20) + ulp32(tk);
+  }
+  return da + (a.trig_ulps + 1) * ulp32(std::min(1.0, std::fabs(e) + da));
+}
+
+CheckReport check_cache(const RopeSpec& spec, const CacheInput& in, const EnvelopeAllowance& allowance, int threads) {
+  validate(spec);
+  const std::size_t h = pair_count(spec), r = spec.rotary_dim, n = in.positions.size();
+  const bool hf_form = in.form == RopeCacheForm::hf;
+  const std::size_t want_cols = hf_form ? r : 2 * h, want_rows = hf_form ? 2 * n : n;
+  const std::string where = "rope check";
+  if (in.cols != want_cols)
+    throw Error(where, "rotary_dim", std::to_string(r),
+                "a cache whose last dimension is " + std::string(hf_form ? "rotary_dim" : "2 * (rotary_dim / 2)") +
+                    " = " + std::to_string(want_cols) + " (the file has " + std::to_string(in.cols) + ")",
+                "does not match the cache");
+  if (in.rows != want_rows)
+    throw Error(where, "positions", std::to_string(n) + " positions",
+                std::string(hf_form ? "two blocks (cos, sin) of one row per position: " : "one row per position: ") +
+                    std::to_string(in.rows) + " rows in the file",
+                "does not match the cache");
+  if (in.values.size() != in.rows * in.cols)
+    throw Error(where, "values", std::to_string(in.values.size()), std::to_string(in.rows * in.cols));
+  for (std::size_t i = 0; i < n; ++i) check_position(spec, in.positions[i], "positions");
+  if (!(allowance.pow_ulps >= 0 && allowance.pow_ulps <= 1e6 && allowance.trig_ulps >= 0 && allowance.trig_ulps <= 1e6))
+    throw Error(where, "ulp allowance", std::to_string(allowance.pow_ulps) + ", " + std::to_string(allowance.trig_ulps),
+                "reals in [0, 1e6]");
+
+  RopeSpec exact_spec = spec;
+  exact_spec.regime = RopeRegime::exact;
+  const rf::RopeOracle exact(exact_spec, kCheckBits);
+  const bool emu = spec.regime != RopeRegime::exact;
+  const rf::RopeOracle emulated(spec, kCheckBits);
+  const std::vector<double> f32 = emu ? rope_frequencies(spec) : std::vector<double>{};
+  const BudgetRow& exact_row = budget(check_exact_row(in.stored));
+  const BudgetRow& env_row = budget(RopeRow::check_envelope);
+  const std::string emu_name = std::string("emulated (") + std::string(to_string(spec.regime)) + " float32 steps)";
+
+  CheckReport rep;
+  rep.scheme = "rope";
+  rep.spec = to_json(spec);
+  rep.input = in.describe;
+  rep.input["form"] = std::string(to_string(in.form));
+  rep.input["positions"] = {{"count", n}, {"first", n ? in.positions.front() : 0}, {"last", n ? in.positions.back() : 0}};
+  rep.references.emplace_back("exact", exact_row, in.stored, in.cols);
+  if (emu) rep.references.emplace_back(emu_name, env_row, in.stored, in.cols);
+
+  // (row, column) of the user's array holding cos or sin of pair k at position index i, and the column label.
+  auto locate = [&](std::size_t i, std::size_t k, bool sin, std::size_t copy) -> std::pair<std::size_t, std::size_t> {
+    switch (in.form) {
+      case RopeCacheForm::pairs: return {i, (sin ? h : 0) + k};
+      case RopeCacheForm::hf: return {(sin ? n : 0) + i, copy * h + k};
+      case RopeCacheForm::gptj: return {i, (sin ? 0 : h) + k};
+      case RopeCacheForm::ggml: return {i, 2 * k + (sin ? 1 : 0)};
+    }
+    return {i, k};
+  };
+  const std::size_t copies = hf_form ? 2 : 1;
+  const int nt = threads > 0 ? std::min(threads, omp_get_num_procs()) : omp_get_max_threads();
+  std::vector<std::vector<CheckAccumulator>> local(static_cast<std::size_t>(std::max(nt, 1)), rep.references);
+  const auto count = static_cast<std::int64_t>(n);
+#pragma omp parallel for num_threads(nt) schedule(dynamic, 4)
+  for (std::int64_t ii = 0; ii < count; ++ii) {
+    auto& acc = local[static_cast<std::size_t>(omp_get_thread_num())];
+    const auto i = static_cast<std::size_t>(ii);
+    const std::int64_t p = in.positions[i];
+    for (std::size_t k = 0; k < h; ++k)
+      for (bool sin : {false, true}) {
+        const Real ex = sin ? exact.sin(p, k) : exact.cos(p, k);
+        const Real em = emu ? (sin ? emulated.sin(p, k) : emulated.cos(p, k)) : Real();
+        const double e = emu ? static_cast<double>(em) : 0.0;
+        for (std::size_t c = 0; c < copies; ++c) {
+          const auto [row, col] = locate(i, k, sin, c);
+          const double y = in.values[row * in.cols + col];
+          acc[0].add(p, col, y, ex);
+          if (emu) acc[1].add(p, col, y, em, envelope(spec, f32, p, k, e, allowance));
+        }
+      }
+  }
+  for (std::size_t i = 0; i < rep.references.size(); ++i) {
+    rep.references[i] = CheckAccumulator(rep.references[i].name(), rep.references[i].row(), in.stored, in.cols);
+    for (const auto& l : local) rep.references[i].merge(l[i]);
+  }
+  std::ostringstream o;
+  if (emu) {
+    rep.held_to = 1;
+    o << "The spec's regime is " << to_string(spec.regime)
+      << ": every entry must lie within the emulation envelope of posenc's correctly rounded emulation of those "
+         "float32 steps, allowing a float32 pow within "
+      << allowance.pow_ulps << " ulp and cos/sin within " << allowance.trig_ulps
+      << " ulp of correctly rounded. The exact column shows how far the cache is from the mathematics (it grows "
+         "with position: the float32 angle).";
+  } else {
+    rep.held_to = 0;
+    o << "The spec's regime is exact: every entry must be within the budget row's bound of the real cos/sin "
+         "(err_S with S = 1, in ulps of the input's type).";
+  }
+  rep.note = o.str();
+  return rep;
+}
+
+}  // namespace posenc::test::rope

@@ -1,0 +1,48 @@
+// properties/rope/check.hpp — `posenc check rope`: a user's cos/sin cache held to the budget table (exact
+// mathematics) and to the emulation envelope of the HF / ggml float32 steps (support/check_report.hpp).
+// No test framework: the CLI links it (through posenc_accuracy) and the properties test it (ROPE-CHECK-*).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "posenc/rope.hpp"
+#include "support/check_report.hpp"
+
+namespace posenc::test::rope {
+
+// How far a real implementation's float32 steps may be from correctly rounded ones (ulps of float32).
+//   pow_ulps:  torch's float32 pow / C powf (HF inv_freq, ggml theta_scale);
+//   trig_ulps: float32 cos / sin of the float32 angle (glibc cosf/sinf ~1, vectorised torch/Eigen ~2).
+struct EnvelopeAllowance {
+  double pow_ulps = 2.0;
+  double trig_ulps = 2.0;
+};
+
+// The envelope E(p, k) of the regime's float32 cos/sin at position p, pair k (hf and ggml regimes): an upper bound
+// of |real implementation - posenc's emulation| given the allowance; derivation in budget.cpp (rope.check.envelope).
+double envelope(const RopeSpec&, std::span<const double> frequencies32, std::int64_t p, std::size_t k,
+                double emulated_value, const EnvelopeAllowance& = {});
+
+// A user's cache: rows x cols numbers (exact in double), stored type, form and the position of each row. The hf
+// form is read as the cos block followed by the sin block (2 * positions rows of rotary_dim numbers), the other
+// forms as one row of 2h numbers per position.
+struct CacheInput {
+  std::span<const double> values;
+  std::size_t rows = 0, cols = 0;
+  DType stored = DType::f32;
+  RopeCacheForm form = RopeCacheForm::pairs;
+  std::vector<std::int64_t> positions;  // one per position row
+  nlohmann::ordered_json describe;      // file, shape, ... (copied into the report)
+};
+
+// Every entry against the exact value (row rope.check.exact.<stored>) and, for the hf and ggml regimes, against
+// posenc's emulation within the envelope (row rope.check.envelope); the verdict is held to the spec's regime.
+// Throws posenc::Error naming the shape or positions when they disagree with the spec and form.
+CheckReport check_cache(const RopeSpec&, const CacheInput&, const EnvelopeAllowance& = {}, int threads = 0);
+
+}  // namespace posenc::test::rope

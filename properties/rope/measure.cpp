@@ -1,0 +1,149 @@
+#include "rope/measure.hpp"
+
+#include <cmath>
+#include <numeric>
+#include <sstream>
+
+#include "posenc/reference/rope.hpp"
+#include "posenc/spec_json.hpp"
+
+namespace posenc::test::rope {
+namespace {
+
+namespace rf = posenc::reference;
+using R = RopeRow;
+
+bool emulated(const RopeSpec& s) { return s.regime != RopeRegime::exact; }
+
+std::vector<std::size_t> all_pairs(const RopeSpec& s) {
+  std::vector<std::size_t> v(pair_count(s));
+  std::iota(v.begin(), v.end(), 0);
+  return v;
+}
+
+}  // namespace
+
+std::string spec_label(const RopeSpec& s) { return "spec=" + to_json(s).dump(); }
+
+double pair_scale(const RopeSpec& s, std::span<const double> head, std::size_t c) {
+  if (c >= s.rotary_dim) return std::fabs(head[c]);
+  const std::size_t h = pair_count(s);
+  const std::size_t k = s.layout == Layout::interleaved ? c / 2 : (c < h ? c : c - h);
+  return std::fabs(head[first_channel(s, k)]) + std::fabs(head[second_channel(s, k)]);
+}
+
+void measure_frequencies(const RopeSpec& s, const Sink& sink) {
+  const rf::RopeOracle o(s);
+  const std::vector<double> f = rope_frequencies(s);
+  for (std::size_t k = 0; k < f.size(); ++k) {
+    auto what = [&] { return spec_label(s) + " k=" + std::to_string(k); };
+    if (emulated(s)) emit(sink, R::frequency_emulated, f[k], o.angle(1, k), what);
+    else emit(sink, R::frequency_exact_f64, f[k], rf::rope_theta(s, k), what);
+  }
+}
+
+void measure_cache(const RopeSpec& s, std::span<const std::int64_t> positions, const std::vector<std::size_t>& pairs_in,
+                   const Sink& sink) {
+  const std::vector<std::size_t> pairs = pairs_in.empty() ? all_pairs(s) : pairs_in;
+  const RopePlan plan(s);
+  const rf::RopeOracle o(s);
+  RopeSpec exact_spec = s;
+  exact_spec.regime = RopeRegime::exact;
+  const rf::RopeOracle ex(exact_spec);
+  const std::size_t h = pair_count(s), r = s.rotary_dim, n = positions.size();
+  const RopeCacheForm forms[] = {RopeCacheForm::pairs, RopeCacheForm::hf, RopeCacheForm::gptj, RopeCacheForm::ggml};
+  std::vector<float> c32[4];
+  std::vector<double> c64[4];
+  for (int f = 0; f < 4; ++f) {
+    c32[f].resize(n * cache_values_per_position(s, forms[f]));
+    c64[f].resize(c32[f].size());
+    plan.cache(forms[f], positions, std::span<float>(c32[f]));
+    plan.cache(forms[f], positions, std::span<double>(c64[f]));
+  }
+  // Where each form keeps cos and sin of (position i, pair k).
+  auto at = [&](int f, std::size_t i, std::size_t k, bool want_sin) -> std::size_t {
+    switch (forms[f]) {
+      case RopeCacheForm::pairs: return i * 2 * h + (want_sin ? h : 0) + k;
+      case RopeCacheForm::hf: return (want_sin ? n * r : 0) + i * r + k;  // the duplicate h + k is checked below
+      case RopeCacheForm::gptj: return i * 2 * h + (want_sin ? 0 : h) + k;
+      case RopeCacheForm::ggml: return i * 2 * h + 2 * k + (want_sin ? 1 : 0);
+    }
+    return 0;
+  };
+  for (std::size_t i = 0; i < n; ++i) {
+    const std::int64_t p = positions[i];
+    for (std::size_t k : pairs) {
+      for (bool want_sin : {false, true}) {
+        const Real ref = want_sin ? o.sin(p, k) : o.cos(p, k);
+        for (int f = 0; f < 4; ++f) {
+          const std::size_t j = at(f, i, k, want_sin);
+          auto what = [&] {
+            return spec_label(s) + " form=" + std::string(to_string(forms[f])) + " p=" + std::to_string(p) +
+                   " k=" + std::to_string(k) + (want_sin ? " sin" : " cos");
+          };
+          if (emulated(s)) {
+            emit(sink, R::cache_emulated, c32[f][j], ref, what);
+            emit(sink, R::cache_emulated, c64[f][j], ref, what);
+          } else {
+            emit(sink, R::cache_exact_f32, c32[f][j], ref, what);
+            emit(sink, R::cache_exact_f64, c64[f][j], ref, what);
+          }
+          if (forms[f] == RopeCacheForm::hf) {  // [c | c]: the second copy must be the same number
+            emit(sink, R::apply_identity, c64[f][j + h], rf::make_real(c64[f][j], 64u), what);
+          }
+        }
+        if (emulated(s)) {  // the regime's float32 value against the exact mathematics
+          const Real exact = want_sin ? ex.sin(p, k) : ex.cos(p, k);
+          const rf::PrecisionGuard guard(320);
+          const Real angle_err = abs(o.angle(p, k) - ex.angle(p, k));
+          emit(sink, R::emulated_vs_exact, c64[0][at(0, i, k, want_sin)], exact,
+               [&] { return spec_label(s) + " p=" + std::to_string(p) + " k=" + std::to_string(k); },
+               emulated_vs_exact_scale(static_cast<double>(angle_err)));
+        }
+      }
+    }
+  }
+}
+
+void measure_apply(const RopeSpec& s, std::span<const std::int64_t> positions, std::span<const double> x,
+                   RopeDirection dir, const Sink& sink) {
+  const std::size_t d = s.head_dim, n = positions.size();
+  const RopePlan plan(s);
+  const rf::RopeOracle o(s);
+  std::vector<float> y32(n * d);
+  std::vector<double> y64(n * d), x32(n * d);
+  for (std::size_t i = 0; i < n * d; ++i) {
+    y32[i] = static_cast<float>(x[i]);
+    x32[i] = y32[i];
+    y64[i] = x[i];
+  }
+  plan.apply(dense_rope_tensor(std::span<float>(y32), n, 1, d), positions, dir);
+  const bool emu = emulated(s);
+  if (!emu) plan.apply(dense_rope_tensor(std::span<double>(y64), n, 1, d), positions, dir);
+  const bool inverse = dir == RopeDirection::inverse;
+  for (std::size_t t = 0; t < n; ++t) {
+    const std::span<const double> h32(x32.data() + t * d, d), h64(x.data() + t * d, d);
+    const std::vector<Real> r32 = o.rotate(positions[t], h32, inverse);
+    const std::vector<Real> r64 = emu ? std::vector<Real>{} : o.rotate(positions[t], h64, inverse);
+    for (std::size_t c = 0; c < d; ++c) {
+      auto what = [&] {
+        std::ostringstream w;
+        w << spec_label(s) << (inverse ? " inverse" : "") << " p=" << positions[t] << " channel=" << c;
+        return w.str();
+      };
+      if (c >= s.rotary_dim) {  // pass-through: bit-identical
+        emit(sink, R::apply_identity, y32[t * d + c], rf::make_real(x32[t * d + c], 64u), what);
+        if (!emu) emit(sink, R::apply_identity, y64[t * d + c], rf::make_real(x[t * d + c], 64u), what);
+        continue;
+      }
+      if (emu) {
+        emit(sink, R::apply_emulated_f32, y32[t * d + c], r32[c], what);
+      } else {
+        emit(sink, R::apply_exact_f32, y32[t * d + c], r32[c], what, pair_scale(s, h32, c));
+        emit(sink, R::apply_exact_f64, y64[t * d + c], r64[c], what, pair_scale(s, h64, c));
+      }
+    }
+  }
+}
+
+}  // namespace posenc::test::rope

@@ -1,0 +1,501 @@
+// RoPE's claims (ROPE-*), as RapidCheck properties and enumerated tests. Oracle kinds (DESIGN.md §4): identity laws
+// are checked on the MPFR oracle at 256 bits (row rope.identity.oracle) and on the fast path within its budget rows;
+// reference claims compare the fast path with the oracle (reference/include/posenc/reference/rope.hpp, written from
+// the definition independently of lib/). Every tolerance comes from budget.cpp; every compared number goes through
+// the measuring harness (measure.hpp) or check(), which print the whole case on failure and feed the proofs JSON.
+#include <gtest/gtest.h>
+#include <rapidcheck/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <numeric>
+#include <string>
+#include <vector>
+
+#include "posenc/error.hpp"
+#include "posenc/reference/rope.hpp"
+#include "posenc/rope.hpp"
+#include "rope/budget.hpp"
+#include "rope/cases.hpp"
+#include "rope/check.hpp"
+#include "rope/measure.hpp"
+#include "support/claims.hpp"
+#include "support/harness.hpp"
+#include "support/spec_contract.hpp"
+
+namespace {
+
+using namespace posenc;
+using namespace posenc::test;
+using namespace posenc::test::rope;
+namespace rf = posenc::reference;
+namespace cr = posenc::cases::rope;
+using rf::Real;
+using R = RopeRow;
+
+const std::string kConv = "CONVENTIONS.md §2.10";
+const std::string kSu = "Su et al. 2021 (RoFormer), CONVENTIONS.md §2.10";
+
+// ---- generators ---------------------------------------------------------------------------------------------
+
+// A spec small enough for the oracle per case (head_dim <= 64 keeps a case cheap; sizes up to 512 are reached
+// by the sweep and the hard-position test).
+rc::Gen<RopeSpec> small_spec() {
+  return rc::gen::map(rc::gen::arbitrary<RopeSpec>(), [](RopeSpec s) {
+    if (s.head_dim > 64) {
+      s.head_dim = 2 + s.head_dim % 63;
+      s.rotary_dim = std::max<std::size_t>(2, std::min(s.rotary_dim, s.head_dim) & ~std::size_t{1});
+    }
+    return s;
+  });
+}
+
+// Positions: hard ones, small, and log-uniform magnitudes up to 2^40 of either sign (inverse rotations and
+// K-shifts use negative ones).
+rc::Gen<std::int64_t> position(std::int64_t limit = kRopeMaxPosition) {
+  return rc::gen::map(rc::gen::oneOf(
+      rc::gen::elementOf(std::vector<std::int64_t>(std::begin(cr::kHardPositions), std::end(cr::kHardPositions))),
+      rc::gen::inRange<std::int64_t>(0, 4096),
+      rc::gen::map(rc::gen::pair(rc::gen::inRange(0, 41), rc::gen::arbitrary<std::uint64_t>()),
+                   [limit](std::pair<int, std::uint64_t> e) {
+                     const std::int64_t mag = static_cast<std::int64_t>(e.second % (std::uint64_t{1} << e.first));
+                     return (e.second >> 63) ? -mag : mag;
+                   })),
+      [limit](std::int64_t p) { return std::clamp(p, -limit, limit); });
+}
+
+// Head vectors with entries of mixed magnitudes (some zero), as doubles.
+std::vector<double> random_vector(std::size_t n) {
+  const auto mant = *rc::gen::container<std::vector<double>>(n, rc::gen::map(rc::gen::inRange(-1000000, 1000001),
+                                                                            [](int v) { return v / 1000000.0; }));
+  const auto expo = *rc::gen::container<std::vector<int>>(n, rc::gen::inRange(-8, 9));
+  std::vector<double> x(n);
+  for (std::size_t i = 0; i < n; ++i) x[i] = std::ldexp(mant[i], expo[i]);
+  return x;
+}
+
+std::vector<std::size_t> sampled_pairs(std::size_t h, std::size_t n) {
+  std::vector<std::size_t> out;
+  for (std::size_t i = 0; i < std::min(h, n); ++i) out.push_back(h <= n ? i : i * (h - 1) / (n - 1));
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
+}
+
+void oracle_identity(const Claim& claim, const Real& a, const Real& b, const Describe& what) {
+  const rf::PrecisionGuard guard(320);
+  const BudgetRow& row = budget(R::identity_oracle);
+  if (auto f = check(claim, row, measure(row, a, b), static_cast<double>(a), &b, what)) RC_FAIL(*f);
+}
+
+std::string region_of(std::int64_t p) {
+  const std::uint64_t a = p < 0 ? static_cast<std::uint64_t>(-p) : static_cast<std::uint64_t>(p);
+  if (a < (1u << 12)) return "|p| < 2^12";
+  if (a < (1u << 20)) return "|p| < 2^20";
+  if (a <= (1u << 24)) return "|p| <= 2^24";
+  return "|p| > 2^24";
+}
+
+std::string regime_region(const RopeSpec& s) {
+  return std::string(to_string(s.regime)) + " " + std::string(to_string(s.layout)) +
+         (s.rotary_dim < s.head_dim ? " partial" : " full");
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// ROPE-FREQ-1
+POSENC_PROPERTY(Rope, FrequenciesMatchOracle,
+                {"ROPE-FREQ-1", "rope",
+                 "theta_k = base^(-2k/r) (exact regime, correctly rounded to double); the hf inv_freq and the ggml "
+                 "theta_k are the float32 numbers of those implementations' steps, bit for bit",
+                 kConv, Oracle::reference, {R::frequency_exact_f64, R::frequency_emulated}}) {
+  const RopeSpec s = *small_spec();
+  tag(claim, regime_region(s));
+  count_case(claim);
+  measure_frequencies(s, claim_sink(claim));
+}
+
+// ROPE-CACHE-1
+POSENC_PROPERTY(Rope, CacheMatchesOracleForAnySpec,
+                {"ROPE-CACHE-1", "rope",
+                 "every cache form (pairs, hf [c|c][s|s], gptj [sin|cos], ggml interleaved) holds cos/sin(p theta_k): "
+                 "exact regime within 0.25 ulp_f32(1) + 2^-28 (f32) and 2.25 ulp_f64(1) (f64); hf/ggml regimes the "
+                 "float32 numbers of the implementation's steps bit for bit; hf's two copies identical",
+                 kConv, Oracle::reference,
+                 {R::cache_exact_f32, R::cache_exact_f64, R::cache_emulated, R::apply_identity}}) {
+  const RopeSpec s = *small_spec();
+  const auto positions = *rc::gen::container<std::vector<std::int64_t>>(3, position());
+  for (std::int64_t p : positions) tag(claim, region_of(p));
+  tag(claim, regime_region(s));
+  count_case(claim);
+  measure_cache(s, positions, sampled_pairs(pair_count(s), 6), claim_sink(claim));
+}
+
+POSENC_CLAIM_TEST(Rope, CacheMatchesOracleAtHardPositionsForEveryPreset,
+                  {"ROPE-CACHE-2", "rope",
+                   "every preset, head_dim 64 and 128, at the hard positions (0 .. 2^40, around 2^20 and 2^24, "
+                   "4095, 10^5): the cache rows of ROPE-CACHE-1",
+                   kConv, Oracle::reference,
+                   {R::cache_exact_f32, R::cache_exact_f64, R::cache_emulated, R::apply_identity}}) {
+  for (const auto& preset : SpecTraits<RopeSpec>::presets())
+    for (std::size_t d : {std::size_t{64}, std::size_t{128}}) {
+      const RopeSpec s = rope_preset(preset.name, d);
+      for (RopeRegime regime : {RopeRegime::exact, s.regime}) {
+        RopeSpec t = s;
+        t.regime = regime;
+        count_case(claim);
+        measure_cache(t, cr::kHardPositions, sampled_pairs(pair_count(t), 5), claim_sink(claim, FailWith::gtest));
+      }
+    }
+}
+
+// ROPE-EMU-1
+POSENC_PROPERTY(Rope, EmulatedDeviationFromExactIsTheFloat32Angle,
+                {"ROPE-EMU-1", "rope",
+                 "for the hf and ggml regimes |c32 - cos(p theta_k)| <= |a32 - p theta_k| + 2^-25 (likewise sin): "
+                 "the long-context deviation of HF/ggml from the mathematics is the float32 angle's error",
+                 kConv + ", §3 item 10", Oracle::reference, {R::emulated_vs_exact}}) {
+  RopeSpec s = *small_spec();
+  s.regime = *rc::gen::element(RopeRegime::hf, RopeRegime::ggml);
+  const auto positions = *rc::gen::container<std::vector<std::int64_t>>(3, position());
+  for (std::int64_t p : positions) tag(claim, region_of(p));
+  count_case(claim);
+  measure_cache(s, positions, sampled_pairs(pair_count(s), 6), claim_sink(claim));
+}
+
+// ROPE-APPLY-1
+POSENC_PROPERTY(Rope, RotationMatchesOracle,
+                {"ROPE-APPLY-1", "rope",
+                 "R(p)x and R(-p)x in place for any layout, partial rotary, positions and data: exact regime within "
+                 "0.5 + 2^-25 ulp_f32(S) (f32) and 6.51 ulp_f64(S) (f64), S = |x_i| + |x_j|; hf/ggml regimes the "
+                 "float32 steps bit for bit; channels >= rotary_dim bit-identical",
+                 kSu, Oracle::reference,
+                 {R::apply_exact_f32, R::apply_exact_f64, R::apply_emulated_f32, R::apply_identity}}) {
+  const RopeSpec s = *small_spec();
+  const auto positions = *rc::gen::container<std::vector<std::int64_t>>(2, position());
+  const std::vector<double> x = random_vector(positions.size() * s.head_dim);
+  const bool inverse = *rc::gen::arbitrary<bool>();
+  for (std::int64_t p : positions) tag(claim, region_of(p));
+  tag(claim, regime_region(s) + (inverse ? " inverse" : ""));
+  count_case(claim);
+  measure_apply(s, positions, x, inverse ? RopeDirection::inverse : RopeDirection::forward, claim_sink(claim));
+}
+
+// ROPE-REL-1
+POSENC_PROPERTY(Rope, ScoreDependsOnlyOnTheOffset,
+                {"ROPE-REL-1", "rope",
+                 "<R(m+s)q, R(n+s)k> = <R(m)q, R(n)k> for s in {1, 1000, 1e5, 2^20, 2^24}: on the oracle at 256 "
+                 "bits, and fast exact-regime f64 rotations give both scores within B = 2 sqrt2 * 6.505 u |q|_1 "
+                 "|k|_1 of the exact value, for both layouts and partial rotary",
+                 kSu, Oracle::identity, {R::score_f64, R::identity_oracle}}) {
+  RopeSpec s = *small_spec();
+  s.regime = RopeRegime::exact;
+  const std::int64_t m = *rc::gen::inRange<std::int64_t>(-100000, 100001);
+  const std::int64_t n = *rc::gen::inRange<std::int64_t>(-100000, 100001);
+  const std::int64_t shift = *rc::gen::elementOf(std::vector<std::int64_t>(std::begin(cr::kScoreShifts), std::end(cr::kScoreShifts)));
+  const std::vector<double> q = random_vector(s.head_dim), k = random_vector(s.head_dim);
+  tag(claim, "shift " + std::to_string(shift));
+  count_case(claim);
+  const rf::RopeOracle o(s);
+  const Real base = o.score(m, q, n, k);
+  const Real shifted = o.score(m + shift, q, n + shift, k);
+  auto what = [&] { return spec_label(s) + " m=" + std::to_string(m) + " n=" + std::to_string(n) + " s=" + std::to_string(shift); };
+  oracle_identity(claim, shifted, base, what);
+  const RopePlan plan(s);
+  double q1 = 0, k1 = 0;
+  for (std::size_t i = 0; i < s.head_dim; ++i) q1 += std::fabs(q[i]), k1 += std::fabs(k[i]);
+  for (std::int64_t off : {std::int64_t{0}, shift}) {
+    std::vector<double> qr = q, kr = k;
+    const std::int64_t pm[] = {m + off}, pn[] = {n + off};
+    plan.apply(dense_rope_tensor(std::span<double>(qr), 1, 1, s.head_dim), pm);
+    plan.apply(dense_rope_tensor(std::span<double>(kr), 1, 1, s.head_dim), pn);
+    const rf::PrecisionGuard guard(320);
+    Real dot = rf::make_real(320);
+    for (std::size_t i = 0; i < s.head_dim; ++i) dot += rf::make_real(qr[i], 64) * rf::make_real(kr[i], 64);
+    const BudgetRow& row = budget(R::score_f64);
+    if (auto f = check(claim, row, measure(row, dot, base, score_error_scale(q1, k1)), static_cast<double>(dot), &base,
+                       [&] { return what() + " offset=" + std::to_string(off); }))
+      RC_FAIL(*f);
+  }
+}
+
+// ROPE-GROUP-1
+POSENC_PROPERTY(Rope, RotationsFormAGroup,
+                {"ROPE-GROUP-1", "rope",
+                 "R(0) = I bit for bit (every regime); R(a)R(b)x = R(a+b)x and R(-p)R(p)x = x on the oracle at 256 "
+                 "bits and, for fast f64 exact-regime rotations, within 18.4 ulp_f64(S) of the exact R(a+b)x and x",
+                 kConv, Oracle::identity, {R::apply_identity, R::compose_f64, R::identity_oracle}}) {
+  const RopeSpec any = *small_spec();
+  const std::vector<double> x = random_vector(any.head_dim);
+  {  // R(0) = I in the spec's own regime, f32 and f64 data
+    const RopePlan plan(any);
+    std::vector<float> x32(x.begin(), x.end());
+    std::vector<double> x64 = x;
+    const std::int64_t zero[] = {0};
+    plan.apply(dense_rope_tensor(std::span<float>(x32), 1, 1, any.head_dim), zero);
+    plan.apply(dense_rope_tensor(std::span<double>(x64), 1, 1, any.head_dim), zero);
+    for (std::size_t c = 0; c < any.head_dim; ++c) {
+      auto what = [&] { return spec_label(any) + " R(0) channel=" + std::to_string(c); };
+      if (auto f = check(claim, R::apply_identity, x32[c], rf::make_real(static_cast<double>(static_cast<float>(x[c])), 64), what)) RC_FAIL(*f);
+      if (auto f = check(claim, R::apply_identity, x64[c], rf::make_real(x[c], 64), what)) RC_FAIL(*f);
+    }
+  }
+  RopeSpec s = any;
+  s.regime = RopeRegime::exact;
+  const std::int64_t a = *position(std::int64_t{1} << 39), b = *position(std::int64_t{1} << 39);
+  tag(claim, region_of(a));
+  count_case(claim);
+  const rf::RopeOracle o(s);
+  const RopePlan plan(s);
+  const std::vector<Real> rab = o.rotate(a + b, x);
+  {  // oracle: R(a)(R(b)x) = R(a+b)x at 256 bits (R(b)x rounded to double would lose the identity: compare via
+     // the score with unit vectors instead: <e_c, R(a)R(b)x> = <R(-a)e_c, R(b)x>)
+    for (std::size_t c = 0; c < s.head_dim; ++c) {
+      std::vector<double> e(s.head_dim, 0.0);
+      e[c] = 1.0;
+      oracle_identity(claim, o.score(-a, e, b, x), rab[c],
+                      [&] { return spec_label(s) + " a=" + std::to_string(a) + " b=" + std::to_string(b) + " c=" + std::to_string(c); });
+    }
+  }
+  std::vector<double> y = x, z = x;
+  const std::int64_t pa[] = {a}, pb[] = {b};
+  plan.apply(dense_rope_tensor(std::span<double>(y), 1, 1, s.head_dim), pb);
+  plan.apply(dense_rope_tensor(std::span<double>(y), 1, 1, s.head_dim), pa);
+  plan.apply(dense_rope_tensor(std::span<double>(z), 1, 1, s.head_dim), pa);
+  plan.apply(dense_rope_tensor(std::span<double>(z), 1, 1, s.head_dim), pa, RopeDirection::inverse);
+  for (std::size_t c = 0; c < s.head_dim; ++c) {
+    auto what = [&] { return spec_label(s) + " a=" + std::to_string(a) + " b=" + std::to_string(b) + " c=" + std::to_string(c); };
+    const double S = pair_scale(s, x, c);
+    if (auto f = check(claim, R::compose_f64, y[c], rab[c], what, S)) RC_FAIL(*f);
+    if (auto f = check(claim, R::compose_f64, z[c], rf::make_real(x[c], 64), what, S)) RC_FAIL(*f);
+  }
+}
+
+// ROPE-LAYOUT-1
+POSENC_CLAIM_TEST(Rope, InterleavedEqualsPermutedHalfSplit,
+                  {"ROPE-LAYOUT-1", "rope",
+                   "interleaved RoPE of x equals the de-permuted half-split RoPE of the permuted x (HF Llama checkpoint "
+                   "permutation: interleaved channel 2k+e <-> half-split channel e*h + k), bit for bit, every regime, "
+                   "head_dim 64, 80, 96, 128, 256, full and partial rotary",
+                   kConv, Oracle::identity, {R::apply_identity}}) {
+  for (std::size_t d : cr::kLayoutHeadDims)
+    for (RopeRegime regime : {RopeRegime::exact, RopeRegime::hf, RopeRegime::ggml})
+      for (std::size_t r : {d, d / 2 - (d / 2) % 2}) {
+        RopeSpec inter{.layout = Layout::interleaved, .regime = regime, .head_dim = d, .rotary_dim = r, .base = 10000.0};
+        RopeSpec halves = inter;
+        halves.layout = Layout::halves;
+        const std::size_t h = r / 2, T = 5;
+        const std::int64_t positions[T] = {0, 1, 4095, 100000, std::int64_t{1} << 24};
+        std::vector<float> x(T * d), xp(T * d);
+        for (std::size_t i = 0; i < x.size(); ++i) x[i] = std::sin(0.37f * static_cast<float>(i) + 0.1f) * 3.0f;
+        auto perm = [&](std::size_t c) { return c < r ? (c % 2) * h + c / 2 : c; };  // interleaved -> halves
+        for (std::size_t t = 0; t < T; ++t)
+          for (std::size_t c = 0; c < d; ++c) xp[t * d + perm(c)] = x[t * d + c];
+        make_plan(inter).apply(dense_rope_tensor(std::span<float>(x), T, 1, d), positions);
+        make_plan(halves).apply(dense_rope_tensor(std::span<float>(xp), T, 1, d), positions);
+        count_case(claim);
+        for (std::size_t t = 0; t < T; ++t)
+          for (std::size_t c = 0; c < d; ++c)
+            if (auto f = check(claim, R::apply_identity, x[t * d + c], rf::make_real(static_cast<double>(xp[t * d + perm(c)]), 64),
+                               [&] { return spec_label(inter) + " t=" + std::to_string(t) + " c=" + std::to_string(c); }))
+              ADD_FAILURE() << *f;
+      }
+}
+
+// ROPE-KSHIFT-1
+POSENC_PROPERTY(Rope, KShiftIsOneRotationByDelta,
+                {"ROPE-KSHIFT-1", "rope",
+                 "shift(R(p)k, delta) = R(p + delta)k within 18.4 ulp_f64(S) (one rotation by delta, as llama.cpp's "
+                 "K-shift); after 1000 successive shifts the drift stays within 1001 sqrt2 * 6.505 u S",
+                 "llama.cpp context shift (ggml_rope_ext on the K cache); " + kConv, Oracle::reference,
+                 {R::compose_f64, R::kshift_drift_f64}}) {
+  RopeSpec s = *small_spec();
+  s.regime = RopeRegime::exact;
+  const std::int64_t p = *rc::gen::inRange<std::int64_t>(0, std::int64_t{1} << 30);
+  const std::int64_t delta = *rc::gen::inRange<std::int64_t>(-(std::int64_t{1} << 20), std::int64_t{1} << 20);
+  const std::vector<double> k = random_vector(s.head_dim);
+  count_case(claim);
+  const RopePlan plan(s);
+  const rf::RopeOracle o(s);
+  std::vector<double> y = k;
+  const std::int64_t pp[] = {p};
+  auto view = dense_rope_tensor(std::span<double>(y), 1, 1, s.head_dim);
+  plan.apply(view, pp);
+  plan.shift(view, delta);
+  const std::vector<Real> once = o.rotate(p + delta, k);
+  for (std::size_t c = 0; c < s.head_dim; ++c)
+    if (auto f = check(claim, R::compose_f64, y[c], once[c],
+                       [&] { return spec_label(s) + " p=" + std::to_string(p) + " delta=" + std::to_string(delta) + " c=" + std::to_string(c); },
+                       pair_scale(s, k, c)))
+      RC_FAIL(*f);
+  for (int i = 1; i < 1000; ++i) plan.shift(view, delta);
+  const std::vector<Real> many = o.rotate(p + 1000 * delta, k);
+  for (std::size_t c = 0; c < s.head_dim; ++c)
+    if (auto f = check(claim, R::kshift_drift_f64, y[c], many[c],
+                       [&] { return spec_label(s) + " p=" + std::to_string(p) + " 1000 x delta=" + std::to_string(delta) + " c=" + std::to_string(c); },
+                       pair_scale(s, k, c)))
+      RC_FAIL(*f);
+}
+
+// ROPE-REPRO-1
+POSENC_PROPERTY(Rope, ViewsThreadsAndTokenOrderDoNotChangeValues,
+                {"ROPE-REPRO-1", "rope",
+                 "Q and K rotated in place inside a fused [T][Hq + 2 Hk][d] QKV buffer (grouped-query attention, "
+                 "head and token strides, V untouched), or as [H][T][d] (heads outermost), with 1 or 2 threads and "
+                 "tokens in any order, equal the dense one-token-at-a-time rotation bit for bit; caches likewise",
+                 "DESIGN.md (bitwise reproducibility)", Oracle::identity, {R::apply_identity}}) {
+  const RopeSpec s = *small_spec();
+  const std::size_t d = s.head_dim;
+  const std::size_t T = *rc::gen::inRange<std::size_t>(1, 40);  // crosses the 16-token chunks
+  const std::size_t hk = *rc::gen::inRange<std::size_t>(1, 3), hq = hk * *rc::gen::inRange<std::size_t>(1, 4);
+  std::vector<std::int64_t> positions(T);
+  for (auto& p : positions) p = *position();
+  const std::size_t width = (hq + 2 * hk) * d;
+  std::vector<float> qkv(T * width);
+  for (std::size_t i = 0; i < qkv.size(); ++i) qkv[i] = std::sin(0.1f * static_cast<float>(i)) * 2.0f;
+  const std::vector<float> orig = qkv;
+  const RopePlan plan(s);
+  const int threads = *rc::gen::inRange(1, 3);
+  tag(claim, "threads " + std::to_string(threads));
+  count_case(claim);
+  const RopeTensor<float> views[] = {{std::span<float>(qkv), T, hq, width, d},
+                                     {std::span<float>(qkv).subspan(hq * d), T, hk, width, d}};
+  plan.apply(std::span<const RopeTensor<float>>(views), positions, RopeDirection::forward, TableOptions{.threads = threads});
+  // Heads-first copy of Q: [hq][T][d], rotated with tokens in reverse order.
+  std::vector<float> hf(hq * T * d);
+  std::vector<std::int64_t> rev(positions.rbegin(), positions.rend());
+  for (std::size_t hd = 0; hd < hq; ++hd)
+    for (std::size_t t = 0; t < T; ++t)
+      std::memcpy(&hf[(hd * T + (T - 1 - t)) * d], &orig[t * width + hd * d], d * sizeof(float));
+  plan.apply(RopeTensor<float>{std::span<float>(hf), T, hq, d, T * d}, rev);
+  for (std::size_t t = 0; t < T; ++t) {
+    for (std::size_t hd = 0; hd < hq + 2 * hk; ++hd) {
+      std::vector<float> one(orig.begin() + static_cast<std::ptrdiff_t>(t * width + hd * d),
+                             orig.begin() + static_cast<std::ptrdiff_t>(t * width + hd * d + d));
+      const bool rotated = hd < hq + hk;
+      if (rotated) plan.apply(dense_rope_tensor(std::span<float>(one), 1, 1, d), std::span<const std::int64_t>(&positions[t], 1));
+      for (std::size_t c = 0; c < d; ++c) {
+        auto what = [&] { return spec_label(s) + " T=" + std::to_string(T) + " t=" + std::to_string(t) + " head=" + std::to_string(hd) + " c=" + std::to_string(c); };
+        if (auto f = check(claim, R::apply_identity, qkv[t * width + hd * d + c], rf::make_real(static_cast<double>(one[c]), 64), what)) RC_FAIL(*f);
+        if (hd < hq)
+          if (auto f = check(claim, R::apply_identity, hf[(hd * T + (T - 1 - t)) * d + c], rf::make_real(static_cast<double>(one[c]), 64), what)) RC_FAIL(*f);
+      }
+    }
+  }
+  // Caches: a position's row is the same in a list of all positions and alone.
+  const std::size_t per = cache_values_per_position(s, RopeCacheForm::pairs);
+  std::vector<double> all(T * per), one(per);
+  plan.cache(RopeCacheForm::pairs, positions, std::span<double>(all), TableOptions{.threads = threads});
+  const std::size_t t = *rc::gen::inRange<std::size_t>(0, T);
+  plan.cache(RopeCacheForm::pairs, std::span<const std::int64_t>(&positions[t], 1), std::span<double>(one));
+  for (std::size_t c = 0; c < per; ++c)
+    if (auto f = check(claim, R::apply_identity, all[t * per + c], rf::make_real(one[c], 64), [&] { return spec_label(s) + " cache t=" + std::to_string(t); }))
+      RC_FAIL(*f);
+}
+
+// ROPE-CHECK-1
+POSENC_CLAIM_TEST(RopeCheck, CheckPassesPosencCachesAndRefusesPerturbedOnes,
+                  {"ROPE-CHECK-1", "rope",
+                   "posenc check rope passes posenc's own caches (every form and preset; f32 in the preset's regime "
+                   "against the exact row or the emulation envelope; exact caches stored in f16, bf16, f32 and f64) "
+                   "and fails a cache with one entry two ulps of its type off at |r| >= 1/2 (exact regime: err_S >= "
+                   "0.75 > 0.5) or 8 envelopes off (emulated regimes)",
+                   "DESIGN.md (posenc check)", Oracle::reference,
+                   {R::check_exact_f16, R::check_exact_bf16, R::check_exact_f32, R::check_exact_f64, R::check_envelope}}) {
+  const std::vector<std::int64_t> positions{0, 1, 2, 4095, 100000, 1 << 20};
+  for (const auto& preset : SpecTraits<RopeSpec>::presets())
+    for (RopeCacheForm form : {RopeCacheForm::pairs, RopeCacheForm::hf, RopeCacheForm::gptj, RopeCacheForm::ggml}) {
+      const RopeSpec s = rope_preset(preset.name, 32);
+      const RopePlan plan(s);
+      std::vector<float> c32(positions.size() * cache_values_per_position(s, form));
+      plan.cache(form, positions, std::span<float>(c32));
+      std::vector<double> v(c32.begin(), c32.end());
+      const std::size_t cols = form == RopeCacheForm::hf ? s.rotary_dim : 2 * pair_count(s);
+      CacheInput in{v, v.size() / cols, cols, DType::f32, form, positions, {}};
+      count_case(claim);
+      const CheckReport ok = check_cache(s, in);
+      EXPECT_TRUE(ok.passed()) << preset.name << " " << to_string(form) << ": " << ok.to_markdown();
+      // Perturb the entry of pair 1's cos at position 100000 (index 4).
+      const std::size_t j = form == RopeCacheForm::hf ? 4 * cols + 1
+                            : form == RopeCacheForm::ggml ? 4 * cols + 2
+                            : form == RopeCacheForm::gptj ? 4 * cols + pair_count(s) + 1
+                                                          : 4 * cols + 1;
+      const double e = v[j];
+      if (s.regime == RopeRegime::exact) {
+        ASSERT_GE(std::fabs(e), 0.5) << "the perturbed entry must have |r| >= 1/2";
+        v[j] = e - 2 * std::ldexp(1.0, std::ilogb(e) - 23);
+      } else {
+        const double E = envelope(s, plan.frequencies(), 100000, 1, e);
+        v[j] = e + 8 * E;
+      }
+      const CheckReport bad = check_cache(s, in);
+      EXPECT_FALSE(bad.passed()) << preset.name << " " << to_string(form) << " perturbed " << e << " -> " << v[j];
+      count_case(claim);
+    }
+  // Exact caches stored in every type (f16, bf16 by rounding the f64 cache once), pairs form.
+  for (DType t : {DType::f16, DType::bf16, DType::f32, DType::f64}) {
+    const RopeSpec s{.layout = Layout::halves, .regime = RopeRegime::exact, .head_dim = 32, .rotary_dim = 32, .base = 10000.0};
+    std::vector<double> v(positions.size() * 32);
+    make_plan(s).cache(RopeCacheForm::pairs, positions, std::span<double>(v));
+    if (t != DType::f64)
+      for (double& x : v) x = round_to(x, t);
+    CacheInput in{v, positions.size(), 32, t, RopeCacheForm::pairs, positions, {}};
+    count_case(claim);
+    check_verdict(claim, check_cache(s, in), 0, "exact cache stored in " + std::string(to_string(t)));
+    if (t != DType::f64) {
+      const std::size_t j = 4 * 32 + 1;  // cos of pair 1 at 10^5: 0.93
+      v[j] -= 2 * std::ldexp(1.0, std::ilogb(v[j]) + 1 - precision_bits(t));
+      EXPECT_FALSE(check_cache(s, in).passed()) << to_string(t) << ": a 2-ulp error passed";
+    }
+  }
+}
+
+// ROPE-ERR-1
+template <class F>
+void expect_error(const Claim& claim, const std::string& parameter, F&& f, const char* what) {
+  try {
+    f();
+    ADD_FAILURE() << what << ": no posenc::Error thrown (expected one naming '" << parameter << "')";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.parameter(), parameter) << what << ": " << e.what();
+    EXPECT_FALSE(e.accepted().empty()) << what;
+  } catch (const std::exception& e) {
+    ADD_FAILURE() << what << ": threw a non-posenc exception: " << e.what();
+  }
+  count_case(claim);
+}
+
+POSENC_CLAIM_TEST(RopeErrors, InvalidArgumentsThrowErrorNamingTheParameter,
+                  {"ROPE-ERR-1", "rope",
+                   "invalid arguments (positions beyond 2^40, views whose shape or strides do not fit the buffer or "
+                   "overlap, token counts that differ from the positions, short cache outputs, bad presets and "
+                   "partial_rotary_factor) raise posenc::Error naming the parameter, value and accepted range; "
+                   "nothing is read or written outside the spans (invalid spec fields: ROPE-SPEC-1)",
+                   "DESIGN.md §7", Oracle::identity, {}}) {
+  const RopeSpec s = rope_preset("hf-llama", 8);
+  const RopePlan plan(s);
+  std::vector<float> buf(4 * 2 * 8);
+  const std::int64_t ok[] = {0, 1, 2, 3};
+  const std::int64_t far[] = {0, (std::int64_t{1} << 40) + 1, 2, 3};
+  expect_error(claim, "positions[1]", [&] { plan.apply(dense_rope_tensor(std::span<float>(buf), 4, 2, 8), far); }, "position > 2^40");
+  expect_error(claim, "views[0].tokens", [&] { plan.apply(dense_rope_tensor(std::span<float>(buf), 3, 2, 8), ok); }, "token count");
+  expect_error(claim, "views[0].data", [&] { plan.apply(dense_rope_tensor(std::span<float>(buf).first(63), 4, 2, 8), ok); }, "short buffer");
+  expect_error(claim, "views[0].strides", [&] { plan.apply(RopeTensor<float>{std::span<float>(buf), 4, 2, 16, 4}, ok); }, "overlapping heads");
+  expect_error(claim, "views[0].heads", [&] { plan.apply(RopeTensor<float>{std::span<float>(buf), 4, 0, 16, 8}, ok); }, "zero heads");
+  expect_error(claim, "views[0].data", [&] {
+    plan.apply(RopeTensor<float>{std::span<float>(buf), 4, 2, std::numeric_limits<std::size_t>::max() / 2, 8}, ok);
+  }, "stride overflow");
+  std::vector<float> out(7);
+  expect_error(claim, "out", [&] { plan.cache(RopeCacheForm::pairs, ok, std::span<float>(out)); }, "short cache");
+  expect_error(claim, "delta", [&] { plan.shift(dense_rope_tensor(std::span<float>(buf), 4, 2, 8), -(std::int64_t{1} << 41)); }, "shift too far");
+  expect_error(claim, "preset", [] { (void)rope_preset("llama-4", 128); }, "unknown preset");
+  expect_error(claim, "partial_rotary_factor", [] { (void)rotary_dim_from_factor(80, 0.3125); }, "odd rotary dim");
+  expect_error(claim, "partial_rotary_factor", [] { (void)rotary_dim_from_factor(80, 0.0); }, "zero factor");
+  expect_error(claim, "partial_rotary_factor", [] { (void)rotary_dim_from_factor(80, 1.5); }, "factor > 1");
+  expect_error(claim, "head_dim", [] { (void)rope_preset("gpt-neox", 1); }, "head_dim 1");
+  expect_error(claim, "rotary_dim", [] { RopeSpec t; t.rotary_dim = 130; (void)make_plan(t); }, "rotary_dim > head_dim");
+}
+
+}  // namespace
+
+POSENC_SPEC_CONTRACT(posenc::RopeSpec, Rope, "ROPE")

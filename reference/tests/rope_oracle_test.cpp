@@ -1,0 +1,826 @@
+// Self-tests of the RoPE oracle. The oracle is the ground truth of the rope property suite, so each test here is
+// built to fail if the oracle is wrong: a silently low precision (P vs 2P, literal values derived independently
+// with Python's decimal module), a misplaced channel or sign (unit vectors, the layout permutation, closed-form
+// identities), a wrong or missing float32 step (plain C float arithmetic, literal float32 values).
+#include <gtest/gtest.h>
+#include <mpfr.h>
+#include <rapidcheck.h>
+#include <rapidcheck/gtest.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <limits>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "posenc/error.hpp"
+#include "posenc/reference/mp.hpp"
+#include "posenc/reference/rope.hpp"
+#include "posenc/rope_spec.hpp"
+#include "test_util.hpp"
+
+namespace {
+
+using posenc::Layout;
+using posenc::RopeRegime;
+using posenc::RopeSpec;
+using namespace posenc::reference;
+using namespace posenc::reference::test_util;
+
+constexpr std::int64_t kMaxP = std::int64_t{1} << 40;
+
+RopeSpec make_spec(Layout layout, RopeRegime regime, std::size_t head_dim, std::size_t rotary_dim, double base) {
+  RopeSpec s;
+  s.layout = layout;
+  s.regime = regime;
+  s.head_dim = head_dim;
+  s.rotary_dim = rotary_dim;
+  s.base = base;
+  posenc::validate(s);
+  return s;
+}
+
+// ---- generators -------------------------------------------------------------------------------------
+
+rc::Gen<RopeSpec> genSpec(bool emulated_allowed, std::size_t max_head_dim = 64) {
+  return rc::gen::exec([=] {
+    RopeSpec s;
+    s.layout = *rc::gen::element(Layout::interleaved, Layout::halves);
+    const int dim_kind = *rc::gen::inRange(0, 3);
+    s.head_dim = dim_kind == 0   ? *rc::gen::inRange<std::size_t>(2, 17)
+                 : dim_kind == 1 ? *rc::gen::element<std::size_t>(24, 64, 96, 128)
+                                 : *rc::gen::inRange<std::size_t>(2, 65);
+    s.head_dim = std::min(s.head_dim, max_head_dim);
+    const std::size_t full = s.head_dim - s.head_dim % 2;
+    s.rotary_dim = *rc::gen::arbitrary<bool>() ? full : 2 * *rc::gen::inRange<std::size_t>(1, full / 2 + 1);
+    const int base_kind = *rc::gen::inRange(0, 4);
+    s.base = base_kind == 0   ? 10000.0
+             : base_kind == 1 ? *rc::gen::element(2.0, 1.0001, 500000.0, 1.0e6, 1.0e12)
+                              : 1.0 + *rc::gen::inRange(1, 1000000) / 7.0;
+    if (emulated_allowed) s.regime = *rc::gen::element(RopeRegime::exact, RopeRegime::hf, RopeRegime::ggml);
+    posenc::validate(s);
+    return s;
+  });
+}
+
+rc::Gen<RopeSpec> genEmulatedSpec(std::size_t max_head_dim = 64) {
+  return rc::gen::exec([=] {
+    RopeSpec s = *genSpec(false, max_head_dim);
+    s.regime = *rc::gen::element(RopeRegime::hf, RopeRegime::ggml);
+    return s;
+  });
+}
+
+// Positions that stress argument reduction and float conversions, anywhere in |p| <= 2^40.
+rc::Gen<std::int64_t> genPosition() {
+  return rc::gen::exec([] {
+    const int kind = *rc::gen::inRange(0, 4);
+    std::int64_t p = kind == 0   ? *rc::gen::inRange<std::int64_t>(0, 1000)
+                     : kind == 1 ? *rc::gen::element<std::int64_t>(0, 1, 2, 4095, 48039, 100000, 131071,
+                                                                   std::int64_t{1} << 20, (std::int64_t{1} << 24) + 1,
+                                                                   (std::int64_t{1} << 31) - 1, kMaxP)
+                                 : *rc::gen::inRange<std::int64_t>(0, kMaxP + 1);
+    return *rc::gen::arbitrary<bool>() ? -p : p;
+  });
+}
+
+// One channel value: zeros, small integers, dyadic fractions of any sign and moderate exponent, and (unless
+// float32 is asked for) doubles that are not float32 numbers.
+rc::Gen<double> genValue(bool float32) {
+  return rc::gen::exec([=] {
+    const int kind = *rc::gen::inRange(0, 5);
+    double v = 0.0;
+    switch (kind) {
+      case 0: v = 0.0; break;
+      case 1: v = *rc::gen::inRange(-8, 9); break;
+      case 2: v = *rc::gen::inRange(-(1 << 24), 1 << 24) / 16777216.0; break;
+      case 3: v = std::ldexp(double(*rc::gen::inRange(-(1 << 30), 1 << 30)), *rc::gen::inRange(-60, 20)); break;
+      default: v = *rc::gen::element(0.1, -1.0 / 3.0, 3.141592653589793, -1.0e-7, 65504.0); break;
+    }
+    return float32 ? double(static_cast<float>(v)) : v;
+  });
+}
+
+rc::Gen<std::vector<double>> genVector(const RopeSpec& s, bool float32) {
+  return rc::gen::container<std::vector<double>>(s.head_dim, genValue(float32));
+}
+
+// ---- helpers ----------------------------------------------------------------------------------------
+
+// |a - b| <= scale * 2^e
+bool within(const Real& a, const Real& b, double scale, long e) {
+  Real d = sub(a, b);
+  mpfr_abs(raw(d), raw(d), MPFR_RNDN);
+  Real tol = make_real(scale, 64);
+  mpfr_mul_2si(raw(tol), raw(tol), e, MPFR_RNDU);
+  return mpfr_cmp(raw(d), raw(tol)) <= 0;
+}
+
+// Pair weights of the scaled error bounds (rope.hpp): |x_i| + |x_j| and
+// S = sum over pairs (|q_i|+|q_j|)(|k_i|+|k_j|) + sum over passed channels |q_c k_c|.
+double pair_weight(const RopeSpec& s, const std::vector<double>& x, std::size_t k) {
+  const auto ch = rope_pair_channels(s, k);
+  return std::fabs(x[ch.first]) + std::fabs(x[ch.second]);
+}
+double score_weight(const RopeSpec& s, const std::vector<double>& q, const std::vector<double>& k) {
+  double sum = 0;
+  for (std::size_t i = 0; i < s.rotary_dim / 2; ++i) sum += pair_weight(s, q, i) * pair_weight(s, k, i);
+  for (std::size_t c = s.rotary_dim; c < s.head_dim; ++c) sum += std::fabs(q[c] * k[c]);
+  return std::max(sum, 0x1p-1000);
+}
+
+// Apply the rotation (c, s) to one pair of Reals at `bits`: (a c - b s, b c + a s).
+void rotate_reals(Real& a, Real& b, const Real& c, const Real& s, unsigned bits) {
+  Real na = make_real(bits), nb = make_real(bits);
+  mpfr_fmms(raw(na), raw(a), raw(c), raw(b), raw(s), MPFR_RNDN);
+  mpfr_fmma(raw(nb), raw(b), raw(c), raw(a), raw(s), MPFR_RNDN);
+  a = std::move(na);
+  b = std::move(nb);
+}
+
+bool is_float32_value(const Real& x) { return same(x, round_to_float_precision(x)); }
+
+Real neg_of(const Real& x) {
+  Real r = make_real(bits_of(x));
+  mpfr_neg(raw(r), raw(x), MPFR_RNDN);
+  return r;
+}
+
+template <class F>
+std::string error_of(F&& f) {
+  try {
+    f();
+  } catch (const posenc::Error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+// ======================================================================================================
+// RopeOracleMp: precision bookkeeping
+// ======================================================================================================
+
+TEST(RopeOracleMp, ValuesHaveExactlyTheRequestedPrecision) {
+  const std::vector<double> x = {1.0, -2.0, 0.5, 0.25, 3.0, 7.0};
+  for (RopeRegime regime : {RopeRegime::exact, RopeRegime::hf, RopeRegime::ggml}) {
+    const RopeSpec s = make_spec(Layout::halves, regime, 6, 4, 10000.0);
+    for (unsigned bits : {24u, 53u, 100u, 255u, 256u, 257u, 512u}) {
+      const RopeOracle o(s, bits);
+      EXPECT_EQ(bits_of(rope_theta(s, 1, bits)), bits);
+      EXPECT_EQ(bits_of(o.cos(123, 1)), bits);
+      EXPECT_EQ(bits_of(o.sin(123, 1)), bits);
+      EXPECT_EQ(bits_of(o.exact_cos(123, 1)), bits);
+      EXPECT_EQ(bits_of(o.score(5, x, -7, x)), bits);
+      EXPECT_EQ(bits_of(o.rotate_channel(9, x, 1)), bits);
+      for (const Real& v : o.rotate(77, x)) EXPECT_EQ(bits_of(v), bits);
+      EXPECT_EQ(bits_of(o.angle(99, 1)), regime == RopeRegime::exact ? bits + kRopeWorkingMargin : bits);
+      EXPECT_EQ(bits_of(rope_hf_inv_freq(s, 1, bits)), bits);
+      EXPECT_EQ(bits_of(rope_ggml_theta_scale(s, bits)), bits);
+    }
+  }
+}
+
+TEST(RopeOracleMp, OracleDoesNotDependOnBoostDefaultPrecision) {
+  const RopeSpec s = make_spec(Layout::interleaved, RopeRegime::exact, 64, 64, 10000.0);
+  const RopeOracle o(s);
+  const std::vector<double> x(64, 0.75);
+  const Real a = o.cos(987654321, 5), r1 = o.rotate(987654321, x)[10], s1 = o.score(3, x, 987654321, x);
+  const unsigned saved = Real::default_precision();
+  Real::default_precision(5);  // 18 bits: anything that silently used it would change the results
+  const RopeOracle o2(s);
+  const Real b = o2.cos(987654321, 5), r2 = o2.rotate(987654321, x)[10], s2 = o2.score(3, x, 987654321, x);
+  Real::default_precision(saved);
+  EXPECT_TRUE(same(a, b)) << show(a) << " vs " << show(b);
+  EXPECT_TRUE(same(r1, r2));
+  EXPECT_TRUE(same(s1, s2));
+}
+
+// The oracle is used from several threads at once by the property suite: MPFR's exponent range (changed by the
+// float32 steps) and constant caches are per thread, and nothing reads Boost's default precision.
+TEST(RopeOracleMp, ConcurrentCallsGiveTheSerialResults) {
+  std::vector<RopeOracle> oracles;
+  for (RopeRegime regime : {RopeRegime::exact, RopeRegime::hf, RopeRegime::ggml})
+    oracles.emplace_back(make_spec(Layout::interleaved, regime, 16, 12, 10000.0));
+  const std::vector<double> x = {1.0, -0.5, 0.25, 3.0, -7.0, 0.125, 2.0, 1.5, -1.0, 0.75, 5.0, -2.0, 9.0, 0.5, 1.0, 4.0};
+  const std::vector<std::int64_t> positions = {0, 1, 48039, 131071, -99999, std::int64_t{1} << 30, kMaxP};
+  std::vector<std::vector<Real>> serial;
+  for (const RopeOracle& o : oracles)
+    for (std::int64_t p : positions) {
+      serial.push_back(o.rotate(p, x));
+      serial.back().push_back(o.score(p, x, -p, x));
+    }
+  std::atomic<int> mismatches{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t)
+    threads.emplace_back([&] {
+      for (int round = 0; round < 3; ++round) {
+        std::size_t i = 0;
+        for (const RopeOracle& o : oracles)
+          for (std::int64_t p : positions) {
+            auto y = o.rotate(p, x);
+            y.push_back(o.score(p, x, -p, x));
+            for (std::size_t c = 0; c < y.size(); ++c)
+              if (!same(y[c], serial[i][c])) ++mismatches;
+            ++i;
+          }
+      }
+    });
+  for (std::thread& t : threads) t.join();
+  EXPECT_EQ(mismatches.load(), 0);
+}
+
+// ======================================================================================================
+// RopeOracle: hand-checkable values and identities of the exact regime
+// ======================================================================================================
+
+RC_GTEST_PROP(RopeOracle, PositionZeroIsTheIdentity, ()) {
+  const RopeSpec s = *genSpec(true);
+  const RopeOracle o(s);
+  const auto x = *genVector(s, s.regime != RopeRegime::exact);
+  const auto y = o.rotate(0, x);
+  for (std::size_t c = 0; c < s.head_dim; ++c) RC_ASSERT(holds(y[c], x[c]));
+  const auto yi = o.rotate(0, x, true);
+  for (std::size_t c = 0; c < s.head_dim; ++c) RC_ASSERT(holds(yi[c], x[c]));
+  const std::size_t k = *rc::gen::inRange<std::size_t>(0, s.rotary_dim / 2);
+  RC_ASSERT(mpfr_cmp_ui(raw(o.cos(0, k)), 1) == 0);
+  RC_ASSERT(mpfr_zero_p(raw(o.sin(0, k))) != 0);
+  RC_ASSERT(mpfr_zero_p(raw(o.angle(0, k))) != 0);
+}
+
+// theta_0 = 1, so pair 0 turns by p radians: cos(p), sin(p) from Python's decimal module (Machin pi, Taylor
+// series at 200 digits), printed to 61 digits (~200 bits).
+TEST(RopeOracle, PairZeroTurnsByPRadians) {
+  struct Known {
+    std::int64_t p;
+    const char* cos;
+    const char* sin;
+  };
+  const Known known[] = {
+      {1, "5.403023058681397174009366074429766037323104206179222276700973e-1",
+       "8.414709848078965066525023216302989996225630607983710656727517e-1"},
+      {2, "-4.161468365471423869975682295007621897660007710755448907551500e-1",
+       "9.092974268256816953960198659117448427022549714478902683789730e-1"},
+      {48039, "-6.163210234868163521172549907729416329569318789871626462925142e-1",
+       "-7.874950133227277563463040056514361323203442604906288074675803e-1"},
+      {100000, "-9.993608074382124518911354141448022032353865874597274764410411e-1",
+       "3.574879797201650931647050069580882900904569257810889685461674e-2"},
+      {131071, "-8.179834993879490807134406475367325007823891530418661588586815e-1",
+       "-5.752416837547893711382536595391953918096512271236601408895533e-1"},
+      {-131071, "-8.179834993879490807134406475367325007823891530418661588586815e-1",
+       "5.752416837547893711382536595391953918096512271236601408895533e-1"},
+      {kMaxP, "-9.140040719915570022997218090496905660904052152116573326861168e-1",
+       "-4.057050115328287198206483025752853128929811481142627090939607e-1"},
+      {-kMaxP, "-9.140040719915570022997218090496905660904052152116573326861168e-1",
+       "4.057050115328287198206483025752853128929811481142627090939607e-1"},
+  };
+  for (double base : {10000.0, 2.0, 1.0e12}) {
+    for (Layout layout : {Layout::interleaved, Layout::halves}) {
+      const RopeSpec s = make_spec(layout, RopeRegime::exact, 8, 8, base);
+      EXPECT_TRUE(mpfr_cmp_ui(raw(rope_theta(s, 0)), 1) == 0) << base;
+      const RopeOracle o(s);
+      for (const Known& kn : known) {
+        const Real c = o.cos(kn.p, 0), sn = o.sin(kn.p, 0);
+        EXPECT_TRUE(within(c, parse_real(kn.cos, 400), 1.0, -195)) << kn.p << " cos " << show(c);
+        EXPECT_TRUE(within(sn, parse_real(kn.sin, 400), 1.0, -195)) << kn.p << " sin " << show(sn);
+      }
+    }
+  }
+}
+
+TEST(RopeOracle, KnownFrequencies) {
+  // 10000^(-2/128) (Python decimal: exp(ln(10000) * -1/64) at 200 digits)
+  const RopeSpec llama = make_spec(Layout::halves, RopeRegime::exact, 128, 128, 10000.0);
+  EXPECT_TRUE(within(rope_theta(llama, 1), parse_real("8.659643233600653523531691834202299819398126066395892551157714e-1", 400),
+                     1.0, -196));
+  // 2k/r = 1/2: theta = 1/sqrt(base) = 1/100
+  EXPECT_TRUE(within(rope_theta(llama, 32), parse_real("0.01", 1024), 1.0, -256 - 6));
+  // base 16, r 4, k 1: 16^(-1/2) = 1/4 exactly (the exponent is dyadic, so pow is correctly rounded)
+  EXPECT_TRUE(holds(rope_theta(make_spec(Layout::interleaved, RopeRegime::exact, 4, 4, 16.0), 1), 0.25));
+  // base 8, r 6, k 1: 8^(-1/3) = 1/2 (the exponent -1/3 is rounded, so within the bound, not exactly)
+  EXPECT_TRUE(within(rope_theta(make_spec(Layout::interleaved, RopeRegime::exact, 6, 6, 8.0), 1), pow2(-1), 1.0, -256));
+  // the last frequency of r = 2 is theta_0 = 1 whatever the base; of r = 4 it is base^(-1/2)
+  for (double base : {1.0001, 10000.0, 12345.678, 1.0e12}) {
+    Real want = make_real(1024);
+    mpfr_rec_sqrt(raw(want), raw(make_real(base, 64)), MPFR_RNDN);
+    const Real got = rope_theta(make_spec(Layout::halves, RopeRegime::exact, 4, 4, base), 1);
+    EXPECT_TRUE(abs_below_pow2(sub(got, want), mpfr_get_exp(raw(want)) - 255)) << base << " " << show(got);
+  }
+}
+
+// theta_k = base^(-2k/r), transcribed again with Boost's exp/log (another MPFR path than the oracle's pow).
+RC_GTEST_PROP(RopeOracle, FrequencyFollowsTheDefinition, ()) {
+  const RopeSpec s = *genSpec(false, 128);
+  const std::size_t h = s.rotary_dim / 2;
+  const std::size_t k = *rc::gen::inRange<std::size_t>(0, h);
+  PrecisionGuard guard(400);
+  const Real base = make_real(s.base, 400);
+  const Real e = Real(2 * k) / Real(s.rotary_dim);
+  const Real want = boost::multiprecision::exp(-e * boost::multiprecision::log(base));
+  const Real got = rope_theta(s, k);
+  RC_LOG() << posenc::describe(s) << " k=" << k << " got " << show(got) << " want " << show(want) << "\n";
+  RC_ASSERT(abs_below_pow2(sub(got, want), mpfr_get_exp(raw(want)) - 250));
+  if (k + 1 < h) RC_ASSERT(mpfr_cmp(raw(rope_theta(s, k + 1)), raw(got)) < 0);  // strictly decreasing
+}
+
+TEST(RopeOracle, PairChannelsFollowTheLayout) {
+  const RopeSpec inter = make_spec(Layout::interleaved, RopeRegime::exact, 10, 8, 10000.0);
+  const RopeSpec halves = make_spec(Layout::halves, RopeRegime::exact, 10, 8, 10000.0);
+  EXPECT_EQ(rope_pair_channels(inter, 2).first, 4u);
+  EXPECT_EQ(rope_pair_channels(inter, 2).second, 5u);
+  EXPECT_EQ(rope_pair_channels(halves, 2).first, 2u);
+  EXPECT_EQ(rope_pair_channels(halves, 2).second, 6u);
+  EXPECT_EQ(rope_pair_channels(halves, 3).second, 7u);
+  EXPECT_FALSE(rope_pair_of_channel(inter, 8).has_value());
+  EXPECT_FALSE(rope_pair_of_channel(halves, 9).has_value());
+  for (const RopeSpec& s : {inter, halves}) {
+    for (std::size_t k = 0; k < 4; ++k) {
+      const auto ch = rope_pair_channels(s, k);
+      EXPECT_EQ(*rope_pair_of_channel(s, ch.first), k);
+      EXPECT_EQ(*rope_pair_of_channel(s, ch.second), k);
+      // the spec header's own helpers agree
+      EXPECT_EQ(ch.first, posenc::first_channel(s, k));
+      EXPECT_EQ(ch.second, posenc::second_channel(s, k));
+    }
+  }
+}
+
+// A unit vector in the first (second) channel of pair k comes out as (cos, sin) ((-sin, cos)) of that pair,
+// everything else zero: the sign convention y_i = x_i c - x_j s, y_j = x_j c + x_i s and the channel map (written
+// out here from rope_spec.hpp, not taken from the oracle).
+RC_GTEST_PROP(RopeOracle, UnitVectorsGiveTheCosSinOfTheirPair, ()) {
+  const RopeSpec s = *genSpec(true);
+  const RopeOracle o(s);
+  const std::int64_t p = *genPosition();
+  const std::size_t k = *rc::gen::inRange<std::size_t>(0, s.rotary_dim / 2);
+  const RopePairChannels ch = s.layout == Layout::interleaved ? RopePairChannels{2 * k, 2 * k + 1}
+                                                              : RopePairChannels{k, k + s.rotary_dim / 2};
+  const Real c = o.cos(p, k), sn = o.sin(p, k);
+  const bool emulated = s.regime != RopeRegime::exact;
+  for (bool second : {false, true}) {
+    std::vector<double> x(s.head_dim, 0.0);
+    x[second ? ch.second : ch.first] = 1.0;
+    const auto y = o.rotate(p, x);
+    const Real want_i = second ? neg_of(sn) : c;
+    const Real& want_j = second ? c : sn;
+    // emulated: RN32(1*c - 0*s) = c exactly; exact: c rounded from W bits vs cos rounded once (double rounding
+    // is possible, so compare at 2^-(bits+100))
+    if (emulated) {
+      RC_ASSERT(same(y[ch.first], want_i));
+      RC_ASSERT(same(y[ch.second], want_j));
+    } else {
+      RC_ASSERT(within(y[ch.first], want_i, 1.0, -356));
+      RC_ASSERT(within(y[ch.second], want_j, 1.0, -356));
+    }
+    for (std::size_t c2 = 0; c2 < s.head_dim; ++c2)
+      if (c2 != ch.first && c2 != ch.second) RC_ASSERT(mpfr_zero_p(raw(y[c2])) != 0);
+  }
+}
+
+RC_GTEST_PROP(RopeOracle, CosSquaredPlusSinSquaredIsOne, ()) {
+  const RopeSpec s = *genSpec(false);
+  const RopeOracle o(s);
+  const std::int64_t p = *genPosition();
+  const std::size_t k = *rc::gen::inRange<std::size_t>(0, s.rotary_dim / 2);
+  const Real c = o.cos(p, k), sn = o.sin(p, k);
+  Real sum = make_real(1024);
+  mpfr_sqr(raw(sum), raw(c), MPFR_RNDN);
+  mpfr_fma(raw(sum), raw(sn), raw(sn), raw(sum), MPFR_RNDN);
+  RC_ASSERT(within(sum, make_real(1, 64), 1.0, -254));
+}
+
+RC_GTEST_PROP(RopeOracle, RotationPreservesTheNorm, ()) {
+  const RopeSpec s = *genSpec(false);
+  const RopeOracle o(s);
+  const std::int64_t p = *genPosition();
+  const auto x = *genVector(s, false);
+  const auto y = o.rotate(p, x, *rc::gen::arbitrary<bool>());
+  Real nx = make_real(2400), ny = make_real(1200);
+  double scale = 0x1p-1000;
+  for (std::size_t c = 0; c < s.head_dim; ++c) {
+    mpfr_fma(raw(nx), raw(make_real(x[c], 64)), raw(make_real(x[c], 64)), raw(nx), MPFR_RNDN);
+    mpfr_fma(raw(ny), raw(y[c]), raw(y[c]), raw(ny), MPFR_RNDN);
+    scale += x[c] * x[c];
+  }
+  RC_ASSERT(within(nx, ny, scale, -250));
+}
+
+// R(a) R(b) x = R(a+b) x: R(a) is applied to the oracle's R(b) x with the oracle's own cos/sin at 700 bits.
+// a = -b makes it R(-b) R(b) x = x.
+RC_GTEST_PROP(RopeOracle, RotationsCompose, ()) {
+  const RopeSpec s = *genSpec(false);
+  const RopeOracle o(s);
+  const std::int64_t b = *genPosition();
+  std::int64_t a = *rc::gen::oneOf(rc::gen::just(-b), rc::gen::inRange<std::int64_t>(-1000, 1000), genPosition());
+  if (a + b > kMaxP || a + b < -kMaxP) a = -a;
+  const auto x = *genVector(s, false);
+  auto y = o.rotate(b, x);
+  for (std::size_t k = 0; k < s.rotary_dim / 2; ++k) {
+    const auto ch = rope_pair_channels(s, k);
+    rotate_reals(y[ch.first], y[ch.second], o.cos(a, k), o.sin(a, k), 700);
+  }
+  const auto z = o.rotate(a + b, x);
+  for (std::size_t k = 0; k < s.rotary_dim / 2; ++k) {
+    const auto ch = rope_pair_channels(s, k);
+    const double w = std::max(pair_weight(s, x, k), 0x1p-1000);
+    RC_ASSERT(within(y[ch.first], z[ch.first], w, -250));
+    RC_ASSERT(within(y[ch.second], z[ch.second], w, -250));
+    if (a == -b) {
+      RC_ASSERT(within(y[ch.first], make_real(x[ch.first], 64), w, -250));
+      RC_ASSERT(within(y[ch.second], make_real(x[ch.second], 64), w, -250));
+    }
+  }
+}
+
+RC_GTEST_PROP(RopeOracle, InverseIsRotationByMinusP, ()) {
+  const RopeSpec s = *genSpec(true);
+  const RopeOracle o(s);
+  const std::int64_t p = *genPosition();
+  const auto x = *genVector(s, s.regime != RopeRegime::exact);
+  const auto a = o.rotate(p, x, true), b = o.rotate(-p, x);
+  for (std::size_t c = 0; c < s.head_dim; ++c) RC_ASSERT(same(a[c], b[c]));
+}
+
+RC_GTEST_PROP(RopeOracle, PassThroughChannelsAreUnchanged, ()) {
+  const RopeSpec s = *genSpec(true);
+  const RopeOracle o(s);
+  const auto x = *genVector(s, s.regime != RopeRegime::exact);
+  const auto y = o.rotate(*genPosition(), x, *rc::gen::arbitrary<bool>());
+  for (std::size_t c = s.rotary_dim; c < s.head_dim; ++c) RC_ASSERT(holds(y[c], x[c]));
+}
+
+RC_GTEST_PROP(RopeOracle, RotateChannelIsOneChannelOfRotate, ()) {
+  const RopeSpec s = *genSpec(true);
+  const RopeOracle o(s);
+  const std::int64_t p = *genPosition();
+  const bool inverse = *rc::gen::arbitrary<bool>();
+  const auto x = *genVector(s, s.regime != RopeRegime::exact);
+  const std::size_t c = *rc::gen::inRange<std::size_t>(0, s.head_dim);
+  RC_ASSERT(same(o.rotate_channel(p, x, c, inverse), o.rotate(p, x, inverse)[c]));
+}
+
+// The halves layout is the interleaved one under the channel permutation (k, k+h) <-> (2k, 2k+1): the same
+// numbers in every regime, bit for bit.
+RC_GTEST_PROP(RopeOracle, LayoutsArePermutationsOfEachOther, ()) {
+  RopeSpec halves = *genSpec(true);
+  halves.layout = Layout::halves;
+  RopeSpec inter = halves;
+  inter.layout = Layout::interleaved;
+  const std::int64_t p = *genPosition();
+  const auto xh = *genVector(halves, halves.regime != RopeRegime::exact);
+  const std::size_t h = halves.rotary_dim / 2;
+  std::vector<double> xi = xh;
+  for (std::size_t k = 0; k < h; ++k) {
+    xi[2 * k] = xh[k];
+    xi[2 * k + 1] = xh[k + h];
+  }
+  const auto yh = RopeOracle(halves).rotate(p, xh), yi = RopeOracle(inter).rotate(p, xi);
+  for (std::size_t k = 0; k < h; ++k) {
+    RC_ASSERT(same(yi[2 * k], yh[k]));
+    RC_ASSERT(same(yi[2 * k + 1], yh[k + h]));
+  }
+  for (std::size_t c = halves.rotary_dim; c < halves.head_dim; ++c) RC_ASSERT(same(yi[c], yh[c]));
+}
+
+// <R(m) q, R(n) k> depends only on n - m, equals the dot product of the oracle's rotated vectors, and at m = n is
+// the plain dot product <q, k>.
+RC_GTEST_PROP(RopeOracle, ScoreDependsOnlyOnTheOffset, ()) {
+  const RopeSpec s = *genSpec(true);  // score is exact mathematics whatever the regime
+  const RopeOracle o(s);
+  const std::int64_t m = *genPosition(), n = *genPosition();
+  std::int64_t d = *rc::gen::oneOf(rc::gen::inRange<std::int64_t>(-1000, 1000), genPosition());
+  const auto q = *genVector(s, false), k = *genVector(s, false);
+  const double S = score_weight(s, q, k);
+  const Real sc = o.score(m, q, n, k);
+  if (std::max(m + d, n + d) <= kMaxP && std::min(m + d, n + d) >= -kMaxP)
+    RC_ASSERT(within(sc, o.score(m + d, q, n + d, k), S, -240));
+  const auto rq = o.exact_rotate(m, q), rk = o.exact_rotate(n, k);
+  Real dot = make_real(2400);
+  for (std::size_t c = 0; c < s.head_dim; ++c) mpfr_fma(raw(dot), raw(rq[c]), raw(rk[c]), raw(dot), MPFR_RNDN);
+  RC_ASSERT(within(sc, dot, S, -240));
+  Real plain = make_real(2400);
+  for (std::size_t c = 0; c < s.head_dim; ++c)
+    mpfr_fma(raw(plain), raw(make_real(q[c], 64)), raw(make_real(k[c], 64)), raw(plain), MPFR_RNDN);
+  RC_ASSERT(within(o.score(m, q, m, k), plain, S, -240));
+}
+
+TEST(RopeOracle, ScoreOfOrthogonalChannelsIsExactlyZero) {
+  const RopeSpec s = make_spec(Layout::halves, RopeRegime::exact, 8, 8, 10000.0);
+  const RopeOracle o(s);
+  std::vector<double> q(8, 0.0), k(8, 0.0);
+  q[0] = 1.0;  // pair 0
+  k[1] = 1.0;  // pair 1: different pairs never mix
+  EXPECT_TRUE(mpfr_zero_p(raw(o.score(3, q, 1000, k))));
+}
+
+// ======================================================================================================
+// RopeOraclePrecision: P vs 2P
+// ======================================================================================================
+
+RC_GTEST_PROP(RopeOraclePrecision, ValuesAt256BitsAgreeWith512Bits, ()) {
+  const RopeSpec s = *genSpec(false);
+  const RopeOracle lo(s, 256), hi(s, 512);
+  const std::int64_t p = *genPosition(), n = *genPosition();
+  const std::size_t k = *rc::gen::inRange<std::size_t>(0, s.rotary_dim / 2);
+  RC_LOG() << posenc::describe(s) << " p=" << p << " k=" << k << "\n";
+  RC_ASSERT(within(lo.cos(p, k), hi.cos(p, k), 1.0, -255));
+  RC_ASSERT(within(lo.sin(p, k), hi.sin(p, k), 1.0, -255));
+  const Real t256 = rope_theta(s, k, 256), t512 = rope_theta(s, k, 512);
+  RC_ASSERT(abs_below_pow2(sub(t256, t512), mpfr_get_exp(raw(t512)) - 255));
+  RC_ASSERT(within(lo.angle(p, k), hi.angle(p, k), 1.0, -256 - 140));
+  const auto x = *genVector(s, false), y = *genVector(s, false);
+  const auto a = lo.rotate(p, x), b = hi.rotate(p, x);
+  for (std::size_t i = 0; i < s.rotary_dim / 2; ++i) {
+    const auto ch = rope_pair_channels(s, i);
+    const double w = std::max(pair_weight(s, x, i), 0x1p-1000);
+    RC_ASSERT(within(a[ch.first], b[ch.first], w, -254));
+    RC_ASSERT(within(a[ch.second], b[ch.second], w, -254));
+  }
+  RC_ASSERT(within(lo.score(p, x, n, y), hi.score(p, x, n, y), score_weight(s, x, y), -250));
+  RC_CLASSIFY(std::llabs(p) >= (std::int64_t{1} << 30), "|p| >= 2^30");
+}
+
+// The P-vs-2P comparison is not vacuous: a genuinely lower precision is detected, at small and large p.
+TEST(RopeOraclePrecision, LowPrecisionIsDetected) {
+  const RopeSpec s = make_spec(Layout::halves, RopeRegime::exact, 64, 64, 10000.0);
+  const RopeOracle o64(s, 64), o200(s, 200), o512(s, 512);
+  for (std::int64_t p : {std::int64_t{12345}, kMaxP - 1}) {
+    EXPECT_FALSE(within(o64.cos(p, 3), o512.cos(p, 3), 1.0, -240));
+    EXPECT_FALSE(within(o200.cos(p, 3), o512.cos(p, 3), 1.0, -240));
+  }
+  // and an angle formed at `bits` only (no working margin) loses the low bits at p = 2^40
+  const Real theta = rope_theta(s, 3, 256);
+  Real a = make_real(256), c = make_real(256);
+  mpfr_mul(raw(a), raw(theta), raw(make_real(kMaxP - 1, 64)), MPFR_RNDN);
+  mpfr_cos(raw(c), raw(a), MPFR_RNDN);
+  EXPECT_FALSE(within(c, o512.cos(kMaxP - 1, 3), 1.0, -240));
+  EXPECT_TRUE(within(RopeOracle(s, 256).cos(kMaxP - 1, 3), o512.cos(kMaxP - 1, 3), 1.0, -255));
+}
+
+// ======================================================================================================
+// RopeOracleEmulated: the float32 steps
+// ======================================================================================================
+
+// Is f the correctly rounded float32 of the real y? (decides whether a libm float result may serve as an
+// independent expectation)
+bool is_rn32_of(float f, const Real& y) { return round_to_float(y) == f; }
+Real hp_pow(float x, float y) {
+  Real r = make_real(300);
+  mpfr_pow(raw(r), raw(make_real(double(x), 64)), raw(make_real(double(y), 64)), MPFR_RNDN);
+  return r;
+}
+Real hp_sin(float x) {
+  Real r = make_real(300);
+  mpfr_sin(raw(r), raw(make_real(double(x), 64)), MPFR_RNDN);
+  return r;
+}
+Real hp_cos(float x) {
+  Real r = make_real(300);
+  mpfr_cos(raw(r), raw(make_real(double(x), 64)), MPFR_RNDN);
+  return r;
+}
+
+// Plain float32 rotation of one pair, every step a separate IEEE operation (volatile: no FMA contraction).
+void plain_rotate(float xi, float xj, float c, float s, float& yi, float& yj) {
+  volatile float a = xi * c, b = xj * s, d = xj * c, e = xi * s;
+  volatile float u = a - b, v = d + e;
+  yi = u;
+  yj = v;
+}
+
+// HF's steps with plain C float arithmetic (powf/sinf/cosf used only where verified correctly rounded).
+RC_GTEST_PROP(RopeOracleEmulated, HfMatchesPlainFloatArithmetic, ()) {
+  RopeSpec s = *genSpec(false);
+  s.regime = RopeRegime::hf;
+  const RopeOracle o(s);
+  const std::size_t k = *rc::gen::inRange<std::size_t>(0, s.rotary_dim / 2);
+  const std::int64_t p = *genPosition();
+  const float base32 = static_cast<float>(s.base);
+  volatile float e = static_cast<float>(2 * k) / static_cast<float>(s.rotary_dim);
+  const float pw = std::pow(base32, static_cast<float>(e));
+  RC_PRE(is_rn32_of(pw, hp_pow(base32, e)));
+  volatile float inv = 1.0f / pw;
+  RC_LOG() << posenc::describe(s) << " k=" << k << " p=" << p << std::hexfloat << " inv=" << inv << "\n";
+  RC_ASSERT(holds(rope_hf_inv_freq(s, k), inv));
+  RC_ASSERT(holds(rope_emulated_frequency(s, k), inv));
+  volatile float angle = static_cast<float>(p) * inv;
+  RC_ASSERT(holds(o.angle(p, k), angle));
+  const float sv = std::sin(static_cast<float>(angle)), cv = std::cos(static_cast<float>(angle));
+  const bool ok = is_rn32_of(sv, hp_sin(angle)) && is_rn32_of(cv, hp_cos(angle));
+  RC_CLASSIFY(!ok, "libm sinf/cosf not correctly rounded here (rest skipped)");
+  if (!ok) return;
+  RC_ASSERT(holds(o.sin(p, k), sv));
+  RC_ASSERT(holds(o.cos(p, k), cv));
+  const auto x = *genVector(s, true);
+  const auto ch = rope_pair_channels(s, k);
+  float yi = 0, yj = 0;
+  plain_rotate(static_cast<float>(x[ch.first]), static_cast<float>(x[ch.second]), cv, sv, yi, yj);
+  RC_ASSERT(holds(o.rotate_channel(p, x, ch.first), yi));
+  RC_ASSERT(holds(o.rotate_channel(p, x, ch.second), yj));
+  plain_rotate(static_cast<float>(x[ch.first]), static_cast<float>(x[ch.second]), cv, -sv, yi, yj);
+  RC_ASSERT(holds(o.rotate_channel(p, x, ch.first, true), yi));
+  RC_ASSERT(holds(o.rotate_channel(p, x, ch.second, true), yj));
+}
+
+// ggml's steps with plain C float arithmetic: theta_scale = powf(base, -2.0f/n_dims), theta *= theta_scale.
+RC_GTEST_PROP(RopeOracleEmulated, GgmlMatchesPlainFloatArithmetic, ()) {
+  RopeSpec s = *genSpec(false);
+  s.regime = RopeRegime::ggml;
+  const RopeOracle o(s);
+  const std::size_t k = *rc::gen::inRange<std::size_t>(0, s.rotary_dim / 2);
+  const std::int64_t p = *genPosition();
+  const float base32 = static_cast<float>(s.base);
+  volatile float e = -2.0f / static_cast<float>(s.rotary_dim);
+  const float scale = std::pow(base32, static_cast<float>(e));
+  RC_PRE(is_rn32_of(scale, hp_pow(base32, e)));
+  RC_ASSERT(holds(rope_ggml_theta_scale(s), scale));
+  RC_ASSERT(holds(rope_emulated_frequency(s, k), scale));
+  volatile float theta = static_cast<float>(p);
+  for (std::size_t j = 0; j < k; ++j) theta = theta * scale;
+  RC_LOG() << posenc::describe(s) << " k=" << k << " p=" << p << std::hexfloat << " theta=" << theta << "\n";
+  RC_ASSERT(holds(o.angle(p, k), theta));
+  const float sv = std::sin(static_cast<float>(theta)), cv = std::cos(static_cast<float>(theta));
+  const bool ok = is_rn32_of(sv, hp_sin(theta)) && is_rn32_of(cv, hp_cos(theta));
+  RC_CLASSIFY(!ok, "libm sinf/cosf not correctly rounded here (rest skipped)");
+  if (!ok) return;
+  RC_ASSERT(holds(o.sin(p, k), sv));
+  RC_ASSERT(holds(o.cos(p, k), cv));
+  const auto x = *genVector(s, true);
+  const auto ch = rope_pair_channels(s, k);
+  float yi = 0, yj = 0;
+  plain_rotate(static_cast<float>(x[ch.first]), static_cast<float>(x[ch.second]), cv, sv, yi, yj);
+  const auto y = o.rotate(p, x);
+  RC_ASSERT(holds(y[ch.first], yi));
+  RC_ASSERT(holds(y[ch.second], yj));
+}
+
+// Literal float32 values for base 10000, r = 128, derived independently with Python's decimal/fractions
+// (pow as exp(ln(b) * e) at 200 digits, cos/sin by Machin pi + Taylor series, RN32 by exact rational rounding).
+TEST(RopeOracleEmulated, LiteralFloat32ValuesForBase10000AndR128) {
+  for (Layout layout : {Layout::interleaved, Layout::halves}) {
+    const RopeSpec hf = make_spec(layout, RopeRegime::hf, 128, 128, 10000.0);
+    const RopeSpec gg = make_spec(layout, RopeRegime::ggml, 128, 128, 10000.0);
+    // inv_freq[k] = RN32(1 / RN32(10000^(k/64)))
+    EXPECT_TRUE(holds(rope_hf_inv_freq(hf, 1), 0x1.bb5faep-1));   // 10000^(-1/64) = 0.86596432336...
+    EXPECT_TRUE(holds(rope_hf_inv_freq(hf, 2), 0x1.7ff222p-1));
+    EXPECT_TRUE(holds(rope_hf_inv_freq(hf, 3), 0x1.4c7bcp-1));
+    EXPECT_TRUE(holds(rope_hf_inv_freq(hf, 32), 0x1.47ae14p-7));  // RN32(1/100)
+    EXPECT_TRUE(holds(rope_hf_inv_freq(hf, 63), 0x1.e459c4p-14));
+    EXPECT_TRUE(holds(rope_hf_inv_freq(hf, 0), 1.0));
+    // ggml theta_scale = RN32(10000^RN32(-2/128)) (here the same float as hf's inv_freq[1])
+    EXPECT_TRUE(holds(rope_ggml_theta_scale(gg), 0x1.bb5faep-1));
+    const RopeOracle ohf(hf), ogg(gg);
+    struct Step {
+      std::int64_t p;
+      std::size_t k;
+      double angle, cos, sin;
+    };
+    const Step hf_steps[] = {
+        {1000, 1, 0x1.b0fb7p+9, 0x1.c28ad2p-2, -0x1.cbc77ap-1},
+        {1000, 2, 0x1.76f276p+9, -0x1.2b4fc2p-1, 0x1.9f663ap-1},
+        {48039, 1, 0x1.45002p+15, 0x1.3b47b8p-1, -0x1.9369dap-1},
+        {4095, 63, 0x1.e43b7ep-2, 0x1.c7d002p-1, 0x1.d262cap-2},
+    };
+    for (const Step& st : hf_steps) {
+      EXPECT_TRUE(holds(ohf.angle(st.p, st.k), st.angle)) << st.p << " " << st.k << " " << show(ohf.angle(st.p, st.k));
+      EXPECT_TRUE(holds(ohf.cos(st.p, st.k), st.cos)) << st.p << " " << st.k;
+      EXPECT_TRUE(holds(ohf.sin(st.p, st.k), st.sin)) << st.p << " " << st.k;
+    }
+    // ggml, p = 1000: t_0 = 1000, t_{k+1} = RN32(t_k * scale)
+    const Step gg_steps[] = {
+        {1000, 0, 0x1.f4p+9, 0x1.1ff026p-1, 0x1.a75cc2p-1},      {1000, 1, 0x1.b0fb7p+9, 0x1.c28ad2p-2, -0x1.cbc77ap-1},
+        {1000, 2, 0x1.76f278p+9, -0x1.2b564p-1, 0x1.9f618cp-1},   {1000, 3, 0x1.44b0dcp+9, -0x1.32ece8p-1, 0x1.99ce48p-1},
+        {1000, 4, 0x1.192bb4p+9, -0x1.ffff2p-1, 0x1.defaa6p-9}, {1000, 5, 0x1.e6f7b6p+8, -0x1.ffe3c2p-1, -0x1.541994p-6},
+    };
+    for (const Step& st : gg_steps) {
+      EXPECT_TRUE(holds(ogg.angle(st.p, st.k), st.angle)) << st.k << " " << show(ogg.angle(st.p, st.k));
+      EXPECT_TRUE(holds(ogg.cos(st.p, st.k), st.cos)) << st.k;
+      EXPECT_TRUE(holds(ogg.sin(st.p, st.k), st.sin)) << st.k;
+    }
+    // hf and ggml round the second frequency's angle alike at p = 1000 but not the third (0x1.76f276p+9 vs
+    // 0x1.76f278p+9): the recurrence is not the direct product
+    EXPECT_FALSE(same(ohf.angle(1000, 2), ogg.angle(1000, 2)));
+  }
+}
+
+RC_GTEST_PROP(RopeOracleEmulated, EmulatedValuesAreFloat32Numbers, ()) {
+  const RopeSpec s = *genEmulatedSpec();
+  const RopeOracle o(s);
+  const std::int64_t p = *genPosition();
+  const std::size_t k = *rc::gen::inRange<std::size_t>(0, s.rotary_dim / 2);
+  RC_ASSERT(is_float32_value(o.angle(p, k)));
+  RC_ASSERT(is_float32_value(o.cos(p, k)));
+  RC_ASSERT(is_float32_value(o.sin(p, k)));
+  RC_ASSERT(is_float32_value(rope_emulated_frequency(s, k)));
+  for (const Real& v : o.rotate(p, *genVector(s, true), *rc::gen::arbitrary<bool>())) RC_ASSERT(is_float32_value(v));
+  // pair 0 turns by RN32(p) in both regimes (inv_0 = 1, t_0 = RN32(p))
+  RC_ASSERT(holds(o.angle(p, 0), double(static_cast<float>(p))));
+}
+
+// |emulated - exact| of cos/sin: the float32 angle carries a relative error of at most (ln(base) + 5) 2^-24
+// (hf: RN32 of base, exponent, pow, reciprocal, p and product) or (ln(base) + 2k + 3) 2^-24 (ggml: the scale's
+// error compounds over k steps, plus k roundings), then cos/sin are rounded once more.
+RC_GTEST_PROP(RopeOracleEmulated, EmulatedIsWithinTheFloat32ErrorOfExact, ()) {
+  const RopeSpec s = *genEmulatedSpec();
+  const RopeOracle o(s);
+  const std::int64_t p = *genPosition();
+  const std::size_t k = *rc::gen::inRange<std::size_t>(0, s.rotary_dim / 2);
+  const double angle = std::fabs(double(p)) * to_d(rope_theta(s, k));
+  const double rel = s.regime == RopeRegime::hf ? std::log(s.base) + 5.0 : std::log(s.base) + 2.0 * double(k) + 3.0;
+  const double bound = 2.0 * (angle * rel + 1.0) * 0x1p-24;
+  const double ec = std::fabs(to_d(sub(o.cos(p, k), o.exact_cos(p, k))));
+  const double es = std::fabs(to_d(sub(o.sin(p, k), o.exact_sin(p, k))));
+  RC_LOG() << posenc::describe(s) << " p=" << p << " k=" << k << " err " << ec << " " << es << " bound " << bound << "\n";
+  RC_ASSERT(ec <= bound);
+  RC_ASSERT(es <= bound);
+}
+
+// CONVENTIONS.md §2.10: ggml's repeated multiplication drifts from HF's direct product as p grows. The correctly
+// rounded steps give max |delta cos| = 1.5e-3 at p = 1e5 for r = 64 (CONVENTIONS quotes 1.7e-3 from a cross-check
+// with real libm), and 9.6e-3 for r = 128 (plain glibc float code gives the same two numbers).
+TEST(RopeOracleEmulated, GgmlRecurrenceDriftsFromHfAtLargePositions) {
+  for (std::size_t r : {64u, 128u}) {
+    const RopeOracle hf(make_spec(Layout::halves, RopeRegime::hf, r, r, 10000.0), 64);
+    const RopeOracle gg(make_spec(Layout::halves, RopeRegime::ggml, r, r, 10000.0), 64);
+    double worst = 0, worst_small = 0;
+    for (std::size_t k = 0; k < r / 2; ++k) {
+      worst = std::max(worst, std::fabs(to_d(hf.cos(100000, k)) - to_d(gg.cos(100000, k))));
+      worst_small = std::max(worst_small, std::fabs(to_d(hf.cos(7, k)) - to_d(gg.cos(7, k))));
+    }
+    std::printf("r = %zu: max |cos_hf - cos_ggml| over the pairs: %.3g at p = 1e5, %.3g at p = 7\n", r, worst,
+                worst_small);
+    EXPECT_GT(worst, 1e-3);
+    EXPECT_LT(worst, 2e-2);
+    EXPECT_LT(worst_small, 1e-5);
+  }
+}
+
+// ======================================================================================================
+// RopeOracleErrors
+// ======================================================================================================
+
+TEST(RopeOracleErrors, InvalidInputsNameParameterValueAndRange) {
+  const RopeSpec s = make_spec(Layout::halves, RopeRegime::exact, 10, 8, 10000.0);
+  RopeSpec hf = s;
+  hf.regime = RopeRegime::hf;
+  const RopeOracle o(s), oh(hf);
+  const std::vector<double> x(10, 0.5), short_x(9, 0.5);
+  // positions
+  EXPECT_NE(error_of([&] { o.cos(kMaxP + 1, 0); }).find("position = 1099511627777"), std::string::npos);
+  EXPECT_NE(error_of([&] { o.rotate(-kMaxP - 1, x); }).find("position"), std::string::npos);
+  EXPECT_NE(error_of([&] { oh.angle(kMaxP + 1, 0); }).find("position"), std::string::npos);
+  EXPECT_NE(error_of([&] { o.score(kMaxP + 1, x, 0, x); }).find("m = "), std::string::npos);
+  EXPECT_NE(error_of([&] { o.score(0, x, -kMaxP - 1, x); }).find("n = "), std::string::npos);
+  EXPECT_NO_THROW(o.rotate(kMaxP, x, true));
+  EXPECT_NO_THROW(o.cos(-kMaxP, 3));
+  // pair index
+  const std::string pair = error_of([&] { o.sin(5, 4); });
+  EXPECT_NE(pair.find("k = 4"), std::string::npos) << pair;
+  EXPECT_NE(pair.find("rotary_dim/2 = 4"), std::string::npos) << pair;
+  EXPECT_NE(error_of([&] { rope_theta(s, 4); }).find("k = 4"), std::string::npos);
+  EXPECT_NE(error_of([&] { rope_hf_inv_freq(s, 99); }).find("k = 99"), std::string::npos);
+  EXPECT_NE(error_of([&] { rope_pair_channels(s, 4); }).find("k = 4"), std::string::npos);
+  // channel
+  EXPECT_NE(error_of([&] { o.rotate_channel(1, x, 10); }).find("channel = 10"), std::string::npos);
+  EXPECT_NE(error_of([&] { rope_pair_of_channel(s, 10); }).find("channel = 10"), std::string::npos);
+  // vector length and values
+  const std::string len = error_of([&] { o.rotate(1, short_x); });
+  EXPECT_NE(len.find("x = a vector of 9 values"), std::string::npos) << len;
+  EXPECT_NE(len.find("head_dim = 10"), std::string::npos) << len;
+  EXPECT_NE(error_of([&] { o.score(1, short_x, 2, x); }).find("q = "), std::string::npos);
+  EXPECT_NE(error_of([&] { o.score(1, x, 2, short_x); }).find("k = "), std::string::npos);
+  std::vector<double> tenth = x;
+  tenth[3] = 0.1;  // not a float32 number
+  const std::string f32 = error_of([&] { oh.rotate(1, tenth); });
+  EXPECT_NE(f32.find("x = 0.1 in channel 3"), std::string::npos) << f32;
+  EXPECT_NE(f32.find("float32"), std::string::npos) << f32;
+  EXPECT_NE(error_of([&] { oh.rotate_channel(1, tenth, 0); }).find("x = 0.1"), std::string::npos);
+  EXPECT_NO_THROW(o.rotate(1, tenth));         // the exact regime takes any finite double
+  EXPECT_NO_THROW(oh.exact_rotate(1, tenth));  // and so does exact_rotate
+  EXPECT_NO_THROW(oh.score(1, tenth, 2, tenth));
+  std::vector<double> inf = x;
+  inf[9] = std::numeric_limits<double>::infinity();
+  EXPECT_NE(error_of([&] { o.rotate(1, inf); }).find("x = inf in channel 9"), std::string::npos);
+  std::vector<double> big = x;
+  big[0] = 1.0e300;  // finite, but not a float32
+  EXPECT_NE(error_of([&] { oh.rotate(1, big); }).find("float32"), std::string::npos);
+  // precision and spec
+  EXPECT_NE(error_of([&] { RopeOracle(s, 8); }).find("bits = 8"), std::string::npos);
+  EXPECT_NE(error_of([&] { RopeOracle(s, kMaxBits); }).find("bits = "), std::string::npos);
+  EXPECT_NE(error_of([&] { rope_theta(s, 0, 8); }).find("bits = 8"), std::string::npos);
+  RopeSpec odd = s;
+  odd.rotary_dim = 7;
+  EXPECT_NE(error_of([&] { RopeOracle{odd}; }).find("rotary_dim"), std::string::npos);
+  RopeSpec wide = s;
+  wide.rotary_dim = 12;
+  EXPECT_NE(error_of([&] { rope_theta(wide, 0); }).find("rotary_dim"), std::string::npos);
+  RopeSpec flat = s;
+  flat.base = 1.0;
+  EXPECT_NE(error_of([&] { rope_pair_channels(flat, 0); }).find("base"), std::string::npos);
+  EXPECT_NE(error_of([&] { rope_emulated_frequency(s, 0); }).find("regime"), std::string::npos);
+}
+
+}  // namespace
