@@ -395,6 +395,45 @@ void bm_cache_store(benchmark::State& st, bool non_temporal) {
   set_counters(st, n * w, bytes, bytes);
 }
 
+// ---- scores: rotate + gemm vs the plain gemm of the same shape ------------------------------------------------
+// scores/exact_halves_f32/L:<L>/d:<d>: RopePlan::scores (copies, rotations, cblas_sgemm L x L x d); sgemm: the
+// Q K^T of the same shape without rotation (the target: <= 1.1x its time). Sanity: one score against the
+// dot product of the separately rotated vectors (a gross-error guard, not an accuracy claim).
+void bm_scores(benchmark::State& st, bool rotate) {
+  const auto L = usize(st.range(0)), d = usize(st.range(1));
+  std::vector<float> q(L * d), k(L * d), out(L * L);
+  for (std::size_t i = 0; i < q.size(); ++i) {
+    q[i] = std::sin(0.37f * static_cast<float>(i % 9973));
+    k[i] = std::cos(0.29f * static_cast<float>(i % 9967));
+  }
+  std::vector<std::int64_t> pos(L);
+  for (std::size_t i = 0; i < L; ++i) pos[i] = static_cast<std::int64_t>(i);
+  const posenc::RopePlan plan(exact_spec(Layout::halves));  // head_dim kHeadDim = d
+  for (auto _ : st) {
+    if (rotate) plan.scores(std::span<const float>(q), pos, std::span<const float>(k), pos, std::span<float>(out));
+    else sgemm_abt(L, L, d, q.data(), k.data(), out.data());
+    benchmark::DoNotOptimize(out.data());
+    benchmark::ClobberMemory();
+  }
+  if (rotate) {
+    const std::size_t i = L / 3, j = L / 2;
+    std::vector<double> qi(q.begin() + static_cast<std::ptrdiff_t>(i * d), q.begin() + static_cast<std::ptrdiff_t>(i * d + d));
+    std::vector<double> kj(k.begin() + static_cast<std::ptrdiff_t>(j * d), k.begin() + static_cast<std::ptrdiff_t>(j * d + d));
+    const std::int64_t pi[] = {pos[i]}, pj[] = {pos[j]};
+    plan.apply(posenc::dense_rope_tensor(std::span<double>(qi), 1, 1, d), pi);
+    plan.apply(posenc::dense_rope_tensor(std::span<double>(kj), 1, 1, d), pj);
+    double dot = 0, mag = 0;
+    for (std::size_t c = 0; c < d; ++c) dot += qi[c] * kj[c], mag += std::fabs(qi[c] * kj[c]);
+    if (!(std::fabs(out[i * L + j] - dot) <= 1e-4 * (mag + 1))) {
+      std::fprintf(stderr, "rope/scores sanity: scores[%zu][%zu] = %.9g, rotated dot product %.9g\n", i, j,
+                   static_cast<double>(out[i * L + j]), dot);
+      std::abort();
+    }
+  }
+  st.counters["flops"] = benchmark::Counter(2.0 * static_cast<double>(L * L * d), benchmark::Counter::kIsIterationInvariantRate);
+  st.SetItemsProcessed(static_cast<std::int64_t>(st.iterations()) * static_cast<std::int64_t>(L * L));
+}
+
 // ---- registration -----------------------------------------------------------------------------------------
 template <class Fn>
 benchmark::internal::Benchmark* add(const std::string& name, Fn&& fn) {
@@ -469,6 +508,11 @@ POSENC_BENCH_SCHEME(rope) {
   for (std::int64_t w : {kPairsW, kHfW}) {
     add_cache("stream_store_f32", kCacheT, w, [](benchmark::State& st) { bm_cache_store(st, true); });
     add_cache("store_f32", kCacheT, w, [](benchmark::State& st) { bm_cache_store(st, false); });
+  }
+
+  for (const char* v : {"exact_halves_f32", "sgemm"}) {
+    auto* b = add(std::string("scores/") + v, [rotate = std::string(v) != "sgemm"](benchmark::State& st) { bm_scores(st, rotate); });
+    b->ArgNames({"L", "d"})->Args({4096, kHeadDim});
   }
 
   register_apply(large_t, false);

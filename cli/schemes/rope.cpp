@@ -445,6 +445,64 @@ void run_check(CheckFlags& f, CLI::App* app) {
 
 }  // namespace
 
+// ---- scores ------------------------------------------------------------------------------------------
+
+struct ScoresFlags {
+  RopeOptions spec;
+  std::string q_path, k_path, q_positions, k_positions, threads;
+  OutFlags out;
+};
+
+void run_scores(ScoresFlags& f, CLI::App* app) {
+  NpyArray q = read_npy(f.q_path, std::nullopt), k = read_npy(f.k_path, std::nullopt);
+  for (const auto& [name, a] : {std::pair<const char*, NpyArray*>{"--q", &q}, {"--k", &k}})
+    if (a->shape.size() != 2)
+      throw UsageError(std::string(name) + ": holds an array of shape " + shape_text(a->shape) +
+                       "; accepted: [tokens, head_dim] (one head)");
+  if (q.shape[1] != k.shape[1])
+    throw UsageError("--k: head_dim " + std::to_string(k.shape[1]) + " differs from --q's " + std::to_string(q.shape[1]));
+  f.spec.input_head_dim = q.shape[1];
+  const Spec s = f.spec.build();
+  if (s.head_dim != q.shape[1])
+    throw Error(kScheme, f.spec.given("--head-dim") ? "--head-dim" : "head_dim (from --spec)", std::to_string(s.head_dim),
+                "the last dimension of --q and --k, " + std::to_string(q.shape[1]), "differs from the input");
+  const std::size_t lq = q.shape[0], lk = k.shape[0];
+  const auto qp = positions_for(s, f.q_positions, app->count("--q-positions") > 0, lq,
+                                "--q's " + std::to_string(lq) + " tokens", "token");
+  const auto kp = positions_for(s, f.k_positions, app->count("--k-positions") > 0, lk,
+                                "--k's " + std::to_string(lk) + " tokens", "token");
+  const TableOptions opts = parse_threads(f.threads);
+  const bool f64 = q.stored == NpyType::f64 && k.stored == NpyType::f64;
+  check_memory(lq * lk * (f64 ? 8 : 4), "the scores matrix");
+  const Format format = choose_format(f.out.format, f.out.out, {Format::npy, Format::json});
+  auto emit = [&](auto values) {
+    Output out(f.out.out, format == Format::npy);
+    if (format == Format::npy) {
+      write_npy(out.file(), values, std::vector<std::size_t>{lq, lk});
+    } else {
+      Json head = result_head(s);
+      head["shape"] = {lq, lk};
+      head["note"] = "scores[i][j] = <R(q_positions[i]) q_i, R(k_positions[j]) k_j>: no 1/sqrt(d) scaling, no mask";
+      const std::vector<JsonArray> arrays{{"q_positions", std::span<const std::int64_t>(qp), 0},
+                                          {"k_positions", std::span<const std::int64_t>(kp), 0},
+                                          {"scores", values, lk}};
+      write_json(out.file(), head, arrays);
+    }
+    out.commit();
+  };
+  const RopePlan plan = make_plan(s);
+  if (f64) {
+    std::vector<double> sc(lq * lk);
+    plan.scores(std::span<const double>(q.values), qp, std::span<const double>(k.values), kp, std::span<double>(sc), opts);
+    emit(std::span<const double>(sc));
+  } else {
+    const std::vector<float> q32(q.values.begin(), q.values.end()), k32(k.values.begin(), k.values.end());
+    std::vector<float> sc(lq * lk);
+    plan.scores(std::span<const float>(q32), qp, std::span<const float>(k32), kp, std::span<float>(sc), opts);
+    emit(std::span<const float>(sc));
+  }
+}
+
 POSENC_CLI_SCHEME(rope) {
   registry.add_scheme({kScheme, describe_scheme<Spec>()});
   const std::string positions_help =
@@ -494,6 +552,24 @@ POSENC_CLI_SCHEME(rope) {
         "head_dim is the input's last dimension unless --head-dim or --spec says it.\n"
         "Example: posenc apply rope --preset hf-llama --in q.npy --positions 5:13 --out q_rot.npy");
     c->callback([f, c] { run_apply(*f, c); });
+  }
+  {
+    auto f = std::make_shared<ScoresFlags>();
+    CLI::App* c = registry.command("scores", kScheme,
+                                   "Pre-softmax scores <R(m) q_i, R(n) k_j> of one head: rotate, then one BLAS gemm "
+                                   "(no 1/sqrt(d), no mask)");
+    f->spec.add(c);
+    c->add_option("--q", f->q_path, "Queries: .npy [Lq, head_dim] (f16, f32, f64)")->type_name("FILE")->required()->group("Input");
+    c->add_option("--k", f->k_path, "Keys: .npy [Lk, head_dim]")->type_name("FILE")->required()->group("Input");
+    c->add_option("--q-positions", f->q_positions, positions_help + "; one per query (default 0 .. Lq-1)")
+        ->type_name("SPEC")->group("Input");
+    c->add_option("--k-positions", f->k_positions, positions_help + "; one per key (default 0 .. Lk-1)")
+        ->type_name("SPEC")->group("Input");
+    c->add_option("--threads", f->threads, "OpenMP threads for the rotations (0: default)")->type_name("N");
+    f->out.add_to(c, "npy | json");
+    c->footer("f64 when both inputs are f64, else f32 (f16 inputs are converted exactly).\n"
+              "Example: posenc scores rope --preset hf-llama --q q.npy --k k.npy --q-positions 100:108 --out s.npy");
+    c->callback([f, c] { run_scores(*f, c); });
   }
   {
     auto f = std::make_shared<CheckFlags>();

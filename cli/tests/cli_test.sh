@@ -526,5 +526,33 @@ expect_error 1 table rope --head-dim 65536 --positions 0:1000000000000 --out out
 "$POSENC" table rope --positions 2199023255552 2>&1 | grep -q -- "--positions" && pass || fail "bad position: the error names --positions"
 "$POSENC" apply rope --in x.npy --positions 0:4 2>&1 | grep -q -- "--positions: 4 positions" && pass || fail "wrong token count: the error names --positions"
 
+# scores rope: <R(m) q_i, R(n) k_j> equals the dot product of the vectors rotated by `apply rope`, and depends only
+# on n - m (both positions shifted by 1000)
+"$PY" - <<'PYEOF'
+import npyio, math
+q = [math.sin(0.3 * i + 0.1) for i in range(3 * 8)]
+k = [math.cos(0.7 * i + 0.2) for i in range(4 * 8)]
+npyio.write("sq.npy", "<f8", (3, 8), q)
+npyio.write("sk.npy", "<f8", (4, 8), k)
+PYEOF
+if "$POSENC" scores rope --preset hf-llama --head-dim 8 --regime exact --q sq.npy --k sk.npy --q-positions 5,6,7 --k-positions 0:4 --out s1.npy &&
+   "$POSENC" scores rope --preset hf-llama --head-dim 8 --regime exact --q sq.npy --k sk.npy --q-positions 1005,1006,1007 --k-positions 1000:1004 --out s2.npy &&
+   "$POSENC" apply rope --preset hf-llama --head-dim 8 --regime exact --in sq.npy --positions 5,6,7 --out rq.npy &&
+   "$POSENC" apply rope --preset hf-llama --head-dim 8 --regime exact --in sk.npy --positions 0:4 --out rk.npy &&
+   "$PY" - <<'PYEOF'
+import npyio
+_, sh, s1, _ = npyio.read("s1.npy"); _, _, s2, _ = npyio.read("s2.npy")
+_, _, rq, _ = npyio.read("rq.npy"); _, _, rk, _ = npyio.read("rk.npy")
+assert sh == (3, 4), sh
+for i in range(3):
+    for j in range(4):
+        dot = sum(rq[i * 8 + c] * rk[j * 8 + c] for c in range(8))
+        assert abs(s1[i * 4 + j] - dot) < 1e-12, (i, j, s1[i * 4 + j], dot)
+        assert abs(s1[i * 4 + j] - s2[i * 4 + j]) < 1e-12, (i, j, s1[i * 4 + j], s2[i * 4 + j])
+PYEOF
+then pass; else fail "scores rope: rotated dot products, shift invariance"; fi
+expect_error 2 scores rope --q sq.npy --k sk.npy --q-positions 0:2 --out out.npy
+expect_error 2 scores rope --q sq.npy --k x.npy --out out.npy
+
 echo "$((checks - failures))/$checks checks passed"
 [[ $failures -eq 0 ]]

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "core/angle_table.hpp"
+#include "core/blas.hpp"
 #include "core/parallel.hpp"
 #include "core/trig.hpp"
 
@@ -173,44 +174,43 @@ void check_view(const RopeSpec& s, const RopeTensor<T>& v, std::size_t tokens, s
                     (overflow ? std::string("(overflows size_t)") : std::to_string(last + 1)) + " elements");
 }
 
-// Rotation of one head vector by (c, s): exact regime in double with one rounding to T; emulated regimes in T.
+// Rotation of one head vector by (c, s). Exact regime: in double, one fma and one product, rounded once to T.
+// Emulated regimes: in T with the regime's c and s already in T (converted once per token), two products and
+// one sum each rounded (no contraction: lib/ is built with -ffp-contract=off).
 template <class T>
-inline void rotate_pair(T& xi, T& xj, double c, double s, bool exact) noexcept {
-  if (exact) {
+void rotate_head_exact(T* x, Layout layout, std::size_t h, const double* c, const double* s) noexcept {
+  auto pair = [](T& xi, T& xj, double ck, double sk) {
     const double a = static_cast<double>(xi), b = static_cast<double>(xj);
-    const double yi = std::fma(a, c, -(b * s));
-    const double yj = std::fma(b, c, a * s);
-    xi = static_cast<T>(yi);
-    xj = static_cast<T>(yj);
+    xi = static_cast<T>(std::fma(a, ck, -(b * sk)));
+    xj = static_cast<T>(std::fma(b, ck, a * sk));
+  };
+  if (layout == Layout::halves) {
+    T* a = x;
+    T* b = x + h;
+#pragma omp simd
+    for (std::size_t k = 0; k < h; ++k) pair(a[k], b[k], c[k], s[k]);
   } else {
-    const T ct = static_cast<T>(c), st = static_cast<T>(s);
-    const T yi = xi * ct - xj * st;  // no contraction: lib/ is built with -ffp-contract=off
-    const T yj = xj * ct + xi * st;
-    xi = yi;
-    xj = yj;
+#pragma omp simd
+    for (std::size_t k = 0; k < h; ++k) pair(x[2 * k], x[2 * k + 1], c[k], s[k]);
   }
 }
 
 template <class T>
-void rotate_head(T* x, const RopeSpec& spec, std::size_t h, const double* c, const double* s, bool exact) noexcept {
-  if (spec.layout == Layout::halves) {
+void rotate_head_emulated(T* x, Layout layout, std::size_t h, const T* c, const T* s) noexcept {
+  auto pair = [](T& xi, T& xj, T ck, T sk) {
+    const T yi = xi * ck - xj * sk;
+    const T yj = xj * ck + xi * sk;
+    xi = yi;
+    xj = yj;
+  };
+  if (layout == Layout::halves) {
     T* a = x;
     T* b = x + h;
-    if (exact) {
 #pragma omp simd
-      for (std::size_t k = 0; k < h; ++k) rotate_pair(a[k], b[k], c[k], s[k], true);
-    } else {
-#pragma omp simd
-      for (std::size_t k = 0; k < h; ++k) rotate_pair(a[k], b[k], c[k], s[k], false);
-    }
+    for (std::size_t k = 0; k < h; ++k) pair(a[k], b[k], c[k], s[k]);
   } else {
-    if (exact) {
 #pragma omp simd
-      for (std::size_t k = 0; k < h; ++k) rotate_pair(x[2 * k], x[2 * k + 1], c[k], s[k], true);
-    } else {
-#pragma omp simd
-      for (std::size_t k = 0; k < h; ++k) rotate_pair(x[2 * k], x[2 * k + 1], c[k], s[k], false);
-    }
+    for (std::size_t k = 0; k < h; ++k) pair(x[2 * k], x[2 * k + 1], c[k], s[k]);
   }
 }
 
@@ -229,6 +229,7 @@ void apply_impl(const RopePlan::Impl& im, std::span<const RopeTensor<T>> views, 
   const std::size_t chunks = (positions.size() + kTokensPerChunk - 1) / kTokensPerChunk;
   const int threads = std::min<int>(core::thread_count(o, work), static_cast<int>(chunks));
   const Scratch sc(threads, h);  // allocated before the parallel region: a failure throws here
+  const core::AlignedBuffer<T> cs_t(static_cast<std::size_t>(threads) * 2 * h);  // emulated: c, s in T per token
   const bool exact = spec.regime == RopeRegime::exact;
   const double sign = dir == RopeDirection::inverse ? -1.0 : 1.0;
   core::parallel_for(chunks, threads, [&](int t, std::size_t chunk) {
@@ -239,9 +240,18 @@ void apply_impl(const RopePlan::Impl& im, std::span<const RopeTensor<T>> views, 
       im.sincos(positions[tok], s, c, sc.sa(t), sc.ca(t), anchor, sc.a(t));
       if (sign < 0)  // R(-p): sin is odd in every regime (RN32 and the angle steps are symmetric)
         for (std::size_t k = 0; k < h; ++k) s[k] = -s[k];
-      for (const RopeTensor<T>& v : views)
-        for (std::size_t hd = 0; hd < v.heads; ++hd)
-          rotate_head(v.data.data() + tok * v.token_stride + hd * v.head_stride, spec, h, c, s, exact);
+      if (exact) {
+        for (const RopeTensor<T>& v : views)
+          for (std::size_t hd = 0; hd < v.heads; ++hd)
+            rotate_head_exact(v.data.data() + tok * v.token_stride + hd * v.head_stride, spec.layout, h, c, s);
+      } else {
+        T* ct = cs_t.get() + static_cast<std::size_t>(t) * 2 * h;
+        T* st = ct + h;
+        for (std::size_t k = 0; k < h; ++k) ct[k] = static_cast<T>(c[k]), st[k] = static_cast<T>(s[k]);
+        for (const RopeTensor<T>& v : views)
+          for (std::size_t hd = 0; hd < v.heads; ++hd)
+            rotate_head_emulated(v.data.data() + tok * v.token_stride + hd * v.head_stride, spec.layout, h, ct, st);
+      }
     }
   });
 }
@@ -308,6 +318,30 @@ void shift_impl(const RopePlan& plan, const RopeTensor<T>& x, std::int64_t delta
   plan.apply(x, positions, RopeDirection::forward, o);
 }
 
+template <class T>
+void scores_impl(const RopePlan& plan, std::span<const T> q, std::span<const std::int64_t> qp, std::span<const T> k,
+                 std::span<const std::int64_t> kp, std::span<T> out, const TableOptions& o) {
+  const std::size_t d = plan.spec().head_dim, lq = qp.size(), lk = kp.size();
+  auto need = [&](const char* what, std::size_t have, std::size_t rows, std::size_t cols, const char* shape) {
+    if (cols != 0 && rows > std::numeric_limits<std::size_t>::max() / cols)
+      throw Error(std::string(kWhere), what, std::to_string(rows) + " rows", std::string("a size whose ") + shape + " fits in size_t");
+    if (have != rows * cols)
+      throw Error(std::string(kWhere), what, std::to_string(have) + " elements",
+                  std::string("exactly ") + shape + " = " + std::to_string(rows * cols) + " elements");
+  };
+  need("q", q.size(), lq, d, "q_positions.size() * head_dim");
+  need("k", k.size(), lk, d, "k_positions.size() * head_dim");
+  need("scores", out.size(), lq, lk, "q_positions.size() * k_positions.size()");
+  const blasint m = core::to_blasint(lq, "rope scores", "q_positions.size()");
+  const blasint n = core::to_blasint(lk, "rope scores", "k_positions.size()");
+  const blasint kk = core::to_blasint(d, "rope scores", "head_dim");
+  if (lq == 0 || lk == 0) return;
+  std::vector<T> qr(q.begin(), q.end()), kr(k.begin(), k.end());
+  plan.apply(dense_rope_tensor(std::span<T>(qr), lq, 1, d), qp, RopeDirection::forward, o);
+  plan.apply(dense_rope_tensor(std::span<T>(kr), lk, 1, d), kp, RopeDirection::forward, o);
+  core::gemm_nt(m, n, kk, qr.data(), kr.data(), out.data());
+}
+
 }  // namespace
 
 std::size_t cache_values_per_position(const RopeSpec& s, RopeCacheForm f) {
@@ -341,6 +375,15 @@ void RopePlan::shift(const RopeTensor<float>& x, std::int64_t delta, const Table
 }
 void RopePlan::shift(const RopeTensor<double>& x, std::int64_t delta, const TableOptions& o) const {
   shift_impl(*this, x, delta, o);
+}
+
+void RopePlan::scores(std::span<const float> q, std::span<const std::int64_t> qp, std::span<const float> k,
+                      std::span<const std::int64_t> kp, std::span<float> out, const TableOptions& o) const {
+  scores_impl(*this, q, qp, k, kp, out, o);
+}
+void RopePlan::scores(std::span<const double> q, std::span<const std::int64_t> qp, std::span<const double> k,
+                      std::span<const std::int64_t> kp, std::span<double> out, const TableOptions& o) const {
+  scores_impl(*this, q, qp, k, kp, out, o);
 }
 
 std::vector<double> rope_frequencies(const RopeSpec& s) {

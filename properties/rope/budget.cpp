@@ -133,6 +133,23 @@ std::vector<std::pair<R, BudgetRow>> make_rows() {
        .why = "per channel |dq_i| <= 6.505 u S_i(q) <= 6.505 u |q|_1 (likewise k); |sum q~ k~ - sum q' k'| <= "
               "sum |dq_i| |k'_i| + |q'_i| |dk_i| + |dq_i||dk_i| with |k'|_1 <= sqrt2 |k|_1: B = 2 sqrt2 * 6.505 u "
               "|q|_1 |k|_1 (1 + 6.505 u)."});
+  for (DType t : {DType::f32, DType::f64}) {
+    const bool f32 = t == DType::f32;
+    add(f32 ? R::scores_f32 : R::scores_f64,
+        {.quantity = std::string("pre-softmax score <R(m)q, R(n)k> from RopePlan::scores (rotate, then cblas ") +
+                     (f32 ? "sgemm)" : "dgemm)"),
+         .dtype = f32 ? "f32" : "f64", .regime = "exact", .domain = all + ", Lq, Lk <= 8",
+         .metric = {MetricKind::ratio, t, 0.0, "|score - exact| / B(q, k)"},
+         .bound = 1.0,
+         .why = std::string("each rotated channel is within a S_c of the exact rotation (a = ") +
+                (f32 ? "2^-24 (1 + 2^-24): rope.apply.exact.f32.scaled, 0.5 + 2^-25 ulp_f32(S) <= that S" :
+                       "6.505 u: rope.apply.exact.f64.scaled") +
+                "), and |exact channel| <= S_c; so sum |dq_c||k'_c| + |q'_c||dk_c| + |dq_c||dk_c| <= (2a + a^2) "
+                "sum S_c(q) S_c(k). The gemm sums d products of the rotated values in any order (blocked, with or "
+                "without FMA): <= gamma_d sum |q~_c||k~_c| <= gamma_d (1 + a)^2 sum S_c(q) S_c(k), gamma_d = d u / "
+                "(1 - d u) with u the unit roundoff of the type. B = (2a + a^2 + gamma_d (1 + a)^2) sum_c S_c(q) "
+                "S_c(k)."});
+  }
   add(R::emulated_vs_exact,
       {.quantity = "HF / ggml float32 cos/sin vs the exact cos/sin(p theta_k) (the long-context deviation)",
        .dtype = "f32", .regime = "hf, ggml (against exact)", .domain = all,
@@ -169,10 +186,12 @@ std::vector<std::pair<R, BudgetRow>> make_rows() {
        .metric = {MetricKind::ratio, DType::f32, 0.0, "|y - e| / E(p, k), E the envelope of the entry"},
        .bound = 1.0,
        .why = "posenc's emulation rounds every float32 step correctly; real torch / C pow and cos/sin do not. "
-              "With allowances A_pow and A_trig (ulps of float32, default 2 each): hf: the reciprocal of a pow "
-              "result off by A_pow ulp is off by <= (A_pow + 1) ulp32(inv) (the reciprocal's own rounding may "
-              "flip), so the angle RN32(p32 inv') differs by da <= |p32| (A_pow + 1) ulp32(inv) + ulp32(|a| + "
-              "|p32| (A_pow + 1) ulp32(inv)) (the rounding may flip one ulp); ggml: theta_scale off by A_pow "
+              "With allowances A_pow and A_trig (ulps of float32, default 2 each): hf: a pow result off by A_pow "
+              "ulp is off by <= A_pow 2^-23 relative (an ulp is at most 2^-23 of its value), which the reciprocal "
+              "keeps, plus one flip of its rounding: dinv <= |inv| A_pow 2^-23 (1 + 2^-20) + ulp32(inv) (not "
+              "(A_pow + 1) ulp32(inv): pow and inv can sit in binades whose ulp-to-value ratios differ by 2, "
+              "which ROPE-CHECK-2 found); the angle RN32(p32 inv') then differs by da <= |p32| dinv + ulp32(|a| + "
+              "|p32| dinv) (the rounding may flip one ulp); ggml: theta_scale off by A_pow "
               "ulp, each of the k products may flip one ulp: da <= |t_k| k (A_pow + 1) 2^-23 (1 + 2^-20) + "
               "ulp32(t_k). Then E = da + (A_trig + 1) ulp32(min(1, |e| + da)): cos/sin are 1-Lipschitz and the "
               "final value may be A_trig ulp from correctly rounded plus a flip of the rounding (at p = 0 the "
@@ -188,6 +207,12 @@ namespace rope {
 
 double score_error_scale(double q_l1, double k_l1) {
   return 2 * std::sqrt(2.0) * kRot * q_l1 * k_l1 * (1 + kRot) + std::ldexp(1.0, -1000);
+}
+double scores_error_scale(DType t, std::size_t d, double sum_sq_sk) {
+  const double a = t == DType::f32 ? std::ldexp(1.0, -24) * (1 + std::ldexp(1.0, -24)) : kRot;
+  const double u = t == DType::f32 ? std::ldexp(1.0, -24) : kU;
+  const double gamma = static_cast<double>(d) * u / (1 - static_cast<double>(d) * u);
+  return (2 * a + a * a + gamma * (1 + a) * (1 + a)) * sum_sq_sk * (1 + 1e-12) + std::ldexp(1.0, -1000);
 }
 double emulated_vs_exact_scale(double angle_error) { return angle_error + std::ldexp(1.0, -25); }
 double apply_exact_bound(DType t) { return t == DType::f32 ? 0.5 + std::ldexp(1.0, -25) : kRot / kU; }

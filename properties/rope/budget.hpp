@@ -21,6 +21,8 @@ namespace posenc::test {
   X(compose_f64, "rope.compose.f64.scaled")                         \
   X(kshift_drift_f64, "rope.kshift.drift1000.f64.scaled")           \
   X(score_f64, "rope.score.f64.ratio")                              \
+  X(scores_f32, "rope.scores.f32.ratio")                            \
+  X(scores_f64, "rope.scores.f64.ratio")                            \
   X(emulated_vs_exact, "rope.cache.emulated_vs_exact.ratio")       \
   X(identity_oracle, "rope.identity.oracle")                        \
   X(check_exact_f16, "rope.check.exact.f16")                        \
@@ -36,6 +38,10 @@ namespace rope {
 // Per-case scale of the score row (ratio metric): the a-priori bound of |<q~, k~> - <R(m)q, R(n)k>| for fast
 // exact-regime f64 rotations q~ = R(m)q, k~ = R(n)k (dot product formed exactly), from the 1-norms of q and k.
 double score_error_scale(double q_l1, double k_l1);
+// Per-case scale of the scores rows (ratio metric): the a-priori bound of |scores[i][j] - <R(m)q, R(n)k>| for
+// RopePlan::scores in the exact regime, given sum_c S_c(q) S_c(k) over the channels (S_c = |x_i| + |x_j| of
+// channel c's pair, |x_c| for a pass-through channel).
+double scores_error_scale(DType, std::size_t head_dim, double sum_sq_sk);
 // Per-case scale of the emulated-vs-exact row: |a32 - p theta_k| + 2^-25, a32 the regime's float32 angle.
 double emulated_vs_exact_scale(double angle_error);
 // Bounds of a rotation in units of ulp(S), S = |x_i| + |x_j| (rows apply.exact.*, compose, kshift).

@@ -33,7 +33,10 @@ double envelope(const RopeSpec& s, std::span<const double> f32, std::int64_t p, 
   double da = 0.0;
   if (s.regime == RopeRegime::hf) {
     const double inv = f32[k];
-    const double dinv = (a.pow_ulps + 1) * ulp32(inv);
+    // pow off by A ulps: relative <= A 2^-23 (an ulp is at most 2^-23 of its value), which the reciprocal keeps;
+    // in ulps of inv that can be 2A (the two binades' ulp ratios differ), so the bound is relative, plus one
+    // flip of the reciprocal's rounding.
+    const double dinv = std::fabs(inv) * a.pow_ulps * 0x1p-23 * (1 + 0x1p-20) + ulp32(inv);
     const double angle = std::fabs(p32 * inv);
     da = std::fabs(p32) * dinv + ulp32(angle + std::fabs(p32) * dinv);
   } else if (s.regime == RopeRegime::ggml) {

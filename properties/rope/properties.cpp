@@ -414,7 +414,7 @@ POSENC_CLAIM_TEST(RopeCheck, CheckPassesPosencCachesAndRefusesPerturbedOnes,
       CacheInput in{v, v.size() / cols, cols, DType::f32, form, positions, {}};
       count_case(claim);
       const CheckReport ok = check_cache(s, in);
-      EXPECT_TRUE(ok.passed()) << preset.name << " " << to_string(form) << ": " << ok.to_markdown();
+      check_verdict(claim, ok, ok.held_to, std::string(preset.name) + " " + std::string(to_string(form)));
       // Perturb the entry of pair 1's cos at position 100000 (index 4).
       const std::size_t j = form == RopeCacheForm::hf ? 4 * cols + 1
                             : form == RopeCacheForm::ggml ? 4 * cols + 2
@@ -448,6 +448,96 @@ POSENC_CLAIM_TEST(RopeCheck, CheckPassesPosencCachesAndRefusesPerturbedOnes,
       EXPECT_FALSE(check_cache(s, in).passed()) << to_string(t) << ": a 2-ulp error passed";
     }
   }
+}
+
+// ROPE-SCORE-1
+POSENC_PROPERTY(Rope, ScoresThroughBlasMatchOracle,
+                {"ROPE-SCORE-1", "rope",
+                 "RopePlan::scores (rotate, then cblas sgemm / dgemm) gives <R(m_i)q_i, R(n_j)k_j> within B = (2a + a^2 "
+                 "+ gamma_d (1 + a)^2) sum_c S_c(q) S_c(k) of the exact score, for any layout, partial rotary and "
+                 "positions (exact regime, f32 and f64)",
+                 kSu, Oracle::reference, {R::scores_f32, R::scores_f64}}) {
+  RopeSpec s = *small_spec();
+  s.regime = RopeRegime::exact;
+  const std::size_t d = s.head_dim;
+  const std::size_t lq = *rc::gen::inRange<std::size_t>(1, 5), lk = *rc::gen::inRange<std::size_t>(1, 5);
+  std::vector<std::int64_t> qp(lq), kp(lk);
+  for (auto& p : qp) p = *position();
+  for (auto& p : kp) p = *position();
+  std::vector<double> q = random_vector(lq * d), k = random_vector(lk * d);
+  for (double& v : q) v = static_cast<float>(v);  // float32 data: the same numbers in both types
+  for (double& v : k) v = static_cast<float>(v);
+  const std::vector<float> q32(q.begin(), q.end()), k32(k.begin(), k.end());
+  std::vector<float> s32(lq * lk);
+  std::vector<double> s64(lq * lk);
+  const RopePlan plan(s);
+  plan.scores(std::span<const float>(q32), qp, std::span<const float>(k32), kp, std::span<float>(s32));
+  plan.scores(std::span<const double>(q), qp, std::span<const double>(k), kp, std::span<double>(s64));
+  tag(claim, regime_region(s));
+  count_case(claim);
+  const rf::RopeOracle o(s);
+  for (std::size_t i = 0; i < lq; ++i)
+    for (std::size_t j = 0; j < lk; ++j) {
+      const std::span<const double> qi(q.data() + i * d, d), kj(k.data() + j * d, d);
+      const Real exact = o.score(qp[i], qi, kp[j], kj);
+      double sum = 0;
+      for (std::size_t c = 0; c < d; ++c) sum += pair_scale(s, qi, c) * pair_scale(s, kj, c);
+      auto what = [&] {
+        return spec_label(s) + " m=" + std::to_string(qp[i]) + " n=" + std::to_string(kp[j]) + " i=" + std::to_string(i) +
+               " j=" + std::to_string(j);
+      };
+      if (auto f = check(claim, R::scores_f32, s32[i * lk + j], exact, what, scores_error_scale(DType::f32, d, sum))) RC_FAIL(*f);
+      if (auto f = check(claim, R::scores_f64, s64[i * lk + j], exact, what, scores_error_scale(DType::f64, d, sum))) RC_FAIL(*f);
+    }
+}
+
+// ROPE-CHECK-2
+POSENC_PROPERTY(RopeCheck, EmulationEnvelopeContainsRealLibmDeviations,
+                {"ROPE-CHECK-2", "rope",
+                 "a cache computed by the hf or ggml float32 steps with a pow off by up to A_pow ulps and cos/sin off "
+                 "by up to A_trig ulps (a real torch/libm, default allowance 2 and 2) passes posenc check rope's "
+                 "emulation envelope at every position up to 2^40",
+                 "DESIGN.md (posenc check); CONVENTIONS.md §3 item 10", Oracle::reference, {R::check_envelope}}) {
+  RopeSpec s = *small_spec();
+  s.regime = *rc::gen::element(RopeRegime::hf, RopeRegime::ggml);
+  const int pow_off = *rc::gen::inRange(-2, 3), trig_off_c = *rc::gen::inRange(-2, 3), trig_off_s = *rc::gen::inRange(-2, 3);
+  const auto positions = *rc::gen::container<std::vector<std::int64_t>>(4, position());
+  auto step = [](float x, int n) {
+    for (int i = 0; i < std::abs(n); ++i) x = std::nextafter(x, n > 0 ? INFINITY : -INFINITY);
+    return x;
+  };
+  const std::size_t h = pair_count(s);
+  const float r32 = static_cast<float>(s.rotary_dim), b32 = static_cast<float>(s.base);
+  std::vector<double> v(positions.size() * 2 * h);
+  for (std::size_t i = 0; i < positions.size(); ++i) {
+    const float p32 = static_cast<float>(positions[i]);
+    float t = p32;
+    const float scale = step(static_cast<float>(std::pow(static_cast<double>(b32), static_cast<double>(-2.0f / r32))), pow_off);
+    for (std::size_t k = 0; k < h; ++k) {
+      float a;
+      if (s.regime == RopeRegime::hf) {
+        const float e = static_cast<float>(2 * k) / r32;
+        const float pw = step(static_cast<float>(std::pow(static_cast<double>(b32), static_cast<double>(e))), pow_off);
+        a = p32 * (1.0f / pw);
+      } else {
+        a = t;
+        t = t * scale;
+      }
+      v[i * 2 * h + k] = step(static_cast<float>(std::cos(static_cast<double>(a))), trig_off_c);
+      v[i * 2 * h + h + k] = step(static_cast<float>(std::sin(static_cast<double>(a))), trig_off_s);
+    }
+  }
+  for (std::int64_t p : positions) tag(claim, region_of(p));
+  tag(claim, std::string(to_string(s.regime)));
+  count_case(claim);
+  CacheInput in{v, positions.size(), 2 * h, DType::f32, RopeCacheForm::pairs, positions, {}};
+  const CheckReport rep = check_cache(s, in);
+  const auto j = rep.references.at(1).to_json();
+  const double max = j["overall"]["max_metric"].is_null() ? INFINITY : j["overall"]["max_metric"].get<double>();
+  if (auto f = check(claim, rep.references.at(1).row(), Measure{Class::ok, max}, max, nullptr,
+                     [&] { return spec_label(s) + " pow_off=" + std::to_string(pow_off) + " trig_off=" +
+                                  std::to_string(trig_off_c) + "," + std::to_string(trig_off_s) + " " + j.dump().substr(0, 400); }))
+    RC_FAIL(*f);
 }
 
 // ROPE-ERR-1

@@ -113,6 +113,15 @@ class RopePlan {
   void shift(const RopeTensor<float>& x, std::int64_t delta, const TableOptions& = {}) const;
   void shift(const RopeTensor<double>& x, std::int64_t delta, const TableOptions& = {}) const;
 
+  // Pre-softmax scores of one head (no 1/sqrt(d) scaling, no mask): scores[i * Lk + j] = <R(pq_i) q_i, R(pk_j) k_j>
+  // for dense q [Lq][head_dim] and k [Lk][head_dim] (Lq = q_positions.size(), Lk = k_positions.size()). Rotates
+  // copies of q and k (apply above, so the regime's values), then one cblas ?gemm Lq x Lk x head_dim. Accuracy:
+  // budget row rope.scores.f32.ratio / rope.scores.f64.ratio (rotation error of each vector plus gemm summation).
+  void scores(std::span<const float> q, std::span<const std::int64_t> q_positions, std::span<const float> k,
+              std::span<const std::int64_t> k_positions, std::span<float> scores, const TableOptions& = {}) const;
+  void scores(std::span<const double> q, std::span<const std::int64_t> q_positions, std::span<const double> k,
+              std::span<const std::int64_t> k_positions, std::span<double> scores, const TableOptions& = {}) const;
+
   struct Impl;
 
  private:
