@@ -7,6 +7,7 @@
 #include <cmath>
 #include <limits>
 #include <string>
+#include <type_traits>
 
 #include "core/angle_table.hpp"
 #include "core/blas.hpp"
@@ -174,15 +175,31 @@ void check_view(const RopeSpec& s, const RopeTensor<T>& v, std::size_t tokens, s
                     (overflow ? std::string("(overflows size_t)") : std::to_string(last + 1)) + " elements");
 }
 
+// Element access: float and double as themselves, bf16 / f16 widened exactly and rounded once on the way back.
+template <class T>
+inline double wide(T x) noexcept {
+  if constexpr (std::is_same_v<T, bf16> || std::is_same_v<T, f16>) return to_double(x);
+  else return static_cast<double>(x);
+}
+template <class T>
+inline T narrow(double y) noexcept {
+  if constexpr (std::is_same_v<T, bf16>) return to_bf16(y);
+  else if constexpr (std::is_same_v<T, f16>) return to_f16(y);
+  else return static_cast<T>(y);
+}
+// The arithmetic type of the emulated regimes: T itself for float and double, float for the 16-bit types.
+template <class T>
+using ArithOf = std::conditional_t<std::is_same_v<T, double>, double, float>;
+
 // Rotation of one head vector by (c, s). Exact regime: in double, one fma and one product, rounded once to T.
-// Emulated regimes: in T with the regime's c and s already in T (converted once per token), two products and
-// one sum each rounded (no contraction: lib/ is built with -ffp-contract=off).
+// Emulated regimes: in ArithOf<T> with the regime's c and s already in that type (converted once per token), two
+// products and one sum each rounded (no contraction: lib/ is built with -ffp-contract=off), then once to T.
 template <class T>
 void rotate_head_exact(T* x, Layout layout, std::size_t h, const double* c, const double* s) noexcept {
   auto pair = [](T& xi, T& xj, double ck, double sk) {
-    const double a = static_cast<double>(xi), b = static_cast<double>(xj);
-    xi = static_cast<T>(std::fma(a, ck, -(b * sk)));
-    xj = static_cast<T>(std::fma(b, ck, a * sk));
+    const double a = wide(xi), b = wide(xj);
+    xi = narrow<T>(std::fma(a, ck, -(b * sk)));
+    xj = narrow<T>(std::fma(b, ck, a * sk));
   };
   if (layout == Layout::halves) {
     T* a = x;
@@ -195,13 +212,14 @@ void rotate_head_exact(T* x, Layout layout, std::size_t h, const double* c, cons
   }
 }
 
-template <class T>
-void rotate_head_emulated(T* x, Layout layout, std::size_t h, const T* c, const T* s) noexcept {
-  auto pair = [](T& xi, T& xj, T ck, T sk) {
-    const T yi = xi * ck - xj * sk;
-    const T yj = xj * ck + xi * sk;
-    xi = yi;
-    xj = yj;
+template <class T, class A = ArithOf<T>>
+void rotate_head_emulated(T* x, Layout layout, std::size_t h, const A* c, const A* s) noexcept {
+  auto pair = [](T& xi, T& xj, A ck, A sk) {
+    const auto a = static_cast<A>(wide(xi)), b = static_cast<A>(wide(xj));
+    const A yi = a * ck - b * sk;
+    const A yj = b * ck + a * sk;
+    xi = narrow<T>(static_cast<double>(yi));
+    xj = narrow<T>(static_cast<double>(yj));
   };
   if (layout == Layout::halves) {
     T* a = x;
@@ -229,7 +247,8 @@ void apply_impl(const RopePlan::Impl& im, std::span<const RopeTensor<T>> views, 
   const std::size_t chunks = (positions.size() + kTokensPerChunk - 1) / kTokensPerChunk;
   const int threads = std::min<int>(core::thread_count(o, work), static_cast<int>(chunks));
   const Scratch sc(threads, h);  // allocated before the parallel region: a failure throws here
-  const core::AlignedBuffer<T> cs_t(static_cast<std::size_t>(threads) * 2 * h);  // emulated: c, s in T per token
+  using A = ArithOf<T>;
+  const core::AlignedBuffer<A> cs_t(static_cast<std::size_t>(threads) * 2 * h);  // emulated: c, s per token
   const bool exact = spec.regime == RopeRegime::exact;
   const double sign = dir == RopeDirection::inverse ? -1.0 : 1.0;
   core::parallel_for(chunks, threads, [&](int t, std::size_t chunk) {
@@ -245,9 +264,9 @@ void apply_impl(const RopePlan::Impl& im, std::span<const RopeTensor<T>> views, 
           for (std::size_t hd = 0; hd < v.heads; ++hd)
             rotate_head_exact(v.data.data() + tok * v.token_stride + hd * v.head_stride, spec.layout, h, c, s);
       } else {
-        T* ct = cs_t.get() + static_cast<std::size_t>(t) * 2 * h;
-        T* st = ct + h;
-        for (std::size_t k = 0; k < h; ++k) ct[k] = static_cast<T>(c[k]), st[k] = static_cast<T>(s[k]);
+        A* ct = cs_t.get() + static_cast<std::size_t>(t) * 2 * h;
+        A* st = ct + h;
+        for (std::size_t k = 0; k < h; ++k) ct[k] = static_cast<A>(c[k]), st[k] = static_cast<A>(s[k]);
         for (const RopeTensor<T>& v : views)
           for (std::size_t hd = 0; hd < v.heads; ++hd)
             rotate_head_emulated(v.data.data() + tok * v.token_stride + hd * v.head_stride, spec.layout, h, ct, st);
@@ -367,6 +386,14 @@ void RopePlan::apply(std::span<const RopeTensor<float>> v, std::span<const std::
   apply_impl(*impl_, v, p, d, o);
 }
 void RopePlan::apply(std::span<const RopeTensor<double>> v, std::span<const std::int64_t> p, RopeDirection d,
+                     const TableOptions& o) const {
+  apply_impl(*impl_, v, p, d, o);
+}
+void RopePlan::apply(std::span<const RopeTensor<bf16>> v, std::span<const std::int64_t> p, RopeDirection d,
+                     const TableOptions& o) const {
+  apply_impl(*impl_, v, p, d, o);
+}
+void RopePlan::apply(std::span<const RopeTensor<f16>> v, std::span<const std::int64_t> p, RopeDirection d,
                      const TableOptions& o) const {
   apply_impl(*impl_, v, p, d, o);
 }

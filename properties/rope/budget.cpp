@@ -97,6 +97,26 @@ std::vector<std::pair<R, BudgetRow>> make_rows() {
        .why = "y_i = RN32(RN32(x_i c) - RN32(x_j s)) with the regime's float32 c, s (bitwise equal to the "
               "oracle's, row rope.cache.emulated.bitwise): IEEE float32 multiply and subtract, no contraction "
               "(-ffp-contract=off), the same three roundings as the oracle."});
+  for (DType t : {DType::bf16, DType::f16}) {
+    const std::string ts(to_string(t));
+    add(t == DType::bf16 ? R::apply_exact_bf16 : R::apply_exact_f16,
+        {.quantity = "rotated channel R(p)x, " + ts + " data (arithmetic in double), exact regime", .dtype = ts,
+         .regime = "exact", .domain = all + ", x in " + ts + " with |S| <= 512",
+         .metric = {MetricKind::scaled, t, 0.0, "err_S (S = |x_i| + |x_j| of the pair), ulp_" + ts},
+         .bound = 0.5 + std::ldexp(1.0, -30),
+         .why = "the double result is within 6.505 u S of the exact rotation and is rounded once to " + ts +
+                " (posenc/half.hpp: no double rounding through float): <= 0.5 ulp_" + ts + "(S) + 6.505 u S, and "
+                "ulp_" + ts + "(S) > S 2^-p (p = 8 or 11; on the subnormal grid the ulp is larger still): 0.5 + "
+                "6.505 * 2^(p-53) < 0.5 + 2^-30."});
+  }
+  add(R::apply_emulated_half,
+      {.quantity = "rotated channel of the hf and ggml regimes, bf16 and f16 data", .dtype = "bf16, f16",
+       .regime = "hf, ggml", .domain = all + ", x in bf16 / f16",
+       .metric = {MetricKind::bitwise, DType::f32, 1.0, "bitwise (ulp_f32 distance)"},
+       .bound = 0.0,
+       .why = "the 16-bit values are widened exactly to float32, the float32 steps are those of "
+              "rope.apply.emulated.f32.bitwise, and the float32 result is rounded once to the 16-bit type: "
+              "RN_T of the oracle's float32 steps, bit for bit."});
   add(R::apply_identity,
       {.quantity = "exact values: R(0)x = x, channels >= rotary_dim untouched, the two layouts related by the "
                    "channel permutation, strided/fused/GQA views equal dense rotations, any thread count",

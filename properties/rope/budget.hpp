@@ -17,6 +17,9 @@ namespace posenc::test {
   X(apply_exact_f32, "rope.apply.exact.f32.scaled")                 \
   X(apply_exact_f64, "rope.apply.exact.f64.scaled")                 \
   X(apply_emulated_f32, "rope.apply.emulated.f32.bitwise")          \
+  X(apply_exact_bf16, "rope.apply.exact.bf16.scaled")               \
+  X(apply_exact_f16, "rope.apply.exact.f16.scaled")                 \
+  X(apply_emulated_half, "rope.apply.emulated.half.bitwise")        \
   X(apply_identity, "rope.apply.identity.bitwise")                  \
   X(compose_f64, "rope.compose.f64.scaled")                         \
   X(kshift_drift_f64, "rope.kshift.drift1000.f64.scaled")           \

@@ -118,6 +118,16 @@ void measure_apply(const RopeSpec& s, std::span<const std::int64_t> positions, s
     y64[i] = x[i];
   }
   plan.apply(dense_rope_tensor(std::span<float>(y32), n, 1, d), positions, dir);
+  // 16-bit data: the same values rounded to bf16 and f16 (|x| <= 256 here, inside f16's range).
+  std::vector<bf16> yb(n * d);
+  std::vector<f16> yh(n * d);
+  std::vector<double> xb(n * d), xh(n * d);
+  for (std::size_t i = 0; i < n * d; ++i) {
+    yb[i] = to_bf16(x[i]), xb[i] = to_double(yb[i]);
+    yh[i] = to_f16(x[i]), xh[i] = to_double(yh[i]);
+  }
+  plan.apply(dense_rope_tensor(std::span<bf16>(yb), n, 1, d), positions, dir);
+  plan.apply(dense_rope_tensor(std::span<f16>(yh), n, 1, d), positions, dir);
   const bool emu = emulated(s);
   if (!emu) plan.apply(dense_rope_tensor(std::span<double>(y64), n, 1, d), positions, dir);
   const bool inverse = dir == RopeDirection::inverse;
@@ -125,20 +135,30 @@ void measure_apply(const RopeSpec& s, std::span<const std::int64_t> positions, s
     const std::span<const double> h32(x32.data() + t * d, d), h64(x.data() + t * d, d);
     const std::vector<Real> r32 = o.rotate(positions[t], h32, inverse);
     const std::vector<Real> r64 = emu ? std::vector<Real>{} : o.rotate(positions[t], h64, inverse);
+    const std::span<const double> hb(xb.data() + t * d, d), hh(xh.data() + t * d, d);
+    const std::vector<Real> rb = o.rotate(positions[t], hb, inverse), rh = o.rotate(positions[t], hh, inverse);
     for (std::size_t c = 0; c < d; ++c) {
       auto what = [&] {
         std::ostringstream w;
         w << spec_label(s) << (inverse ? " inverse" : "") << " p=" << positions[t] << " channel=" << c;
         return w.str();
       };
+      const double vb = to_double(yb[t * d + c]), vh = to_double(yh[t * d + c]);
       if (c >= s.rotary_dim) {  // pass-through: bit-identical
+        emit(sink, R::apply_identity, vb, rf::make_real(xb[t * d + c], 64u), what);
+        emit(sink, R::apply_identity, vh, rf::make_real(xh[t * d + c], 64u), what);
         emit(sink, R::apply_identity, y32[t * d + c], rf::make_real(x32[t * d + c], 64u), what);
         if (!emu) emit(sink, R::apply_identity, y64[t * d + c], rf::make_real(x[t * d + c], 64u), what);
         continue;
       }
       if (emu) {
         emit(sink, R::apply_emulated_f32, y32[t * d + c], r32[c], what);
+        // The oracle's float32 steps on the widened 16-bit values, rounded once to the 16-bit type.
+        emit(sink, R::apply_emulated_half, vb, rf::make_real(to_double(to_bf16(static_cast<double>(rb[c]))), 64u), what);
+        emit(sink, R::apply_emulated_half, vh, rf::make_real(to_double(to_f16(static_cast<double>(rh[c]))), 64u), what);
       } else {
+        emit(sink, R::apply_exact_bf16, vb, rb[c], what, pair_scale(s, hb, c));
+        emit(sink, R::apply_exact_f16, vh, rh[c], what, pair_scale(s, hh, c));
         emit(sink, R::apply_exact_f32, y32[t * d + c], r32[c], what, pair_scale(s, h32, c));
         emit(sink, R::apply_exact_f64, y64[t * d + c], r64[c], what, pair_scale(s, h64, c));
       }

@@ -167,10 +167,12 @@ POSENC_PROPERTY(Rope, EmulatedDeviationFromExactIsTheFloat32Angle,
 POSENC_PROPERTY(Rope, RotationMatchesOracle,
                 {"ROPE-APPLY-1", "rope",
                  "R(p)x and R(-p)x in place for any layout, partial rotary, positions and data: exact regime within "
-                 "0.5 + 2^-25 ulp_f32(S) (f32) and 6.51 ulp_f64(S) (f64), S = |x_i| + |x_j|; hf/ggml regimes the "
-                 "float32 steps bit for bit; channels >= rotary_dim bit-identical",
+                 "0.5 + 2^-25 ulp_f32(S) (f32), 6.51 ulp_f64(S) (f64) and 0.5 + 2^-30 ulp(S) (bf16, f16), S = "
+                 "|x_i| + |x_j|; hf/ggml regimes the float32 steps bit for bit (16-bit data: rounded once to the "
+                 "type); channels >= rotary_dim bit-identical",
                  kSu, Oracle::reference,
-                 {R::apply_exact_f32, R::apply_exact_f64, R::apply_emulated_f32, R::apply_identity}}) {
+                 {R::apply_exact_f32, R::apply_exact_f64, R::apply_emulated_f32, R::apply_exact_bf16,
+                  R::apply_exact_f16, R::apply_emulated_half, R::apply_identity}}) {
   const RopeSpec s = *small_spec();
   const auto positions = *rc::gen::container<std::vector<std::int64_t>>(2, position());
   const std::vector<double> x = random_vector(positions.size() * s.head_dim);

@@ -5,9 +5,12 @@
 #include <rapidcheck/gtest.h>
 
 #include <cmath>
+#include <cstring>
 #include <limits>
+#include <random>
 
 #include "accuracy.hpp"
+#include "posenc/half.hpp"
 #include "posenc/reference/mp.hpp"
 
 namespace {
@@ -139,3 +142,40 @@ RC_GTEST_PROP(AccuracyMetric, KernelErrorOfTheRoundedValueIsAtMostOneHalf, (doub
 }
 
 }  // namespace
+
+// ---- posenc/half.hpp: the 16-bit storage types kernels round into ---------------------------------------------
+
+TEST(HalfConversion, EveryF16AndBf16PatternRoundTripsAndRandomDoublesRoundAsTheCompilerDoes) {
+  for (std::uint32_t b = 0; b < 0x10000; ++b) {
+    const posenc::f16 h{static_cast<std::uint16_t>(b)};
+    const posenc::bf16 g{static_cast<std::uint16_t>(b)};
+    const double vh = posenc::to_double(h), vg = posenc::to_double(g);
+    if (!std::isnan(vh)) EXPECT_EQ(posenc::to_f16(vh).bits, b) << std::hex << b;
+    if (!std::isnan(vg)) EXPECT_EQ(posenc::to_bf16(vg).bits, b) << std::hex << b;
+#if defined(__FLT16_MANT_DIG__)
+    _Float16 ref;
+    std::memcpy(&ref, &h, 2);
+    if (!std::isnan(vh)) EXPECT_EQ(vh, static_cast<double>(ref)) << std::hex << b;
+#endif
+  }
+  std::mt19937_64 rng(12345);
+  for (int i = 0; i < 200000; ++i) {
+    // Doubles spread over both formats' ranges, including their subnormals, overflow and exact ties.
+    const double m = std::ldexp(static_cast<double>(rng() >> 11), -53) + 1.0;
+    const int e = static_cast<int>(rng() % 300) - 150;
+    double y = std::ldexp(m, e) * ((rng() & 1) ? -1.0 : 1.0);
+    if (i % 7 == 0) y = std::ldexp(2 * std::floor(std::ldexp(m, 10)) + 1, e - 11);  // a tie of the f16 grid
+#if defined(__FLT16_MANT_DIG__)
+    const auto ref = static_cast<_Float16>(y);
+    std::uint16_t rb;
+    std::memcpy(&rb, &ref, 2);
+    EXPECT_EQ(posenc::to_f16(y).bits, rb) << y;
+#endif
+    // bf16: the nearest bf16 value, ties to even, from the exact double (no rounding through float).
+    const double r = posenc::to_double(posenc::to_bf16(y));
+    if (std::isfinite(r) && std::fabs(y) >= 0x1p-126) {
+      const double ulp = std::ldexp(1.0, std::ilogb(y) - 7);
+      EXPECT_LE(std::fabs(r - y), ulp / 2) << y;
+    }
+  }
+}

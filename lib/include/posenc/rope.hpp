@@ -44,6 +44,7 @@
 #include <vector>
 
 #include "posenc/error.hpp"
+#include "posenc/half.hpp"
 #include "posenc/options.hpp"
 #include "posenc/rope_spec.hpp"
 
@@ -108,6 +109,22 @@ class RopePlan {
   void apply(const RopeTensor<double>& x, std::span<const std::int64_t> positions,
              RopeDirection d = RopeDirection::forward, const TableOptions& o = {}) const {
     apply(std::span<const RopeTensor<double>>(&x, 1), positions, d, o);
+  }
+  // bf16 / f16 data (posenc/half.hpp), rotated in place with the arithmetic in f32 or better and one rounding back:
+  // exact regime, the double rotation above rounded once to the 16-bit type; hf/ggml regimes, the float32 steps on
+  // the widened values, rounded once to the 16-bit type (the "bf16/f16 in and out, arithmetic in f32"; HF
+  // itself computes x * cos + rotate_half(x) * sin in bf16 when the activations are bf16: not emulated here).
+  void apply(std::span<const RopeTensor<bf16>> views, std::span<const std::int64_t> positions,
+             RopeDirection = RopeDirection::forward, const TableOptions& = {}) const;
+  void apply(std::span<const RopeTensor<f16>> views, std::span<const std::int64_t> positions,
+             RopeDirection = RopeDirection::forward, const TableOptions& = {}) const;
+  void apply(const RopeTensor<bf16>& x, std::span<const std::int64_t> positions,
+             RopeDirection d = RopeDirection::forward, const TableOptions& o = {}) const {
+    apply(std::span<const RopeTensor<bf16>>(&x, 1), positions, d, o);
+  }
+  void apply(const RopeTensor<f16>& x, std::span<const std::int64_t> positions,
+             RopeDirection d = RopeDirection::forward, const TableOptions& o = {}) const {
+    apply(std::span<const RopeTensor<f16>>(&x, 1), positions, d, o);
   }
   // Rotate every token of x by delta (|delta| <= 2^40).
   void shift(const RopeTensor<float>& x, std::int64_t delta, const TableOptions& = {}) const;
