@@ -76,9 +76,23 @@ def compute(ctx) -> SchemeRow:
 
 
 def ratio_text(q: float) -> str:
-    """measured ÷ bound, never rounded across 1."""
+    """measured ÷ bound, never rounded onto or across 1: 0.99999 shows as 0.99999, not 1.00."""
     text = f"{q:#.3g}" if q >= 1e-3 else f"{q:.2e}"
-    return f"{q:.6g}" if q > 1 and float(text) <= 1 else text
+    if q != 1 and float(text) == 1 or (q > 1 and float(text) <= 1):
+        for digits in range(4, 16):
+            text = f"{q:.{digits}g}"
+            if float(text) != 1:
+                break
+    return text
+
+
+def measured_text(measured, bound) -> str:
+    """A measured maximum beside its bound with enough digits that the two differ when they do."""
+    digits = 4
+    while (isinstance(measured, float) and isinstance(bound, (int, float)) and digits < 16
+           and measured != bound and md.num(measured, digits) == md.num(bound, digits)):
+        digits += 1
+    return md.num(measured, digits)
 
 
 def presets_cell(row: SchemeRow) -> str:
@@ -112,7 +126,8 @@ def accuracy_cell(row: SchemeRow) -> str:
     worst, q = accuracy_page.worst_row(row.budget)
     if worst is None:
         return f"no row measured ({len(row.budget)} rows)"
-    text = (f"{md.code(worst.get('id'))}: {md.num(worst.get('measured_max'), 4)} / {md.num(worst.get('bound'), 4)} "
+    text = (f"{md.code(worst.get('id'))}: {measured_text(worst.get('measured_max'), worst.get('bound'))} / "
+            f"{md.num(worst.get('bound'), 4)} "
             f"({ratio_text(q)})")
     s = row.budget_stats
     if q > 1:

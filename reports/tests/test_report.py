@@ -387,5 +387,18 @@ class BenchParsingTest(unittest.TestCase):
         self.assertEqual(bench.ratio(kernel, base, "bandwidth"), (0.25, "bytes/s"))
 
 
+class NumbersNearTheirBound(unittest.TestCase):
+    """A measured maximum just below its bound must not print as the bound (0.49999 / 0.5 shown as 0.5 / 0.5
+    reads as 'at the limit'), nor a ratio just below 1 as 1.00."""
+
+    def test_ratio_and_measured_keep_the_digits_that_differ(self):
+        from posenc_report import summary
+        self.assertEqual(summary.ratio_text(0.99999117), "0.99999")
+        self.assertEqual(summary.ratio_text(1.0), "1.00")
+        self.assertNotEqual(summary.ratio_text(1.0000003), "1.00")
+        self.assertEqual(summary.measured_text(0.4999999, 0.5), "0.4999999")
+        self.assertEqual(summary.measured_text(0.25, 0.5), "0.25")
+
+
 if __name__ == "__main__":
     unittest.main()
