@@ -238,13 +238,7 @@ double emulated_vs_exact_scale(double angle_error) { return angle_error + std::l
 double apply_exact_bound(DType t) { return t == DType::f32 ? 0.5 + std::ldexp(1.0, -25) : kRot / kU; }
 
 RopeRow check_exact_row(DType t) {
-  switch (t) {
-    case DType::f16: return R::check_exact_f16;
-    case DType::bf16: return R::check_exact_bf16;
-    case DType::f32: return R::check_exact_f32;
-    case DType::f64: return R::check_exact_f64;
-  }
-  return R::check_exact_f64;
+  return row_of_dtype(t, R::check_exact_f16, R::check_exact_bf16, R::check_exact_f32, R::check_exact_f64);
 }
 
 }  // namespace rope

@@ -543,19 +543,6 @@ POSENC_PROPERTY(RopeCheck, EmulationEnvelopeContainsRealLibmDeviations,
 }
 
 // ROPE-ERR-1
-template <class F>
-void expect_error(const Claim& claim, const std::string& parameter, F&& f, const char* what) {
-  try {
-    f();
-    ADD_FAILURE() << what << ": no posenc::Error thrown (expected one naming '" << parameter << "')";
-  } catch (const Error& e) {
-    EXPECT_EQ(e.parameter(), parameter) << what << ": " << e.what();
-    EXPECT_FALSE(e.accepted().empty()) << what;
-  } catch (const std::exception& e) {
-    ADD_FAILURE() << what << ": threw a non-posenc exception: " << e.what();
-  }
-  count_case(claim);
-}
 
 POSENC_CLAIM_TEST(RopeErrors, InvalidArgumentsThrowErrorNamingTheParameter,
                   {"ROPE-ERR-1", "rope",

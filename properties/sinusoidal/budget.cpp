@@ -391,13 +391,7 @@ SinusoidalRow kernel_row(bool emulated, DType t) {
 }
 
 SinusoidalRow check_exact_row(DType t) {
-  switch (t) {
-    case DType::f16: return R::check_exact_f16;
-    case DType::bf16: return R::check_exact_bf16;
-    case DType::f32: return R::check_exact_f32;
-    case DType::f64: return R::check_exact_f64;
-  }
-  return R::check_exact_f64;
+  return row_of_dtype(t, R::check_exact_f16, R::check_exact_bf16, R::check_exact_f32, R::check_exact_f64);
 }
 
 }  // namespace sinusoidal

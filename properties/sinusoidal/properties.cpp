@@ -944,20 +944,6 @@ POSENC_PROPERTY(SinusoidalPreset, FairseqMatchesGetEmbeddingAndMakePositions,
 
 // ---------------------------------------------------------------------------------------------------
 // SIN-ERR-1: invalid input raises posenc::Error naming the parameter.
-template <class F>
-void expect_error(const Claim& claim, const char* parameter, F&& f, const char* what) {
-  try {
-    f();
-    ADD_FAILURE() << what << ": no posenc::Error thrown (expected one naming '" << parameter << "')";
-  } catch (const Error& e) {
-    EXPECT_EQ(e.parameter(), parameter) << what << ": " << e.what();
-    EXPECT_NE(std::string(e.what()).find(parameter), std::string::npos) << what << ": " << e.what();
-    EXPECT_FALSE(e.accepted().empty()) << what;
-  } catch (const std::exception& e) {
-    ADD_FAILURE() << what << ": threw a non-posenc exception: " << e.what();
-  }
-  count_case(claim);
-}
 
 POSENC_CLAIM_TEST(SinusoidalErrors, InvalidArgumentsThrowErrorNamingTheParameter,
                   {"SIN-ERR-1", "sinusoidal",

@@ -96,6 +96,18 @@ const BudgetRow& budget(K k) {
 }
 inline double bound(std::string_view id) { return budget(id).bound; }
 
+// One key of a family of rows that differ only by the output type (e.g. check.exact.<dtype>).
+template <BudgetKey K>
+constexpr K row_of_dtype(DType t, K f16, K bf16, K f32, K f64) {
+  switch (t) {
+    case DType::f16: return f16;
+    case DType::bf16: return bf16;
+    case DType::f32: return f32;
+    case DType::f64: return f64;
+  }
+  return f64;
+}
+
 // A scheme's rows: make() returns one (key, row) per key; id and scheme are filled in from the key. The table
 // is built on first use and throws std::logic_error if a key has no row or two, or two schemes share an id.
 void register_budget_rows(std::string_view scheme, std::span<const std::string_view> ids,

@@ -328,6 +328,7 @@ bool write_proofs(std::string_view program) {
 }  // namespace posenc::test
 
 #include "harness.hpp"
+#include "posenc/half.hpp"
 
 namespace posenc::test {
 
@@ -351,11 +352,14 @@ void check_verdict(const Claim& claim, const CheckReport& rep, std::size_t ref, 
   EXPECT_TRUE(rep.references.at(ref).passed()) << what;
 }
 
-double round_to(double x, DType t) {
-  if (x == 0 || !std::isfinite(x)) return x;
-  const int e = std::max(std::ilogb(x), min_exponent(t));
-  const double q = std::ldexp(1.0, e - precision_bits(t) + 1);
-  return std::nearbyint(x / q) * q;
+double round_to(double x, DType t) {  // one rounding from the double (posenc/half.hpp for the 16-bit types)
+  switch (t) {
+    case DType::f16: return to_double(to_f16(x));
+    case DType::bf16: return to_double(to_bf16(x));
+    case DType::f32: return static_cast<float>(x);
+    case DType::f64: return x;
+  }
+  return x;
 }
 
 }  // namespace posenc::test

@@ -7,12 +7,14 @@
 // DESIGN.md §8); the accuracy sweep's sink aggregates per row for accuracy.json.
 #pragma once
 
+#include <exception>
 #include <functional>
 #include <string>
 
 #include "budget.hpp"
 #include "check_report.hpp"
 #include "claims.hpp"
+#include "posenc/error.hpp"
 
 namespace posenc::test {
 
@@ -49,6 +51,23 @@ Sink claim_sink(const Claim&, FailWith = FailWith::rapidcheck);
 // `posenc check` claims: records the largest metric of accumulator `ref` of a check report under the claim (its
 // row) and fails the test (ADD_FAILURE) unless that accumulator passed.
 void check_verdict(const Claim&, const CheckReport&, std::size_t ref, const std::string& what);
+
+// Invalid-argument claims: f() must throw posenc::Error naming `parameter` (in parameter() and in the message)
+// with a non-empty accepted range; anything else is a test failure. Counts one case of the claim.
+template <class F>
+void expect_error(const Claim& claim, const std::string& parameter, F&& f, const std::string& what) {
+  try {
+    f();
+    ADD_FAILURE() << what << ": no posenc::Error thrown (expected one naming '" << parameter << "')";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.parameter(), parameter) << what << ": " << e.what();
+    EXPECT_NE(std::string(e.what()).find(parameter), std::string::npos) << what << ": " << e.what();
+    EXPECT_FALSE(e.accepted().empty()) << what;
+  } catch (const std::exception& e) {
+    ADD_FAILURE() << what << ": threw a non-posenc exception: " << e.what();
+  }
+  count_case(claim);
+}
 
 // x rounded to nearest-even in the type (f16, bf16: how a user's table stored in that type holds the value;
 // no overflow handling: |x| <= 1 where it is used).

@@ -150,15 +150,6 @@ Real neg_of(const Real& x) {
   return r;
 }
 
-template <class F>
-std::string error_of(F&& f) {
-  try {
-    f();
-  } catch (const posenc::Error& e) {
-    return e.what();
-  }
-  return "";
-}
 
 // ======================================================================================================
 // RopeOracleMp: precision bookkeeping

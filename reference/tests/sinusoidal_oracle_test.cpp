@@ -526,15 +526,6 @@ TEST(SinusoidalOracleEmulated, Tensor2TensorAndFairseqDifferAtLargePositions) {
 // SinusoidalOracleErrors
 // ======================================================================================================
 
-template <class F>
-std::string error_of(F&& f) {
-  try {
-    f();
-  } catch (const posenc::Error& e) {
-    return e.what();
-  }
-  return "";
-}
 
 TEST(SinusoidalOracleErrors, InvalidInputsNameParameterValueAndRange) {
   const SinusoidalSpec s = posenc::vaswani_spec(8);

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <string>
 
+#include "posenc/error.hpp"
 #include "posenc/reference/mp.hpp"
 
 namespace posenc::reference::test_util {
@@ -36,5 +37,17 @@ inline bool holds(const Real& x, double f) {
   return mpfr_number_p(raw(x)) && mpfr_cmp_d(raw(x), f) == 0;
 }
 inline std::string show(const Real& x) { return to_decimal(x, 40) + " (" + to_hexfloat(x) + ")"; }
+
+
+// The message of the posenc::Error that f() throws, or "" if it throws none.
+template <class F>
+std::string error_of(F&& f) {
+  try {
+    f();
+  } catch (const posenc::Error& e) {
+    return e.what();
+  }
+  return "";
+}
 
 }  // namespace posenc::reference::test_util
