@@ -55,6 +55,35 @@ void InputFlags::add_to(CLI::App* a) {
       ->group("Input");
 }
 
+DType dtype_of(NpyType t) {
+  switch (t) {
+    case NpyType::f16: return DType::f16;
+    case NpyType::bf16: return DType::bf16;
+    case NpyType::f32: return DType::f32;
+    case NpyType::f64: return DType::f64;
+  }
+  return DType::f64;
+}
+
+std::string shape_text(const std::vector<std::size_t>& shape) {
+  std::string out;
+  for (std::size_t d : shape) out += (out.empty() ? "" : ", ") + std::to_string(d);
+  return "(" + out + (shape.size() == 1 ? ",)" : ")");
+}
+
+std::vector<std::int64_t> one_position_each(const std::string& flag, const std::string& text, bool given, std::size_t n,
+                                            const std::string& what, const std::string& unit) {
+  if (!given) {
+    std::vector<std::int64_t> v(n);
+    for (std::size_t i = 0; i < n; ++i) v[i] = static_cast<std::int64_t>(i);
+    return v;
+  }
+  const PositionList pl = PositionList::parse(flag, text);
+  if (pl.size() != n)
+    throw UsageError(flag + ": " + std::to_string(pl.size()) + " positions for " + what + "; give one position per " + unit);
+  return pl.materialize();
+}
+
 NpyArray InputFlags::read() const {
   std::optional<NpyType> declared;
   if (!dtype.empty()) {

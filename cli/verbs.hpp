@@ -6,9 +6,11 @@
 #include <CLI/CLI.hpp>
 
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "npy_reader.hpp"
 #include "output.hpp"
@@ -55,6 +57,15 @@ struct InputFlags {
   void add_to(CLI::App* a);
   NpyArray read() const;  // posenc::IoError naming the file for anything the reader refuses
 };
+
+// The element type of what a .npy file stored.
+DType dtype_of(NpyType);
+// "(3, 4)", "(5,)": a shape as NumPy prints it.
+std::string shape_text(const std::vector<std::size_t>& shape);
+// One position per row / token: `text` (--positions syntax, flag `flag`) when given, else 0 .. n-1; a count other
+// than n is a UsageError naming the flag, `what` (e.g. "an input of 4 tokens") and the `unit` ("token").
+std::vector<std::int64_t> one_position_each(const std::string& flag, const std::string& text, bool given, std::size_t n,
+                                            const std::string& what, const std::string& unit);
 
 // A report of check/identify: --format md (default) or json, --out; returns nothing, sets the exit status.
 struct ReportFlags {

@@ -114,36 +114,12 @@ PositionList parse_positions(const Spec& s, const std::string& text) {
   return pl;
 }
 
-// 0 .. n-1, or --positions: one per `unit` (token, position row) of `what`, else an error naming --positions.
+// 0 .. n-1, or --positions: one per `unit` (token, position row) of `what`, each checked against the spec.
 std::vector<std::int64_t> positions_for(const Spec& s, const std::string& text, bool given, std::size_t n,
                                         const std::string& what, const std::string& unit) {
-  if (!given) {
-    std::vector<std::int64_t> v(n);
-    for (std::size_t i = 0; i < n; ++i) v[i] = static_cast<std::int64_t>(i);
-    if (n) check_position(s, v.back(), "--positions (default 0 .. " + std::to_string(n - 1) + ")");
-    return v;
-  }
-  const PositionList pl = parse_positions(s, text);
-  if (pl.size() != n)
-    throw UsageError("--positions: " + std::to_string(pl.size()) + " positions for " + what +
-                     "; give one position per " + unit);
-  return pl.materialize();
-}
-
-std::string shape_text(const std::vector<std::size_t>& shape) {
-  std::string out;
-  for (std::size_t d : shape) out += (out.empty() ? "" : ", ") + std::to_string(d);
-  return "(" + out + (shape.size() == 1 ? ",)" : ")");
-}
-
-DType dtype_of(NpyType t) {
-  switch (t) {
-    case NpyType::f16: return DType::f16;
-    case NpyType::bf16: return DType::bf16;
-    case NpyType::f32: return DType::f32;
-    case NpyType::f64: return DType::f64;
-  }
-  return DType::f64;
+  if (!given && n) check_position(s, static_cast<std::int64_t>(n - 1), "--positions (default 0 .. " + std::to_string(n - 1) + ")");
+  if (given) (void)parse_positions(s, text);  // every run's ends within the spec's range, naming --positions
+  return one_position_each("--positions", text, given, n, what, unit);
 }
 
 // Column names of one row of a cache form (the hf form: of one row of either block).

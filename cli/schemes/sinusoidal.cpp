@@ -302,16 +302,6 @@ void run_shift(const ShiftFlags& f) {
 
 // ---- check and identify ------------------------------------------------------------------------------
 
-DType dtype_of(NpyType t) {
-  switch (t) {
-    case NpyType::f16: return DType::f16;
-    case NpyType::bf16: return DType::bf16;
-    case NpyType::f32: return DType::f32;
-    case NpyType::f64: return DType::f64;
-  }
-  return DType::f64;
-}
-
 // The user's table as rows x cols with one position per row (--positions, default 0 .. rows-1).
 test::sinusoidal::TableInput table_input(const NpyArray& a, const InputFlags& in, const std::string& positions_text,
                                          bool positions_given) {
@@ -322,18 +312,11 @@ test::sinusoidal::TableInput table_input(const NpyArray& a, const InputFlags& in
   t.stored = dtype_of(a.stored);
   if (a.shape.empty() || t.cols < 2)
     throw UsageError("--in: '" + in.path + "' holds an array of shape with a last dimension < 2; a table has rows of d >= 2 columns");
-  std::string shape;
-  for (std::size_t d : a.shape) shape += (shape.empty() ? "" : ", ") + std::to_string(d);
-  t.describe = {{"file", in.path}, {"stored", std::string(to_string(a.stored))}, {"shape", "(" + shape + ")"}};
-  if (positions_given) {
-    const PositionList pl = PositionList::parse("--positions", positions_text);
-    if (pl.size() != t.rows)
-      throw UsageError("--positions: " + std::to_string(pl.size()) + " positions for a table of " + std::to_string(t.rows) +
-                       " rows (the product of all but the last dimension); give one position per row");
-    t.positions = pl.materialize();
-  } else {
-    for (std::size_t i = 0; i < t.rows; ++i) t.positions.push_back(static_cast<std::int64_t>(i));
-  }
+  t.describe = {{"file", in.path}, {"stored", std::string(to_string(a.stored))}, {"shape", shape_text(a.shape)}};
+  t.positions = one_position_each("--positions", positions_text, positions_given, t.rows,
+                                  "a table of " + std::to_string(t.rows) +
+                                      " rows (the product of all but the last dimension)",
+                                  "row");
   return t;
 }
 
