@@ -19,6 +19,7 @@
 #include "core/blas.hpp"
 #include "core/parallel.hpp"
 #include "core/streaming.hpp"
+#include "core/table_writer.hpp"
 #include "core/trig.hpp"
 #include "posenc/blas.hpp"
 
@@ -116,71 +117,75 @@ void emulated_row(const std::vector<float>& w, std::int64_t p, std::size_t h, do
   }
 }
 
-// Per-thread scratch, allocated before any parallel region (allocation failure throws on the caller's thread).
+// Per-thread scratch of the emulated regime, allocated before any parallel region (allocation failure throws on
+// the caller's thread).
 template <class T>
 struct Scratch {
-  core::AlignedBuffer<double> sa, ca, s, c;
-  core::AlignedBuffer<T> rows;
-  Scratch(std::size_t h, std::size_t row_elems) : sa(h), ca(h), s(h), c(h), rows(row_elems) {}
+  core::AlignedBuffer<double> s, c;
+  core::AlignedBuffer<T> row;
+  Scratch(std::size_t h, std::size_t d) : s(h), c(h), row(d) {}
 };
+
+// The emulated row at position p (zeros for the padding row) into dst.
 template <class T>
-std::vector<Scratch<T>> scratch_for(int threads, std::size_t h, std::size_t row_elems) {
-  std::vector<Scratch<T>> v;
-  v.reserve(static_cast<std::size_t>(threads));
-  for (int t = 0; t < threads; ++t) v.emplace_back(h, row_elems);
-  return v;
+void emulated_row_at(const SinusoidalPlan::Impl& plan, std::int64_t p, Scratch<T>& w, T* dst) {
+  if (plan.spec.padding_row && p == *plan.spec.padding_row) {
+    std::fill(dst, dst + plan.spec.dim, T(0));
+    return;
+  }
+  emulated_row(plan.f32, p, pair_count(plan.spec), w.s.get(), w.c.get());
+  scatter_row(plan.spec, w.s.get(), w.c.get(), dst);
 }
 
-bool is_padding(const SinusoidalSpec& s, std::int64_t p) { return s.padding_row && p == *s.padding_row; }
-
-// One row at position p into dst (exact: through its anchor, bit-identical to a block's row).
+// The spec's row layout as a row form of the table writer (exact regime).
 template <class T>
-void one_row(const SinusoidalPlan::Impl& plan, std::int64_t p, Scratch<T>& w, T* dst) {
-  const std::size_t h = pair_count(plan.spec);
-  if (is_padding(plan.spec, p)) {
-    std::fill(dst, dst + plan.spec.dim, T(0));
-  } else if (plan.exact) {
-    plan.exact->at(p, w.s.get(), w.c.get(), w.sa.get(), w.ca.get());
-    scatter_row(plan.spec, w.s.get(), w.c.get(), dst);
-  } else {
-    emulated_row(plan.f32, p, h, w.s.get(), w.c.get());
-    scatter_row(plan.spec, w.s.get(), w.c.get(), dst);
-  }
+core::RowForm<T> row_form(const SinusoidalSpec& spec, T* out) {
+  const std::size_t h = pair_count(spec), d = spec.dim;
+  core::RowForm<T> f;
+  if (spec.layout == Layout::interleaved) f.add(core::Part::sin_cos, out, d, 0);
+  else f.add(core::Part::sin, out, d, 0).add(core::Part::cos, out, d, h);
+  if (d > 2 * h) f.zero_column = 2 * h;
+  return f;
+}
+
+std::optional<std::int64_t> padding_of(const SinusoidalSpec& s) {
+  return s.padding_row ? std::optional<std::int64_t>(*s.padding_row) : std::nullopt;
+}
+
+// Emulated regime: every row computed on its own (no anchors), finished in scratch and stored.
+template <class T>
+void emulated_rows(const SinusoidalPlan::Impl& plan, const core::PositionSource& src, T* dst, const TableOptions& opt,
+                   std::size_t elements) {
+  const std::size_t h = pair_count(plan.spec), d = plan.spec.dim;
+  const bool stream = opt.streaming_stores && core::worth_streaming(elements * sizeof(T));
+  const int threads = core::thread_count(opt, elements);
+  std::vector<Scratch<T>> scratch;
+  scratch.reserve(static_cast<std::size_t>(threads));
+  for (int t = 0; t < threads; ++t) scratch.emplace_back(h, d);
+  core::parallel_for(src.count, threads, [&](int t, std::size_t r) {
+    Scratch<T>& w = scratch[static_cast<std::size_t>(t)];
+    emulated_row_at(plan, src.at(r), w, w.row.get());
+    core::store_row(dst + r * d, w.row.get(), d, stream);
+  });
+  if (stream) core::store_fence();
+}
+
+template <class T>
+void write_rows(const SinusoidalPlan::Impl& plan, const core::PositionSource& src, std::span<T> out,
+                const TableOptions& opt, std::size_t elements) {
+  if (plan.exact)
+    core::write_table(*plan.exact, src, row_form(plan.spec, out.data()), padding_of(plan.spec), opt, elements);
+  else
+    emulated_rows(plan, src, out.data(), opt, elements);
 }
 
 template <class T>
 void table_impl(const SinusoidalPlan::Impl& plan, std::int64_t first, std::size_t count, std::span<T> out,
                 const TableOptions& opt) {
-  const SinusoidalSpec& spec = plan.spec;
-  const std::size_t needed = checked_table_elements(spec, first, count, sizeof(T));
+  const std::size_t needed = checked_table_elements(plan.spec, first, count, sizeof(T));
   if (out.size() < needed)
     throw Error(kWhere, "out.size()", std::to_string(out.size()), ">= count * dim = " + std::to_string(needed));
-  const std::size_t h = pair_count(spec), d = spec.dim;
-  const bool stream = opt.streaming_stores && core::worth_streaming(needed * sizeof(T));
-  const int threads = core::thread_count(opt, needed);
-  // The block's rows are contiguous in out: finish them in scratch, store them at once.
-  const std::size_t B = plan.exact ? plan.exact->block() : 64;
-  auto scratch = scratch_for<T>(threads, h, B * d);
-  T* dst = out.data();
-  core::for_each_block(first, count, B, threads, [&](int t, std::int64_t pa, std::int64_t lo, std::int64_t hi) {
-    Scratch<T>& w = scratch[static_cast<std::size_t>(t)];
-    if (plan.exact) plan.exact->direct(pa, w.sa.get(), w.ca.get());
-    for (std::int64_t p = lo; p <= hi; ++p) {
-      T* row = w.rows.get() + static_cast<std::size_t>(p - lo) * d;
-      if (is_padding(spec, p)) {
-        std::fill(row, row + d, T(0));
-      } else if (plan.exact) {
-        plan.exact->rotate(w.sa.get(), w.ca.get(), static_cast<std::size_t>(p - pa), w.s.get(), w.c.get());
-        scatter_row(spec, w.s.get(), w.c.get(), row);
-      } else {
-        emulated_row(plan.f32, p, h, w.s.get(), w.c.get());
-        scatter_row(spec, w.s.get(), w.c.get(), row);
-      }
-    }
-    core::store_row(dst + static_cast<std::size_t>(lo - first) * d, w.rows.get(), static_cast<std::size_t>(hi - lo + 1) * d,
-                    stream);
-  });
-  if (stream) core::store_fence();
+  write_rows(plan, core::PositionSource{.first = first, .count = count}, out, opt, needed);
 }
 
 template <class T>
@@ -192,17 +197,7 @@ void rows_impl(const SinusoidalPlan::Impl& plan, std::span<const std::int64_t> p
   if (out.size() < needed)
     throw Error(kWhere, "out.size()", std::to_string(out.size()), ">= positions.size() * dim = " + std::to_string(needed));
   for (std::int64_t p : positions) check_position(spec, p);
-  const std::size_t h = pair_count(spec), d = spec.dim;
-  const bool stream = opt.streaming_stores && core::worth_streaming(needed * sizeof(T));
-  const int threads = core::thread_count(opt, needed);
-  auto scratch = scratch_for<T>(threads, h, d);
-  T* dst = out.data();
-  core::parallel_for(positions.size(), threads, [&](int t, std::size_t r) {
-    Scratch<T>& w = scratch[static_cast<std::size_t>(t)];
-    one_row(plan, positions[r], w, w.rows.get());
-    core::store_row(dst + r * d, w.rows.get(), d, stream);
-  });
-  if (stream) core::store_fence();
+  write_rows(plan, core::PositionSource{.count = positions.size(), .list = positions}, out, opt, needed);
 }
 
 // ---- shift operator -------------------------------------------------------------------------------

@@ -94,14 +94,14 @@ rc::Gen<double> gen_base() {
   });
 }
 
-namespace {
-// A spec made valid at dim d: an odd d only where odd_dim allows it, d >= 4 for the fairseq rule.
 SinusoidalSpec at_dim(SinusoidalSpec s, std::size_t d) {
   if (d % 2 && s.odd_dim == OddDim::reject) ++d;
   if (s.rule == FrequencyRule::fairseq && d < 4) d = 4;
   s.dim = d;
   return s;
 }
+
+namespace {
 
 std::string spec_region(const SinusoidalSpec& s, const std::string& name) {
   std::string region = name + " " + std::string(to_string(s.rule)) + " " + std::string(to_string(s.layout)) + " " +

@@ -42,6 +42,8 @@ std::string dim_region(std::size_t d);
 rc::Gen<std::size_t> gen_dim(std::size_t max_dim = 8192);
 // 2..1e7, 10000 exactly with weight, log-uniform otherwise.
 rc::Gen<double> gen_base();
+// The spec made valid at dim d: an odd d only where odd_dim allows it, d >= 4 for the fairseq rule.
+SinusoidalSpec at_dim(SinusoidalSpec s, std::size_t d);
 // One of posenc::sinusoidal_presets() at a generated dim (odd dims made even for presets that reject
 // them, d >= 4 for fairseq), regime exact or (t2t, fairseq) emulated when allow_emulated.
 rc::Gen<SpecCase> gen_preset_spec(std::size_t max_dim = 8192, bool allow_emulated = true);

@@ -10,10 +10,12 @@
 namespace posenc::core {
 namespace {
 
-// Rows of J that fit in ~256 KiB of a private L2 next to the rows being written: B = pow2 in [4, 64].
+// B = 64 rows: an anchor (a full double-double sin/cos per pair) then costs 1/64 of a row. Writers read J in
+// column chunks (table_writer.cpp), so its total size only matters as memory: B halves (down to 4) only for
+// widths where J would exceed 64 MiB (h > 2^15 pairs).
 std::size_t block_rows(std::size_t h) {
   std::size_t b = 64;
-  while (b > 4 && b * h * 2 * sizeof(double) > (std::size_t{256} << 10)) b /= 2;
+  while (b > 4 && b * h * 2 * sizeof(double) > (std::size_t{64} << 20)) b /= 2;
   return b;
 }
 
@@ -36,9 +38,17 @@ DDFrequencies geometric_frequencies(std::size_t count, double scale, double base
 }
 
 AngleTable::AngleTable(DDFrequencies f)
-    : f_(std::move(f)), B_(block_rows(f_.size())), js_(B_ * f_.size()), jc_(B_ * f_.size()) {
+    : f_(std::move(f)), B_(block_rows(f_.size())), j_(2 * B_ * ((f_.size() + kChunk - 1) / kChunk) * kChunk) {
   const std::size_t h = f_.size();
-  for (std::size_t j = 0; j < B_; ++j) direct(static_cast<std::int64_t>(j), js_.get() + j * h, jc_.get() + j * h);
+  AlignedBuffer<double> s(h), c(h);
+  for (std::size_t j = 0; j < B_; ++j) {
+    direct(static_cast<std::int64_t>(j), s.get(), c.get());
+    for (std::size_t k0 = 0; k0 < h; k0 += kChunk) {
+      const std::size_t n = std::min(kChunk, h - k0);
+      std::copy_n(s.get() + k0, n, j_.get() + j_index(j, k0));
+      std::copy_n(c.get() + k0, n, j_.get() + j_index(j, k0) + kChunk);
+    }
+  }
 }
 
 std::int64_t AngleTable::anchor_of(std::int64_t p) const noexcept {
@@ -60,12 +70,15 @@ void AngleTable::direct(std::int64_t p, double* s, double* c) const noexcept {
 
 void AngleTable::rotate(const double* sa, const double* ca, std::size_t j, double* s, double* c) const noexcept {
   const std::size_t h = f_.size();
-  const double* sj = js_.get() + j * h;
-  const double* cj = jc_.get() + j * h;
+  for (std::size_t k0 = 0; k0 < h; k0 += kChunk) {
+    const double* sj = j_sin(j, k0) - k0;
+    const double* cj = j_cos(j, k0) - k0;
+    const std::size_t end = std::min(h, k0 + kChunk);
 #pragma omp simd
-  for (std::size_t k = 0; k < h; ++k) {
-    s[k] = std::clamp(std::fma(sa[k], cj[k], ca[k] * sj[k]), -1.0, 1.0);
-    c[k] = std::clamp(std::fma(ca[k], cj[k], -(sa[k] * sj[k])), -1.0, 1.0);
+    for (std::size_t k = k0; k < end; ++k) {
+      s[k] = std::clamp(std::fma(sa[k], cj[k], ca[k] * sj[k]), -1.0, 1.0);
+      c[k] = std::clamp(std::fma(ca[k], cj[k], -(sa[k] * sj[k])), -1.0, 1.0);
+    }
   }
 }
 

@@ -7,7 +7,8 @@
 // whatever p is (budget row sinusoidal.table.exact.f64.scaled gives the derivation).
 //
 // How. Positions are grouped in blocks of B consecutive positions whose first position, the anchor p_a, is a
-// multiple of B. The anchor's (sin, cos)(p_a omega_k) comes from the double-double angle reduced by a
+// multiple of B (B = 64 for every width up to 2^15 pairs; table_writer.hpp cuts rows into column chunks so the
+// block never needs to shrink for wide rows). The anchor's (sin, cos)(p_a omega_k) comes from the double-double angle reduced by a
 // triple-double pi/2 (trig.hpp: within eps_sc). A table J of (sin, cos)(j omega_k), j < B, is built once per
 // frequency vector the same way. Position p_a + j is then one complex multiply
 //     sin((p_a + j) w) = s_a c_j + c_a s_j,     cos((p_a + j) w) = c_a c_j - s_a s_j,
@@ -75,11 +76,19 @@ class AngleTable {
   // (sin, cos) at p through its anchor: bit-identical to what a block containing p computes. sa, ca are
   // scratch of pairs() doubles.
   void at(std::int64_t p, double* s, double* c, double* sa, double* ca) const noexcept;
+  // J is stored in column chunks of kChunk pairs, each chunk's B rows contiguous (sin then cos per row), so
+  // that a writer going through a block chunk by chunk reads one contiguous slice (rows at a power-of-two
+  // stride fell into the same cache sets and missed L2). j_sin(j, k0) / j_cos(j, k0): (sin, cos)(j omega_k)
+  // for k = k0 .. min(k0 + kChunk, pairs()) - 1; k0 a multiple of kChunk.
+  static constexpr std::size_t kChunk = 128;
+  const double* j_sin(std::size_t j, std::size_t k0) const noexcept { return j_.get() + j_index(j, k0); }
+  const double* j_cos(std::size_t j, std::size_t k0) const noexcept { return j_.get() + j_index(j, k0) + kChunk; }
 
  private:
   DDFrequencies f_;
   std::size_t B_ = 0;
-  AlignedBuffer<double> js_, jc_;  // J[j][k] at j * pairs() + k
+  std::size_t j_index(std::size_t j, std::size_t k0) const noexcept { return (k0 * B_ + j * kChunk) * 2; }
+  AlignedBuffer<double> j_;  // J, chunked as j_sin / j_cos describe
 };
 
 }  // namespace posenc::core

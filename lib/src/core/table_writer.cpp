@@ -1,0 +1,389 @@
+#include "table_writer.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <vector>
+
+#include "parallel.hpp"
+#include "streaming.hpp"
+
+#if defined(__AVX512F__) && defined(__AVX512VL__)
+#include <immintrin.h>
+#define POSENC_TABLE_AVX512 1
+// GCC 12's AVX-512 headers pass _mm512_undefined_*() as the merge source of unmasked operations (cvtpd_ps,
+// min_pd, max_pd) and then warn that it "may be used uninitialized" in every caller: a false positive.
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
+
+namespace posenc::core {
+namespace {
+
+// Pairs per column chunk: the J slice of a block (64 rows x 128 pairs x 16 bytes = 128 KiB, contiguous) stays in
+// L2 and a chunk's staged values (<= 6 x 128 values) in L1.
+constexpr std::size_t kChunkPairs = AngleTable::kChunk;
+// Positions per work item when the rows come from a list.
+constexpr std::size_t kListChunk = 64;
+
+constexpr std::size_t part_index(Part p) { return static_cast<std::size_t>(p); }
+constexpr std::size_t values_per_pair(Part p) { return p == Part::sin || p == Part::cos ? 1 : 2; }
+
+// A destination of the fused pass: where pair k0 of a part goes in the tile's first row, and the distance
+// between rows.
+template <class T>
+struct Dest {
+  Part part;
+  T* p;
+  std::size_t stride;
+};
+
+// The unit of work of the fused pass: `rows` consecutive positions of one anchor block, pairs k0 .. k0 + n - 1.
+template <class T>
+struct Tile {
+  const double *sa, *ca;  // the anchor's values at pair k0
+  const double* j;        // J at (first row, k0): sin at j + r * 2 kChunk, cos kChunk further (angle_table.hpp)
+  std::size_t rows, n;
+  std::array<Dest<T>, 4> dest;
+  std::size_t nd;
+};
+
+// The fused pass over n pairs: s = s_a c_j + c_a s_j, c = c_a c_j - s_a s_j (one fma, one product each, as
+// AngleTable::rotate), rounded once to T, stored to every destination. For T = double the values are clamped
+// to [-1, 1] like AngleTable::rotate; for T = float the clamp is skipped because it cannot change the result:
+// the product overshoots 1 by at most ~3.5 * 2^-53 < 2^-25, which rounds to 1 in float anyway.
+template <class T>
+void fused_scalar(const Tile<T>& t) noexcept {
+  for (std::size_t row = 0; row < t.rows; ++row) {
+    const double* sj = t.j + row * 2 * AngleTable::kChunk;
+    const double* cj = sj + AngleTable::kChunk;
+    for (std::size_t k = 0; k < t.n; ++k) {
+      double s = std::fma(t.sa[k], cj[k], t.ca[k] * sj[k]);
+      double c = std::fma(t.ca[k], cj[k], -(t.sa[k] * sj[k]));
+      if constexpr (sizeof(T) == 8) {
+        s = std::clamp(s, -1.0, 1.0);
+        c = std::clamp(c, -1.0, 1.0);
+      }
+      const T st = static_cast<T>(s), ct = static_cast<T>(c);
+      for (std::size_t i = 0; i < t.nd; ++i) {
+        T* p = t.dest[i].p + row * t.dest[i].stride;
+        switch (t.dest[i].part) {
+          case Part::sin: p[k] = st; break;
+          case Part::cos: p[k] = ct; break;
+          case Part::sin_cos: p[2 * k] = st, p[2 * k + 1] = ct; break;
+          case Part::cos_sin: p[2 * k] = ct, p[2 * k + 1] = st; break;
+        }
+      }
+    }
+  }
+}
+
+#ifdef POSENC_TABLE_AVX512
+// The same operations eight pairs per vector, bit-identical to fused_scalar (each lane performs the same IEEE
+// operations). Streaming (NT = true): every store is a whole aligned 64-byte line, straight from registers, so
+// the arithmetic overlaps the memory traffic; the caller guarantees alignment and n a multiple of 16.
+// Otherwise masked stores handle any n and alignment. The destinations' parts are template arguments for the
+// forms posenc uses (one instantiation each, so the loop body is only loads, arithmetic and stores: a runtime
+// switch per store halved the DRAM throughput), with a runtime-dispatched body for any other form.
+struct Rot8 {
+  __m512d s, c;
+};
+template <bool Full>
+inline Rot8 rot8(const double* sa, const double* ca, const double* sj, const double* cj, __mmask8 m) noexcept {
+  __m512d a_s, a_c, j_s, j_c;
+  if constexpr (Full) {
+    a_s = _mm512_loadu_pd(sa), a_c = _mm512_loadu_pd(ca), j_s = _mm512_loadu_pd(sj), j_c = _mm512_loadu_pd(cj);
+  } else {
+    a_s = _mm512_maskz_loadu_pd(m, sa), a_c = _mm512_maskz_loadu_pd(m, ca);
+    j_s = _mm512_maskz_loadu_pd(m, sj), j_c = _mm512_maskz_loadu_pd(m, cj);
+  }
+  return {_mm512_fmadd_pd(a_s, j_c, _mm512_mul_pd(a_c, j_s)), _mm512_fmsub_pd(a_c, j_c, _mm512_mul_pd(a_s, j_s))};
+}
+inline __mmask8 lanes8(std::size_t r) { return static_cast<__mmask8>(r >= 8 ? 0xFF : (1u << r) - 1); }
+inline __mmask16 lanes16(std::size_t r) { return static_cast<__mmask16>(r >= 16 ? 0xFFFF : (1u << r) - 1); }
+
+template <bool NT, bool Full>
+inline void put(float* p, __m512 v, __mmask16 m) noexcept {
+  if constexpr (NT) _mm512_stream_ps(p, v);
+  else if constexpr (Full) _mm512_storeu_ps(p, v);
+  else _mm512_mask_storeu_ps(p, m, v);
+}
+template <bool NT, bool Full>
+inline void put(double* p, __m512d v, __mmask8 m) noexcept {
+  if constexpr (NT) _mm512_stream_pd(p, v);
+  else if constexpr (Full) _mm512_storeu_pd(p, v);
+  else _mm512_mask_storeu_pd(p, m, v);
+}
+
+// One step's values. float: 16 pairs (a line of sin, a line of cos, two lines of interleaved pairs);
+// double: 8 pairs, clamped (a line of sin, of cos, two of interleaved pairs).
+struct StepF32 {
+  __m256 s0, c0, s1, c1;
+  std::size_t r;  // pairs in the step
+};
+struct StepF64 {
+  __m512d s, c;
+  std::size_t r;
+};
+template <bool Full>
+inline StepF32 step_values(const double* sa, const double* ca, const double* sj, const double* cj, std::size_t r,
+                           float*) noexcept {
+  const Rot8 a = rot8<Full>(sa, ca, sj, cj, lanes8(r));
+  const Rot8 b = rot8<Full>(sa + 8, ca + 8, sj + 8, cj + 8, lanes8(r > 8 ? r - 8 : 0));
+  return {_mm512_cvtpd_ps(a.s), _mm512_cvtpd_ps(a.c), _mm512_cvtpd_ps(b.s), _mm512_cvtpd_ps(b.c), r};
+}
+template <bool Full>
+inline StepF64 step_values(const double* sa, const double* ca, const double* sj, const double* cj, std::size_t r,
+                           double*) noexcept {
+  const Rot8 a = rot8<Full>(sa, ca, sj, cj, lanes8(r));
+  // std::clamp(v, -1, 1) = max(min(v, 1), -1) for every non-NaN v (the values are never NaN).
+  const __m512d one = _mm512_set1_pd(1.0), minus_one = _mm512_set1_pd(-1.0);
+  return {_mm512_max_pd(_mm512_min_pd(a.s, one), minus_one), _mm512_max_pd(_mm512_min_pd(a.c, one), minus_one), r};
+}
+constexpr std::size_t step_pairs(float*) { return 16; }
+constexpr std::size_t step_pairs(double*) { return 8; }
+
+inline __m512 widen(__m256 v) { return _mm512_castps256_ps512(v); }
+inline __m512 interleave(__m256 a, __m256 b) {
+  const __m512i il = _mm512_setr_epi32(0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23);
+  return _mm512_permutex2var_ps(widen(a), il, widen(b));
+}
+inline __m512d interleave_lo(__m512d a, __m512d b) {
+  return _mm512_permutex2var_pd(a, _mm512_setr_epi64(0, 8, 1, 9, 2, 10, 3, 11), b);
+}
+inline __m512d interleave_hi(__m512d a, __m512d b) {
+  return _mm512_permutex2var_pd(a, _mm512_setr_epi64(4, 12, 5, 13, 6, 14, 7, 15), b);
+}
+
+// Stores part P of a step whose first pair is k (p: the destination of pair 0 of the chunk).
+template <bool NT, bool Full>
+inline void store_part(Part part, float* p, std::size_t k, const StepF32& v) noexcept {
+  const std::size_t r = v.r;
+  switch (part) {
+    case Part::sin: put<NT, Full>(p + k, _mm512_insertf32x8(widen(v.s0), v.s1, 1), lanes16(r)); break;
+    case Part::cos: put<NT, Full>(p + k, _mm512_insertf32x8(widen(v.c0), v.c1, 1), lanes16(r)); break;
+    case Part::sin_cos:
+      put<NT, Full>(p + 2 * k, interleave(v.s0, v.c0), lanes16(2 * r));
+      if (r > 8) put<NT, Full>(p + 2 * k + 16, interleave(v.s1, v.c1), lanes16(2 * (r - 8)));
+      break;
+    case Part::cos_sin:
+      put<NT, Full>(p + 2 * k, interleave(v.c0, v.s0), lanes16(2 * r));
+      if (r > 8) put<NT, Full>(p + 2 * k + 16, interleave(v.c1, v.s1), lanes16(2 * (r - 8)));
+      break;
+  }
+}
+template <bool NT, bool Full>
+inline void store_part(Part part, double* p, std::size_t k, const StepF64& v) noexcept {
+  const std::size_t r = v.r;
+  switch (part) {
+    case Part::sin: put<NT, Full>(p + k, v.s, lanes8(r)); break;
+    case Part::cos: put<NT, Full>(p + k, v.c, lanes8(r)); break;
+    case Part::sin_cos:
+      put<NT, Full>(p + 2 * k, interleave_lo(v.s, v.c), lanes8(2 * r));
+      if (r > 4) put<NT, Full>(p + 2 * k + 8, interleave_hi(v.s, v.c), lanes8(2 * (r - 4)));
+      break;
+    case Part::cos_sin:
+      put<NT, Full>(p + 2 * k, interleave_lo(v.c, v.s), lanes8(2 * r));
+      if (r > 4) put<NT, Full>(p + 2 * k + 8, interleave_hi(v.c, v.s), lanes8(2 * (r - 4)));
+      break;
+  }
+}
+
+// The parts of the destinations: fixed at compile time (Fixed...) or read at run time (none given).
+template <bool NT, Part... Fixed, class T>
+void fused_parts(const Tile<T>& t) noexcept {
+  constexpr std::size_t S = step_pairs(static_cast<T*>(nullptr));
+  // Locals, not t's fields: the stores through T* could alias t as far as the compiler knows, and reloading
+  // the fields in every step cost measurable time.
+  const double *const sa = t.sa, *const ca = t.ca;
+  const std::size_t n = t.n, nd = t.nd;
+  const std::array<Dest<T>, 4> dest = t.dest;
+  for (std::size_t row = 0; row < t.rows; ++row) {
+    const double* sj = t.j + row * 2 * AngleTable::kChunk;
+    const double* cj = sj + AngleTable::kChunk;
+    std::array<T*, 4> p;
+    for (std::size_t i = 0; i < nd; ++i) p[i] = dest[i].p + row * dest[i].stride;
+    auto step = [&]<bool Full>(std::size_t k, std::size_t r) {
+      const auto v = step_values<Full>(sa + k, ca + k, sj + k, cj + k, r, static_cast<T*>(nullptr));
+      if constexpr (sizeof...(Fixed) > 0) {
+        std::size_t i = 0;
+        ((store_part<NT, Full>(Fixed, p[i], k, v), ++i), ...);
+      } else {
+        for (std::size_t i = 0; i < nd; ++i) store_part<NT, Full>(dest[i].part, p[i], k, v);
+      }
+    };
+    std::size_t k = 0;
+    for (; k + S <= n; k += S) step.template operator()<true>(k, S);
+    if (k < n) step.template operator()<false>(k, n - k);
+  }
+}
+
+template <bool NT, class T>
+void fused(const Tile<T>& t) noexcept {
+  auto is = [&](std::initializer_list<Part> parts) {
+    if (parts.size() != t.nd) return false;
+    std::size_t i = 0;
+    for (Part p : parts)
+      if (t.dest[i++].part != p) return false;
+    return true;
+  };
+  using P = Part;
+  if (is({P::sin_cos})) return fused_parts<NT, P::sin_cos>(t);          // sinusoidal interleaved
+  if (is({P::cos_sin})) return fused_parts<NT, P::cos_sin>(t);          // ggml
+  if (is({P::sin, P::cos})) return fused_parts<NT, P::sin, P::cos>(t);  // sinusoidal halves, gptj
+  if (is({P::cos, P::sin})) return fused_parts<NT, P::cos, P::sin>(t);  // rope pairs
+  if (is({P::cos, P::cos, P::sin, P::sin})) return fused_parts<NT, P::cos, P::cos, P::sin, P::sin>(t);  // hf
+  fused_parts<NT>(t);
+}
+constexpr bool kDirectStreaming = true;
+#else
+template <bool NT, class T>
+void fused(const Tile<T>& t) noexcept {
+  fused_scalar(t);
+}
+constexpr bool kDirectStreaming = false;  // streamed outputs go through the staged copy (streaming.hpp)
+#endif
+
+// One thread's working memory: the current anchor's values and the staged chunk (stream path).
+template <class T>
+struct Worker {
+  AlignedBuffer<double> sa, ca;
+  AlignedBuffer<T> staging;  // per part: kChunkPairs * values_per_pair
+  std::int64_t anchor = std::numeric_limits<std::int64_t>::min();
+  Worker(std::size_t h) : sa(h), ca(h), staging(6 * kChunkPairs) {}
+  T* staged(Part p) const noexcept {
+    static constexpr std::array<std::size_t, 4> at{0, kChunkPairs, 2 * kChunkPairs, 4 * kChunkPairs};
+    return staging.get() + at[part_index(p)];
+  }
+};
+
+template <class T>
+class Writer {
+ public:
+  Writer(const AngleTable& t, const RowForm<T>& f, bool stream) : t_(t), f_(f), stream_(stream) {
+    for (std::size_t i = 0; i < f_.count; ++i) {
+      const std::size_t pi = part_index(f_.segments[i].part);
+      if (primary_[pi] < 0) primary_[pi] = static_cast<int>(i);
+    }
+  }
+
+  // Rows of positions pa + j, j in [j_lo, j_hi], into output rows row0, row0 + 1, ...
+  void run(Worker<T>& w, std::int64_t pa, std::size_t j_lo, std::size_t j_hi, std::size_t row0) const noexcept {
+    if (pa != w.anchor) {
+      t_.direct(pa, w.sa.get(), w.ca.get());
+      w.anchor = pa;
+    }
+    const std::size_t h = t_.pairs();
+    for (std::size_t k0 = 0; k0 < h; k0 += kChunkPairs) tile(w, j_lo, j_hi - j_lo + 1, row0, k0, std::min(kChunkPairs, h - k0));
+    if (f_.zero_column)
+      for (std::size_t j = j_lo; j <= j_hi; ++j) plane_row(f_.segments[0], row0 + (j - j_lo))[*f_.zero_column] = T(0);
+  }
+
+  // An all-zero row (a padding position).
+  void zero_row(std::size_t row) const noexcept {
+    const std::size_t h = t_.pairs();
+    for (std::size_t i = 0; i < f_.count; ++i) {
+      const Segment<T>& s = f_.segments[i];
+      std::fill_n(plane_row(s, row) + s.offset, h * values_per_pair(s.part), T(0));
+    }
+    if (f_.zero_column) plane_row(f_.segments[0], row)[*f_.zero_column] = T(0);
+  }
+
+ private:
+  static T* plane_row(const Segment<T>& s, std::size_t row) noexcept { return s.base + row * s.row_stride; }
+  static T* dest(const Segment<T>& s, std::size_t row, std::size_t k0) noexcept {
+    return plane_row(s, row) + s.offset + k0 * values_per_pair(s.part);
+  }
+
+  // Rows row0 .. row0 + rows - 1 (positions anchor + j0 ..), pairs k0 .. k0 + n - 1.
+  void tile(Worker<T>& w, std::size_t j0, std::size_t rows, std::size_t row0, std::size_t k0, std::size_t n) const noexcept {
+    Tile<T> t{w.sa.get() + k0, w.ca.get() + k0, t_.j_sin(j0, k0), rows, n, {}, f_.count};
+    bool lines = true;  // every destination row whole aligned cache lines
+    for (std::size_t i = 0; i < f_.count; ++i) {
+      const Segment<T>& s = f_.segments[i];
+      t.dest[i] = {s.part, dest(s, row0, k0), s.row_stride};
+      lines = lines && aligned64(t.dest[i].p) && (s.row_stride * sizeof(T)) % 64 == 0 &&
+              (n * values_per_pair(s.part) * sizeof(T)) % 64 == 0;
+    }
+    if (!stream_) return fused<false>(t);
+    if (kDirectStreaming && lines && n % 16 == 0) return fused<true>(t);
+    // Streaming to destinations that are not whole lines: row by row, compute each part once into L1, then
+    // copy it to every segment of that part with streamed whole lines and ordinary stores for partial ones.
+    for (std::size_t r = 0; r < rows; ++r) {
+      Tile<T> one{t.sa, t.ca, t_.j_sin(j0 + r, k0), 1, n, {}, 0};
+      for (std::size_t pi = 0; pi < 4; ++pi)
+        if (primary_[pi] >= 0) one.dest[one.nd++] = {static_cast<Part>(pi), w.staged(static_cast<Part>(pi)), 0};
+      fused<false>(one);
+      for (std::size_t i = 0; i < f_.count; ++i)
+        store_row(t.dest[i].p + r * t.dest[i].stride, w.staged(t.dest[i].part), n * values_per_pair(t.dest[i].part), true);
+    }
+  }
+
+  static bool aligned64(const void* p) noexcept { return (reinterpret_cast<std::uintptr_t>(p) & 63) == 0; }
+
+  const AngleTable& t_;
+  const RowForm<T>& f_;
+  bool stream_;
+  std::array<int, 4> primary_{-1, -1, -1, -1};  // per part: the segment the fused pass writes
+};
+
+}  // namespace
+
+template <class T>
+void write_table(const AngleTable& table, const PositionSource& src, const RowForm<T>& form,
+                 std::optional<std::int64_t> zero_position, const TableOptions& opt, std::size_t elements) {
+  if (src.count == 0) return;
+  const bool stream = opt.streaming_stores && worth_streaming(elements * sizeof(T));
+  const int threads = thread_count(opt, elements);
+  std::vector<Worker<T>> workers;
+  workers.reserve(static_cast<std::size_t>(threads));
+  for (int t = 0; t < threads; ++t) workers.emplace_back(table.pairs());
+  const Writer<T> writer(table, form, stream);
+  const auto B = static_cast<std::int64_t>(table.block());
+  const bool has_zero = zero_position.has_value();
+  const std::int64_t zp = zero_position.value_or(0);
+
+  if (src.list.empty()) {  // a range: whole blocks per work item
+    for_each_block(src.first, src.count, table.block(), threads, [&](int t, std::int64_t pa, std::int64_t lo, std::int64_t hi) {
+      Worker<T>& w = workers[static_cast<std::size_t>(t)];
+      auto rows = [&](std::int64_t a, std::int64_t b) {  // positions a..b of this block
+        if (a <= b)
+          writer.run(w, pa, static_cast<std::size_t>(a - pa), static_cast<std::size_t>(b - pa),
+                     static_cast<std::size_t>(a - src.first));
+      };
+      if (has_zero && zp >= lo && zp <= hi) {
+        rows(lo, zp - 1);
+        writer.zero_row(static_cast<std::size_t>(zp - src.first));
+        rows(zp + 1, hi);
+      } else {
+        rows(lo, hi);
+      }
+    });
+  } else {  // a list: fixed chunks of entries; runs of consecutive positions inside one block share the anchor
+    const std::size_t n = src.count, chunks = (n + kListChunk - 1) / kListChunk;
+    parallel_for(chunks, std::min<int>(threads, static_cast<int>(chunks)), [&](int t, std::size_t c) {
+      Worker<T>& w = workers[static_cast<std::size_t>(t)];
+      const std::size_t end = std::min(n, (c + 1) * kListChunk);
+      for (std::size_t i = c * kListChunk; i < end;) {
+        const std::int64_t p = src.list[i];
+        if (has_zero && p == zp) {
+          writer.zero_row(i++);
+          continue;
+        }
+        const std::int64_t pa = table.anchor_of(p);
+        std::size_t e = i + 1;  // [i, e): the run
+        while (e < end && src.list[e] == src.list[e - 1] + 1 && src.list[e] - pa < B && !(has_zero && src.list[e] == zp)) ++e;
+        writer.run(w, pa, static_cast<std::size_t>(p - pa), static_cast<std::size_t>(src.list[e - 1] - pa), i);
+        i = e;
+      }
+    });
+  }
+  if (stream) store_fence();
+}
+
+template void write_table<float>(const AngleTable&, const PositionSource&, const RowForm<float>&,
+                                 std::optional<std::int64_t>, const TableOptions&, std::size_t);
+template void write_table<double>(const AngleTable&, const PositionSource&, const RowForm<double>&,
+                                  std::optional<std::int64_t>, const TableOptions&, std::size_t);
+
+}  // namespace posenc::core

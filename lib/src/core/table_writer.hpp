@@ -1,0 +1,76 @@
+// lib/src/core/table_writer.hpp — every table of (sin, cos)(p omega_k) that posenc writes (sinusoidal tables
+// and rows, RoPE cos/sin caches in each engine's form) goes through here, so the fast path is written once.
+//
+// A row form says where pair k's values go: up to four segments, each a contiguous run in some output plane
+// (sin values, cos values, or the pair interleaved as (sin, cos) or (cos, sin)). A form is a pure layout: the
+// values are AngleTable's (anchor (x) J, angle_table.hpp), so a position's row is bit-identical in every form,
+// call, thread count and store path.
+//
+// How it is fast (issue "Tables at memory speed"; measurements in reports/latest/<scheme>/performance.md):
+//  * one pass per output entry: the complex multiply, the rounding to T and the layout are fused (AVX-512
+//    when the build has it; a portable loop of the same operations otherwise);
+//  * the anchor block stays B = 64 rows at any width: the row is cut into column chunks of kChunkPairs pairs,
+//    so the slice of J a block reads (B x kChunkPairs x 16 bytes) stays in L2 while the block's rows are
+//    written and an anchor costs 1/64 of a row whatever the width;
+//  * outputs larger than the private caches are written with non-temporal stores of whole cache lines from a
+//    chunk staged in L1 (no read-for-ownership); smaller outputs are written in place from registers;
+//  * threads take whole blocks (or fixed chunks of a position list): which thread writes a row never changes it.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <span>
+
+#include "angle_table.hpp"
+#include "posenc/options.hpp"
+
+namespace posenc::core {
+
+enum class Part : std::uint8_t {
+  sin,      // s_k at offset + k
+  cos,      // c_k at offset + k
+  sin_cos,  // s_k at offset + 2k, c_k at offset + 2k + 1
+  cos_sin,  // c_k at offset + 2k, s_k at offset + 2k + 1
+};
+
+template <class T>
+struct Segment {
+  Part part;
+  T* base;                 // the plane: row i of the output starts at base + i * row_stride
+  std::size_t row_stride;  // elements
+  std::size_t offset;      // elements from the row's start to pair 0's first value
+};
+
+template <class T>
+struct RowForm {
+  std::array<Segment<T>, 4> segments{};
+  std::size_t count = 0;                  // segments in use
+  std::optional<std::size_t> zero_column; // a column of segments[0]'s plane set to 0 in every row (odd dim)
+
+  RowForm& add(Part part, T* base, std::size_t row_stride, std::size_t offset) {
+    segments[count++] = {part, base, row_stride, offset};
+    return *this;
+  }
+};
+
+// The rows to write: output row i holds position first + i (a range) or positions[i] (a list).
+struct PositionSource {
+  std::int64_t first = 0;
+  std::size_t count = 0;
+  std::span<const std::int64_t> list{};  // non-empty: a list (then count == list.size())
+
+  std::int64_t at(std::size_t i) const noexcept {
+    return list.empty() ? first + static_cast<std::int64_t>(i) : list[i];
+  }
+};
+
+// Writes the rows of `src` in `form`. `zero_position`: a position whose row is all zeros (a padding row).
+// `output_bytes` decides the store path (worth_streaming) and `elements` the thread count. Allocates its
+// per-thread scratch before any parallel region (std::bad_alloc on the caller's thread); never throws after.
+template <class T>
+void write_table(const AngleTable& table, const PositionSource& src, const RowForm<T>& form,
+                 std::optional<std::int64_t> zero_position, const TableOptions& opt, std::size_t elements);
+
+}  // namespace posenc::core
