@@ -12,6 +12,7 @@
 #include "core/angle_table.hpp"
 #include "core/blas.hpp"
 #include "core/parallel.hpp"
+#include "core/table_writer.hpp"
 #include "core/trig.hpp"
 
 namespace posenc {
@@ -293,6 +294,22 @@ void cache_impl(const RopePlan::Impl& im, RopeCacheForm form, std::span<const st
                     " elements (" + std::string(to_string(form)) + " form)");
   if (positions.empty()) return;
   const std::size_t h = im.h, r = spec.rotary_dim, n = positions.size();
+  if (spec.regime == RopeRegime::exact) {  // the shared table writer (core/table_writer.hpp)
+    T* base = out.data();
+    core::RowForm<T> f;
+    switch (form) {
+      case RopeCacheForm::pairs: f.add(core::Part::cos, base, per, 0).add(core::Part::sin, base, per, h); break;
+      case RopeCacheForm::hf:  // [n][r] cos plane [c | c], then [n][r] sin plane [s | s]
+        f.add(core::Part::cos, base, r, 0).add(core::Part::cos, base, r, h);
+        f.add(core::Part::sin, base + n * r, r, 0).add(core::Part::sin, base + n * r, r, h);
+        break;
+      case RopeCacheForm::gptj: f.add(core::Part::sin, base, per, 0).add(core::Part::cos, base, per, h); break;
+      case RopeCacheForm::ggml: f.add(core::Part::cos_sin, base, per, 0); break;
+    }
+    core::write_table(im.table, core::PositionSource{.count = n, .list = positions}, f, std::nullopt, o, n * per);
+    return;
+  }
+  // Emulated regimes: every position's float32 steps on their own.
   const std::size_t chunks = (n + kTokensPerChunk - 1) / kTokensPerChunk;
   const int threads = std::min<int>(core::thread_count(o, n * per), static_cast<int>(chunks));
   const Scratch sc(threads, h);

@@ -395,6 +395,84 @@ POSENC_PROPERTY(Rope, ViewsThreadsAndTokenOrderDoNotChangeValues,
       RC_FAIL(*f);
 }
 
+// ROPE-REPRO-2
+POSENC_PROPERTY(Rope, CacheFormsAndStorePathsHoldTheSameValues,
+                {"ROPE-REPRO-2", "rope",
+                 "every cache form (pairs, hf, gptj, ggml; f32 and f64) holds bit for bit the cos/sin of the pairs "
+                 "form computed one position at a time, for runs of consecutive positions and shuffled lists, 1 or 2 "
+                 "threads, and every store path of the table writer: in place, streamed whole cache lines (64-byte "
+                 "aligned rows, > 4 MiB) and streamed through the staged copy (misaligned rows, chunk tails)",
+                 "DESIGN.md (bitwise reproducibility); issue 'Tables at memory speed'", Oracle::identity,
+                 {R::apply_identity}}) {
+  RopeSpec s = *small_spec();
+  s.regime = RopeRegime::exact;
+  const bool big = *rc::gen::inRange(0, 3) == 0;
+  if (big) {  // full rotary: rows of whole lines; rotary_dim 40 = 20 pairs: a step of 16 and a tail of 4
+    s.head_dim = *rc::gen::element<std::size_t>(64, 128, 256);
+    s.rotary_dim = *rc::gen::arbitrary<bool>() ? s.head_dim : 40;
+  }
+  const std::size_t h = pair_count(s), per_max = 2 * s.rotary_dim;
+  const std::size_t T = big ? (std::size_t{4} << 20) / (4 * per_max) + *rc::gen::inRange<std::size_t>(1, 200)
+                            : *rc::gen::inRange<std::size_t>(1, 300);
+  std::vector<std::int64_t> positions(T);
+  const std::int64_t p0 = std::clamp<std::int64_t>(*position(), -kRopeMaxPosition, kRopeMaxPosition - static_cast<std::int64_t>(T));
+  for (std::size_t i = 0; i < T; ++i) positions[i] = p0 + static_cast<std::int64_t>(i);
+  const bool shuffled = *rc::gen::inRange(0, 4) == 0;
+  if (shuffled) positions = *rc::gen::container<std::vector<std::int64_t>>(T, position());
+  const int threads = *rc::gen::inRange(1, 3);
+  const bool streaming = *rc::gen::arbitrary<bool>();
+  const std::size_t misalign = *rc::gen::inRange<std::size_t>(0, 2);
+  count_case(claim);
+  tag(claim, big ? "cache > 4 MiB" : "cache small");
+  tag(claim, shuffled ? "positions shuffled" : "positions consecutive");
+  tag(claim, misalign ? "rows misaligned" : "rows 64-byte aligned");
+  const RopePlan plan(s);
+  auto run = [&](auto zero) {
+    using T_ = decltype(zero);
+    // Reference: the pairs form of each sampled position alone ([cos_0..cos_{h-1}, sin_0..sin_{h-1}]).
+    std::vector<std::size_t> rows{0, T - 1};
+    for (int i = 0; i < 24; ++i) rows.push_back(*rc::gen::inRange<std::size_t>(0, T));
+    std::vector<T_> ref(2 * h);
+    for (RopeCacheForm form : {RopeCacheForm::pairs, RopeCacheForm::hf, RopeCacheForm::gptj, RopeCacheForm::ggml}) {
+      const std::size_t per = cache_values_per_position(s, form);
+      std::vector<T_> storage(T * per + 64 / sizeof(T_) + misalign);
+      const auto addr = reinterpret_cast<std::uintptr_t>(storage.data());
+      const std::span<T_> out(storage.data() + ((64 - addr % 64) % 64) / sizeof(T_) + misalign, T * per);
+      plan.cache(form, positions, out, TableOptions{.threads = threads, .streaming_stores = streaming});
+      for (std::size_t i : rows) {
+        plan.cache(RopeCacheForm::pairs, std::span<const std::int64_t>(&positions[i], 1), std::span<T_>(ref),
+                   TableOptions{.threads = 1, .streaming_stores = false});
+        for (std::size_t k = 0; k < h; ++k) {
+          T_ c = 0, sn = 0, c2 = 0, s2 = 0;  // this form's cos and sin of pair k (and their copies)
+          switch (form) {
+            case RopeCacheForm::pairs: c = c2 = out[i * per + k], sn = s2 = out[i * per + h + k]; break;
+            case RopeCacheForm::hf: {  // [T][r] cos plane, then [T][r] sin plane
+              const std::size_t r = s.rotary_dim;
+              c = out[i * r + k], c2 = out[i * r + h + k];
+              sn = out[T * r + i * r + k], s2 = out[T * r + i * r + h + k];
+              break;
+            }
+            case RopeCacheForm::gptj: sn = s2 = out[i * per + k], c = c2 = out[i * per + h + k]; break;
+            case RopeCacheForm::ggml: c = c2 = out[i * per + 2 * k], sn = s2 = out[i * per + 2 * k + 1]; break;
+          }
+          auto what = [&] {
+            return spec_label(s) + " form=" + std::string(to_string(form)) + " dtype=" + (sizeof(T_) == 4 ? "f32" : "f64") +
+                   " T=" + std::to_string(T) + " row=" + std::to_string(i) + " p=" + std::to_string(positions[i]) +
+                   " pair=" + std::to_string(k) + " threads=" + std::to_string(threads) + (streaming ? " streaming" : "") +
+                   (misalign ? " misaligned" : " aligned");
+          };
+          for (T_ v : {c, c2})
+            if (auto f = check(claim, R::apply_identity, v, rf::make_real(static_cast<double>(ref[k]), 64), what)) RC_FAIL(*f);
+          for (T_ v : {sn, s2})
+            if (auto f = check(claim, R::apply_identity, v, rf::make_real(static_cast<double>(ref[h + k]), 64), what)) RC_FAIL(*f);
+        }
+      }
+    }
+  };
+  run(0.0f);
+  run(0.0);
+}
+
 // ROPE-CHECK-1
 POSENC_CLAIM_TEST(RopeCheck, CheckPassesPosencCachesAndRefusesPerturbedOnes,
                   {"ROPE-CHECK-1", "rope",
