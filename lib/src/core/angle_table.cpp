@@ -3,6 +3,7 @@
 #include <quadmath.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 
 #include "trig.hpp"
@@ -24,13 +25,21 @@ std::int64_t floor_div(std::int64_t a, std::int64_t b) { return a / b - ((a % b 
 }  // namespace
 
 DDFrequencies geometric_frequencies(std::size_t count, double scale, double base, double num_per_k, double den) {
+  // omega_k = (scale base^(-16 i num/den)) * base^(-j num/den) for k = 16 i + j: count/16 + 16 calls of powq
+  // instead of count (powq costs ~1.5 us; at d = 256 the per-k calls were three quarters of a plan's setup).
+  // Each factor is within 2^-108 relative, so the binary128 product is within 2^-107 + 2^-113 < 2^-106.
+  constexpr std::size_t kStep = 16;
   DDFrequencies f;
   f.hi.resize(count);
   f.lo.resize(count);
-  const __float128 b = base, sc = scale, d = den;
+  const __float128 b = base, sc = scale, d = den, num = num_per_k;
+  auto power = [&](std::size_t k) { return powq(b, -(num * static_cast<__float128>(k) / d)); };
+  std::array<__float128, kStep> fine{};
+  for (std::size_t j = 0; j < std::min(count, kStep); ++j) fine[j] = j == 0 ? 1 : power(j);
+  __float128 coarse = sc;
   for (std::size_t k = 0; k < count; ++k) {
-    const __float128 e = static_cast<__float128>(num_per_k) * static_cast<__float128>(k) / d;
-    const __float128 w = sc * powq(b, -e);
+    if (k % kStep == 0 && k > 0) coarse = sc * power(k);
+    const __float128 w = coarse * fine[k % kStep];
     f.hi[k] = static_cast<double>(w);
     f.lo[k] = static_cast<double>(w - static_cast<__float128>(f.hi[k]));
   }

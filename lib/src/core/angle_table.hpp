@@ -34,8 +34,9 @@ struct DDFrequencies {
   std::size_t size() const noexcept { return hi.size(); }
 };
 
-// omega_k = scale * base^(-(k * num_per_k) / den), k = 0..count-1, computed in binary128 (powq, relative
-// error a few 2^-113) and split into double-double: relative error <= 2^-105 for |e ln base| <= 16.
+// omega_k = scale * base^(-(k * num_per_k) / den), k = 0..count-1, computed in binary128 as the product of two
+// powq values (each within 2^-108 relative, the product within 2^-106) and split into double-double: relative
+// error <= 2^-105 for |e ln base| <= 16.
 DDFrequencies geometric_frequencies(std::size_t count, double scale, double base, double num_per_k, double den);
 
 // 64-byte aligned scratch of n elements; allocation failure throws std::bad_alloc (call it outside parallel
