@@ -3,7 +3,9 @@
 //
 // Families and variants
 //   table/<variant>/L:<rows>/d:<dim>/threads:<n>      output L x d, written once per iteration
-//     exact_f32, exact_f64   posenc::sinusoidal_table, vaswani preset, exact regime, positions 0..L-1
+//     exact_f32, exact_f64   posenc::sinusoidal_table, vaswani preset, exact regime, positions 0..L-1 (one-shot:
+//                            every iteration pays the plan's setup)
+//     plan_exact_f32/_f64    the same table from a plan made before the timed loop (SinusoidalPlan::table)
 //     exact_f32_halves       marian preset ([sin | cos] halves), one size only
 //     emulated_f32           fairseq preset in the emulated regime (fairseq's float32 steps), rows from
 //                            padding_idx + 1
@@ -142,8 +144,11 @@ SinusoidalSpec make_spec(TableSpec which, std::size_t d) {
   std::abort();
 }
 
+// One-shot calls (sinusoidal_table: the plan's setup in every iteration) or a plan made before the timed loop.
+enum class Call { one_shot, plan };
+
 template <class T>
-void bm_posenc_table(benchmark::State& st, TableSpec which, const char* what) {
+void bm_posenc_table(benchmark::State& st, TableSpec which, const char* what, Call call = Call::one_shot) {
   const std::size_t L = usize(st.range(0)), d = usize(st.range(1));
   const int threads = static_cast<int>(st.range(2));
   const SinusoidalSpec spec = make_spec(which, d);
@@ -151,9 +156,17 @@ void bm_posenc_table(benchmark::State& st, TableSpec which, const char* what) {
   const std::span<T> out = scratch_span<T>(0, L * d);
   const posenc::TableOptions opt{.threads = threads};
   try {
-    for (auto _ : st) {
-      posenc::sinusoidal_table(spec, first, L, out, opt);
-      benchmark::ClobberMemory();
+    if (call == Call::plan) {
+      const posenc::SinusoidalPlan plan = posenc::make_plan(spec);
+      for (auto _ : st) {
+        plan.table(first, L, out, opt);
+        benchmark::ClobberMemory();
+      }
+    } else {
+      for (auto _ : st) {
+        posenc::sinusoidal_table(spec, first, L, out, opt);
+        benchmark::ClobberMemory();
+      }
     }
   } catch (const std::exception& e) {
     st.SkipWithError(e.what());
@@ -333,6 +346,12 @@ POSENC_BENCH_SCHEME(sinusoidal) {
 
   add_table("exact_f32", f32, [](benchmark::State& st) { bm_posenc_table<float>(st, TableSpec::vaswani, "table/exact_f32"); });
   add_table("exact_f64", f64, [](benchmark::State& st) { bm_posenc_table<double>(st, TableSpec::vaswani, "table/exact_f64"); });
+  add_table("plan_exact_f32", f32, [](benchmark::State& st) {
+    bm_posenc_table<float>(st, TableSpec::vaswani, "table/plan_exact_f32", Call::plan);
+  });
+  add_table("plan_exact_f64", f64, [](benchmark::State& st) {
+    bm_posenc_table<double>(st, TableSpec::vaswani, "table/plan_exact_f64", Call::plan);
+  });
   add_table("emulated_f32", f32, [](benchmark::State& st) {
     bm_posenc_table<float>(st, TableSpec::fairseq_emulated, "table/emulated_f32");
   });

@@ -1,8 +1,7 @@
 // Sinusoidal tables and the shift operator T(k), on the shared angle core (core/angle_table.hpp).
 //
-// Exact regime: the plan holds an AngleTable of the spec's frequencies; a table is made block by block (anchor
-// at a multiple of B, every row of the block one complex multiply away from it), each finished block of rows is
-// laid out (interleaved or halves) and stored at once, with streaming stores for large outputs.
+// Exact regime: the plan holds an AngleTable of the spec's frequencies; tables and row lists are written by the
+// shared table writer (core/table_writer.hpp) in the spec's layout (one row form), streamed for large outputs.
 //
 // Emulated regime. The float32 steps of tensor2tensor / fairseq are replayed with IEEE float arithmetic
 // (which is exactly what those steps are), exp evaluated in binary128 and rounded once (correct rounding),

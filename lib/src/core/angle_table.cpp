@@ -6,6 +6,7 @@
 #include <array>
 #include <cmath>
 
+#include "cpu.hpp"
 #include "trig.hpp"
 
 namespace posenc::core {
@@ -65,16 +66,32 @@ std::int64_t AngleTable::anchor_of(std::int64_t p) const noexcept {
   return floor_div(p, B) * B;
 }
 
-void AngleTable::direct(std::int64_t p, double* s, double* c) const noexcept {
-  const std::size_t h = f_.size();
-  const double pd = static_cast<double>(p);  // exact: |p| <= 2^41
-  const double* hi = f_.hi.data();
-  const double* lo = f_.lo.data();
+// (sin, cos)(p omega_k) for k < h, vectorised by the compiler for the instruction set it is compiled for.
+namespace {
+inline void direct_loop(double pd, const double* hi, const double* lo, std::size_t h, double* s, double* c) noexcept {
 #pragma omp simd
   for (std::size_t k = 0; k < h; ++k) {
     const DoubleDouble t = scaled_angle(pd, hi[k], lo[k]);
     sincos_dd(t.hi, t.lo, s[k], c[k]);
   }
+}
+#ifdef POSENC_HAVE_AVX512_VARIANT
+POSENC_AVX512_BEGIN
+// The same loop compiled for AVX-512 (cpu.hpp): without it a baseline x86-64 build computes each fma in
+// software and its anchors cost ~40x more.
+void direct_loop_avx512(double pd, const double* hi, const double* lo, std::size_t h, double* s, double* c) noexcept {
+  direct_loop(pd, hi, lo, h, s, c);
+}
+POSENC_AVX512_END
+#endif
+}  // namespace
+
+void AngleTable::direct(std::int64_t p, double* s, double* c) const noexcept {
+  const double pd = static_cast<double>(p);  // exact: |p| <= 2^41
+#ifdef POSENC_HAVE_AVX512_VARIANT
+  if (use_avx512()) return direct_loop_avx512(pd, f_.hi.data(), f_.lo.data(), f_.size(), s, c);
+#endif
+  direct_loop(pd, f_.hi.data(), f_.lo.data(), f_.size(), s, c);
 }
 
 void AngleTable::rotate(const double* sa, const double* ca, std::size_t j, double* s, double* c) const noexcept {
@@ -89,12 +106,6 @@ void AngleTable::rotate(const double* sa, const double* ca, std::size_t j, doubl
       c[k] = std::clamp(std::fma(ca[k], cj[k], -(sa[k] * sj[k])), -1.0, 1.0);
     }
   }
-}
-
-void AngleTable::at(std::int64_t p, double* s, double* c, double* sa, double* ca) const noexcept {
-  const std::int64_t pa = anchor_of(p);
-  direct(pa, sa, ca);
-  rotate(sa, ca, static_cast<std::size_t>(p - pa), s, c);
 }
 
 }  // namespace posenc::core

@@ -74,9 +74,6 @@ class AngleTable {
   // Position anchor + j, 0 <= j < block(), from the anchor's values (sa, ca): one complex multiply with J[j],
   // clamped to [-1, 1] (the exact values lie there; the product can overshoot 1 by ~3.5 * 2^-53).
   void rotate(const double* sa, const double* ca, std::size_t j, double* s, double* c) const noexcept;
-  // (sin, cos) at p through its anchor: bit-identical to what a block containing p computes. sa, ca are
-  // scratch of pairs() doubles.
-  void at(std::int64_t p, double* s, double* c, double* sa, double* ca) const noexcept;
   // J is stored in column chunks of kChunk pairs, each chunk's B rows contiguous (sin then cos per row), so
   // that a writer going through a block chunk by chunk reads one contiguous slice (rows at a power-of-two
   // stride fell into the same cache sets and missed L2). j_sin(j, k0) / j_cos(j, k0): (sin, cos)(j omega_k)

@@ -9,7 +9,10 @@
 #include "parallel.hpp"
 #include "streaming.hpp"
 
-#if defined(__AVX512F__) && defined(__AVX512VL__)
+// The AVX-512 kernels are compiled on every x86-64 build and chosen at run time (cpu.hpp); the scalar kernel
+// performs the same IEEE operations, so which one runs never changes a value.
+#include "cpu.hpp"
+#ifdef POSENC_HAVE_AVX512_VARIANT
 #include <immintrin.h>
 #define POSENC_TABLE_AVX512 1
 // GCC 12's AVX-512 headers pass _mm512_undefined_*() as the merge source of unmasked operations (cvtpd_ps,
@@ -79,6 +82,7 @@ void fused_scalar(const Tile<T>& t) noexcept {
 }
 
 #ifdef POSENC_TABLE_AVX512
+POSENC_AVX512_BEGIN
 // The same operations eight pairs per vector, bit-identical to fused_scalar (each lane performs the same IEEE
 // operations). Streaming (NT = true): every store is a whole aligned 64-byte line, straight from registers, so
 // the arithmetic overlaps the memory traffic; the caller guarantees alignment and n a multiple of 16.
@@ -219,7 +223,7 @@ void fused_parts(const Tile<T>& t) noexcept {
 }
 
 template <bool NT, class T>
-void fused(const Tile<T>& t) noexcept {
+void fused_avx512(const Tile<T>& t) noexcept {
   auto is = [&](std::initializer_list<Part> parts) {
     if (parts.size() != t.nd) return false;
     std::size_t i = 0;
@@ -235,14 +239,18 @@ void fused(const Tile<T>& t) noexcept {
   if (is({P::cos, P::cos, P::sin, P::sin})) return fused_parts<NT, P::cos, P::cos, P::sin, P::sin>(t);  // hf
   fused_parts<NT>(t);
 }
-constexpr bool kDirectStreaming = true;
+POSENC_AVX512_END
 #else
 template <bool NT, class T>
-void fused(const Tile<T>& t) noexcept {
-  fused_scalar(t);
-}
-constexpr bool kDirectStreaming = false;  // streamed outputs go through the staged copy (streaming.hpp)
+void fused_avx512(const Tile<T>&) noexcept {}
 #endif
+
+// The fused pass; NT (streamed whole lines from registers) only where use_avx512().
+template <bool NT, class T>
+void fused(const Tile<T>& t) noexcept {
+  if (use_avx512()) fused_avx512<NT>(t);
+  else fused_scalar(t);
+}
 
 // One thread's working memory: the current anchor's values and the staged chunk (stream path).
 template <class T>
@@ -306,7 +314,7 @@ class Writer {
               (n * values_per_pair(s.part) * sizeof(T)) % 64 == 0;
     }
     if (!stream_) return fused<false>(t);
-    if (kDirectStreaming && lines && n % 16 == 0) return fused<true>(t);
+    if (use_avx512() && lines && n % 16 == 0) return fused<true>(t);
     // Streaming to destinations that are not whole lines: row by row, compute each part once into L1, then
     // copy it to every segment of that part with streamed whole lines and ordinary stores for partial ones.
     for (std::size_t r = 0; r < rows; ++r) {
