@@ -119,15 +119,42 @@ inline void put(double* p, __m512d v, __mmask8 m) noexcept {
   else _mm512_mask_storeu_pd(p, m, v);
 }
 
-// One step's values. float: 16 pairs (a line of sin, a line of cos, two lines of interleaved pairs);
-// double: 8 pairs, clamped (a line of sin, of cos, two of interleaved pairs).
+inline __m512 widen(__m256 v) { return _mm512_castps256_ps512(v); }
+inline __m512 interleave(__m256 a, __m256 b) {
+  const __m512i il = _mm512_setr_epi32(0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23);
+  return _mm512_permutex2var_ps(widen(a), il, widen(b));
+}
+inline __m512d interleave_lo(__m512d a, __m512d b) {
+  return _mm512_permutex2var_pd(a, _mm512_setr_epi64(0, 8, 1, 9, 2, 10, 3, 11), b);
+}
+inline __m512d interleave_hi(__m512d a, __m512d b) {
+  return _mm512_permutex2var_pd(a, _mm512_setr_epi64(4, 12, 5, 13, 6, 14, 7, 15), b);
+}
+
+// One step's values as whole lines. float: 16 pairs (a line of sin, of cos, two lines of interleaved pairs);
+// double: 8 pairs, clamped (the same lines).
 struct StepF32 {
   __m256 s0, c0, s1, c1;
   std::size_t r;  // pairs in the step
+  __m512 sin_line() const { return _mm512_insertf32x8(widen(s0), s1, 1); }
+  __m512 cos_line() const { return _mm512_insertf32x8(widen(c0), c1, 1); }
+  // Line i (0, 1) of the interleaved pairs, sin first when sin_first.
+  __m512 pair_line(int i, bool sin_first) const {
+    const __m256 s = i ? s1 : s0, c = i ? c1 : c0;
+    return sin_first ? interleave(s, c) : interleave(c, s);
+  }
+  static __mmask16 mask(std::size_t values) { return lanes16(values); }
 };
 struct StepF64 {
   __m512d s, c;
   std::size_t r;
+  __m512d sin_line() const { return s; }
+  __m512d cos_line() const { return c; }
+  __m512d pair_line(int i, bool sin_first) const {
+    const __m512d a = sin_first ? s : c, b = sin_first ? c : s;
+    return i ? interleave_hi(a, b) : interleave_lo(a, b);
+  }
+  static __mmask8 mask(std::size_t values) { return lanes8(values); }
 };
 template <bool Full>
 inline StepF32 step_values(const double* sa, const double* ca, const double* sj, const double* cj, std::size_t r,
@@ -147,49 +174,20 @@ inline StepF64 step_values(const double* sa, const double* ca, const double* sj,
 constexpr std::size_t step_pairs(float*) { return 16; }
 constexpr std::size_t step_pairs(double*) { return 8; }
 
-inline __m512 widen(__m256 v) { return _mm512_castps256_ps512(v); }
-inline __m512 interleave(__m256 a, __m256 b) {
-  const __m512i il = _mm512_setr_epi32(0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23);
-  return _mm512_permutex2var_ps(widen(a), il, widen(b));
-}
-inline __m512d interleave_lo(__m512d a, __m512d b) {
-  return _mm512_permutex2var_pd(a, _mm512_setr_epi64(0, 8, 1, 9, 2, 10, 3, 11), b);
-}
-inline __m512d interleave_hi(__m512d a, __m512d b) {
-  return _mm512_permutex2var_pd(a, _mm512_setr_epi64(4, 12, 5, 13, 6, 14, 7, 15), b);
-}
-
 // Stores part P of a step whose first pair is k (p: the destination of pair 0 of the chunk).
-template <bool NT, bool Full>
-inline void store_part(Part part, float* p, std::size_t k, const StepF32& v) noexcept {
-  const std::size_t r = v.r;
+template <bool NT, bool Full, class T, class Step>
+inline void store_part(Part part, T* p, std::size_t k, const Step& v) noexcept {
+  constexpr std::size_t L = 64 / sizeof(T);  // values per line
   switch (part) {
-    case Part::sin: put<NT, Full>(p + k, _mm512_insertf32x8(widen(v.s0), v.s1, 1), lanes16(r)); break;
-    case Part::cos: put<NT, Full>(p + k, _mm512_insertf32x8(widen(v.c0), v.c1, 1), lanes16(r)); break;
+    case Part::sin: put<NT, Full>(p + k, v.sin_line(), v.mask(v.r)); break;
+    case Part::cos: put<NT, Full>(p + k, v.cos_line(), v.mask(v.r)); break;
     case Part::sin_cos:
-      put<NT, Full>(p + 2 * k, interleave(v.s0, v.c0), lanes16(2 * r));
-      if (r > 8) put<NT, Full>(p + 2 * k + 16, interleave(v.s1, v.c1), lanes16(2 * (r - 8)));
+    case Part::cos_sin: {
+      const bool sin_first = part == Part::sin_cos;
+      put<NT, Full>(p + 2 * k, v.pair_line(0, sin_first), v.mask(2 * v.r));
+      if (2 * v.r > L) put<NT, Full>(p + 2 * k + L, v.pair_line(1, sin_first), v.mask(2 * v.r - L));
       break;
-    case Part::cos_sin:
-      put<NT, Full>(p + 2 * k, interleave(v.c0, v.s0), lanes16(2 * r));
-      if (r > 8) put<NT, Full>(p + 2 * k + 16, interleave(v.c1, v.s1), lanes16(2 * (r - 8)));
-      break;
-  }
-}
-template <bool NT, bool Full>
-inline void store_part(Part part, double* p, std::size_t k, const StepF64& v) noexcept {
-  const std::size_t r = v.r;
-  switch (part) {
-    case Part::sin: put<NT, Full>(p + k, v.s, lanes8(r)); break;
-    case Part::cos: put<NT, Full>(p + k, v.c, lanes8(r)); break;
-    case Part::sin_cos:
-      put<NT, Full>(p + 2 * k, interleave_lo(v.s, v.c), lanes8(2 * r));
-      if (r > 4) put<NT, Full>(p + 2 * k + 8, interleave_hi(v.s, v.c), lanes8(2 * (r - 4)));
-      break;
-    case Part::cos_sin:
-      put<NT, Full>(p + 2 * k, interleave_lo(v.c, v.s), lanes8(2 * r));
-      if (r > 4) put<NT, Full>(p + 2 * k + 8, interleave_hi(v.c, v.s), lanes8(2 * (r - 4)));
-      break;
+    }
   }
 }
 
