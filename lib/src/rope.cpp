@@ -294,58 +294,33 @@ void cache_impl(const RopePlan::Impl& im, RopeCacheForm form, std::span<const st
                     " elements (" + std::string(to_string(form)) + " form)");
   if (positions.empty()) return;
   const std::size_t h = im.h, r = spec.rotary_dim, n = positions.size();
+  // The form's layout, described once for both regimes.
+  T* base = out.data();
+  core::RowForm<T> f;
+  switch (form) {
+    case RopeCacheForm::pairs: f.add(core::Part::cos, base, per, 0).add(core::Part::sin, base, per, h); break;
+    case RopeCacheForm::hf:  // [n][r] cos plane [c | c], then [n][r] sin plane [s | s]
+      f.add(core::Part::cos, base, r, 0).add(core::Part::cos, base, r, h);
+      f.add(core::Part::sin, base + n * r, r, 0).add(core::Part::sin, base + n * r, r, h);
+      break;
+    case RopeCacheForm::gptj: f.add(core::Part::sin, base, per, 0).add(core::Part::cos, base, per, h); break;
+    case RopeCacheForm::ggml: f.add(core::Part::cos_sin, base, per, 0); break;
+  }
   if (spec.regime == RopeRegime::exact) {  // the shared table writer (core/table_writer.hpp)
-    T* base = out.data();
-    core::RowForm<T> f;
-    switch (form) {
-      case RopeCacheForm::pairs: f.add(core::Part::cos, base, per, 0).add(core::Part::sin, base, per, h); break;
-      case RopeCacheForm::hf:  // [n][r] cos plane [c | c], then [n][r] sin plane [s | s]
-        f.add(core::Part::cos, base, r, 0).add(core::Part::cos, base, r, h);
-        f.add(core::Part::sin, base + n * r, r, 0).add(core::Part::sin, base + n * r, r, h);
-        break;
-      case RopeCacheForm::gptj: f.add(core::Part::sin, base, per, 0).add(core::Part::cos, base, per, h); break;
-      case RopeCacheForm::ggml: f.add(core::Part::cos_sin, base, per, 0); break;
-    }
     core::write_table(im.table, core::PositionSource{.count = n, .list = positions}, f, std::nullopt, o, n * per);
     return;
   }
-  // Emulated regimes: every position's float32 steps on their own.
+  // Emulated regimes: every position's float32 steps on their own, laid out by the same form.
   const std::size_t chunks = (n + kTokensPerChunk - 1) / kTokensPerChunk;
   const int threads = std::min<int>(core::thread_count(o, n * per), static_cast<int>(chunks));
   const Scratch sc(threads, h);
-  T* base = out.data();
   core::parallel_for(chunks, threads, [&](int t, std::size_t chunk) {
     double *s = sc.s(t), *c = sc.c(t);
     std::int64_t anchor = std::numeric_limits<std::int64_t>::min();
     const std::size_t lo = chunk * kTokensPerChunk, hi = std::min(n, lo + kTokensPerChunk);
     for (std::size_t i = lo; i < hi; ++i) {
       im.sincos(positions[i], s, c, sc.sa(t), sc.ca(t), anchor, sc.a(t));
-      switch (form) {
-        case RopeCacheForm::pairs: {
-          T* row = base + i * per;
-          for (std::size_t k = 0; k < h; ++k) row[k] = static_cast<T>(c[k]), row[h + k] = static_cast<T>(s[k]);
-          break;
-        }
-        case RopeCacheForm::hf: {
-          T* cr = base + i * r;
-          T* sr = base + n * r + i * r;
-          for (std::size_t k = 0; k < h; ++k) {
-            cr[k] = cr[h + k] = static_cast<T>(c[k]);
-            sr[k] = sr[h + k] = static_cast<T>(s[k]);
-          }
-          break;
-        }
-        case RopeCacheForm::gptj: {
-          T* row = base + i * per;
-          for (std::size_t k = 0; k < h; ++k) row[k] = static_cast<T>(s[k]), row[h + k] = static_cast<T>(c[k]);
-          break;
-        }
-        case RopeCacheForm::ggml: {
-          T* row = base + i * per;
-          for (std::size_t k = 0; k < h; ++k) row[2 * k] = static_cast<T>(c[k]), row[2 * k + 1] = static_cast<T>(s[k]);
-          break;
-        }
-      }
+      core::put_row(f, i, s, c, h);
     }
   });
 }

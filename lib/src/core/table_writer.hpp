@@ -66,6 +66,26 @@ struct PositionSource {
   }
 };
 
+// Row `row` of `form` from given values s[k], c[k] (k < h), each rounded once to T: for rows whose values do not
+// come from an AngleTable (the emulated regimes), so every layout is still described once, by its form.
+template <class T>
+void put_row(const RowForm<T>& form, std::size_t row, const double* s, const double* c, std::size_t h) noexcept {
+  for (std::size_t i = 0; i < form.count; ++i) {
+    const Segment<T>& g = form.segments[i];
+    T* p = g.base + row * g.row_stride + g.offset;
+    for (std::size_t k = 0; k < h; ++k) {
+      const T st = static_cast<T>(s[k]), ct = static_cast<T>(c[k]);
+      switch (g.part) {
+        case Part::sin: p[k] = st; break;
+        case Part::cos: p[k] = ct; break;
+        case Part::sin_cos: p[2 * k] = st, p[2 * k + 1] = ct; break;
+        case Part::cos_sin: p[2 * k] = ct, p[2 * k + 1] = st; break;
+      }
+    }
+  }
+  if (form.zero_column) form.segments[0].base[row * form.segments[0].row_stride + *form.zero_column] = T(0);
+}
+
 // Writes the rows of `src` in `form`. `zero_position`: a position whose row is all zeros (a padding row).
 // `output_bytes` decides the store path (worth_streaming) and `elements` the thread count. Allocates its
 // per-thread scratch before any parallel region (std::bad_alloc on the caller's thread); never throws after.
