@@ -494,7 +494,7 @@ POSENC_CLI_SCHEME(rope) {
     c->add_option("--positions", f->positions, positions_help + " (default 0:16)")->type_name("SPEC")->group("Rows");
     c->add_option("--form", f->form, form_help + " (default pairs)")->type_name("FORM")->group("Rows");
     c->add_option("--dtype", f->dtype, "f32 (default) | f64")->type_name("T")->group("Output");
-    c->add_option("--threads", f->threads, "OpenMP threads (0: default)")->type_name("N");
+    c->add_option("--threads", f->threads, "threads (0: OpenMP's default count; capped at the processors)")->type_name("N");
     f->out.add_to(c, "npy | json | csv");
     c->footer(
         "Example: posenc table rope --preset hf-llama --head-dim 64 --positions 0:4096 --form hf --out cache.npy");
@@ -521,7 +521,7 @@ POSENC_CLI_SCHEME(rope) {
     c->add_flag("--inverse", f->inverse, "Apply R(-p) = R(p)^T (undo the rotation)");
     c->add_flag("--heads-first", f->heads_first, "--in is [heads, tokens, head_dim] (HF's transposed layout)")
         ->group("Input");
-    c->add_option("--threads", f->threads, "OpenMP threads (0: default)")->type_name("N");
+    c->add_option("--threads", f->threads, "threads (0: OpenMP's default count; capped at the processors)")->type_name("N");
     f->out.add_to(c, "npy | json");
     c->footer(
         "f32 and f64 inputs are written in their own type; f16 and bf16 inputs are rotated as f32 and written as f32.\n"
@@ -541,7 +541,7 @@ POSENC_CLI_SCHEME(rope) {
         ->type_name("SPEC")->group("Input");
     c->add_option("--k-positions", f->k_positions, positions_help + "; one per key (default 0 .. Lk-1)")
         ->type_name("SPEC")->group("Input");
-    c->add_option("--threads", f->threads, "OpenMP threads for the rotations (0: default)")->type_name("N");
+    c->add_option("--threads", f->threads, "threads for the rotations (0: OpenMP's default count)")->type_name("N");
     f->out.add_to(c, "npy | json");
     c->footer("f64 when both inputs are f64, else f32 (f16 inputs are converted exactly).\n"
               "Example: posenc scores rope --preset hf-llama --q q.npy --k k.npy --q-positions 100:108 --out s.npy");

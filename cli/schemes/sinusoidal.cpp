@@ -384,7 +384,7 @@ POSENC_CLI_SCHEME(sinusoidal) {
                     ->group("Rows");
     pos->excludes(tok);
     c->add_option("--dtype", f->dtype, "f32 (default) | f64")->type_name("T")->group("Output");
-    c->add_option("--threads", f->threads, "OpenMP threads (0: default)")->type_name("N");
+    c->add_option("--threads", f->threads, "threads (0: OpenMP's default count; capped at the processors)")->type_name("N");
     f->out.add_to(c, "npy | json | csv");
     c->footer("Example: posenc table sinusoidal --preset fairseq --dim 64 --positions 0,1,1000,100000 --dtype f64 --out t.npy");
     c->callback([f, c] { run_table(*f, c); });

@@ -25,7 +25,7 @@
 // Reproducibility: a position's row is bit-for-bit the same in every table, row list, call, plan, thread count
 //   and split of a range into calls (claim SIN-REPRO-1).
 //
-// Performance: elementwise, OpenMP over blocks of rows, streaming stores for outputs larger than the private
+// Performance: elementwise, threads (TableOptions) over blocks of rows, streaming stores for outputs larger than the private
 // caches. Each exact entry is one complex multiply of exactly computed values (lib/src/core/angle_table.hpp).
 //
 // Shift operator (seed 000, CONVENTIONS §2.1): PE(p+k) = T(k) PE(p), T(k) block diagonal with 2x2 rotations
