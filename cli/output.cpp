@@ -10,6 +10,8 @@
 #include <type_traits>
 
 #include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -51,6 +53,62 @@ Format choose_format(std::string_view format_flag, std::string_view out_path, st
 }
 
 // ---- Output --------------------------------------------------------------------------------------
+namespace {
+
+// The temporary file being written, for the signal handler: a fixed buffer (async-signal-safe to read),
+// written only while the cleanup signals are blocked.
+char g_pending_tmp[4096] = {};
+constexpr int kCleanupSignals[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
+
+extern "C" void remove_pending_and_reraise(int sig) {
+  if (g_pending_tmp[0] != '\0') unlink(g_pending_tmp);
+  signal(sig, SIG_DFL);
+  raise(sig);
+}
+
+// Installs the handler for each cleanup signal whose disposition is the default (an ignored signal, e.g. under
+// nohup, stays ignored). Once per process.
+void install_cleanup_handlers() {
+  static const bool done = [] {
+    for (int sig : kCleanupSignals) {
+      struct sigaction old {};
+      if (sigaction(sig, nullptr, &old) != 0 || old.sa_handler != SIG_DFL) continue;
+      struct sigaction sa {};
+      sa.sa_handler = remove_pending_and_reraise;
+      sigemptyset(&sa.sa_mask);
+      sigaction(sig, &sa, nullptr);
+    }
+    // Past a file-size limit (ulimit -f) the default is to kill the process (leaving the temporary file); ignored,
+    // the write fails with EFBIG and the command reports it and cleans up.
+    struct sigaction old {};
+    if (sigaction(SIGXFSZ, nullptr, &old) == 0 && old.sa_handler == SIG_DFL) signal(SIGXFSZ, SIG_IGN);
+    return true;
+  }();
+  (void)done;
+}
+
+// Runs f with the cleanup signals blocked (so g_pending_tmp and the file it names change together).
+template <class F>
+auto with_cleanup_signals_blocked(F&& f) {
+  sigset_t block, old;
+  sigemptyset(&block);
+  for (int sig : kCleanupSignals) sigaddset(&block, sig);
+  pthread_sigmask(SIG_BLOCK, &block, &old);
+  struct Restore {
+    sigset_t* old;
+    ~Restore() { pthread_sigmask(SIG_SETMASK, old, nullptr); }
+  } restore{&old};
+  return f();
+}
+
+std::string describe_mode(mode_t m) {
+  if (S_ISBLK(m)) return "a block device";
+  if (S_ISSOCK(m)) return "a socket";
+  if (S_ISDIR(m)) return "a directory";
+  return "not a regular file";
+}
+
+}  // namespace
 
 Output::Output(std::string path, bool binary) {
   if (path.empty() || path == "-") {
@@ -60,23 +118,69 @@ Output::Output(std::string path, bool binary) {
     return;
   }
   path_ = std::move(path);
-  tmp_ = path_ + ".tmp-XXXXXX";
-  const int fd = mkstemp(tmp_.data());
-  if (fd < 0) throw IoError("cannot create a temporary file next to '" + path_ + "': " + std::strerror(errno));
-  file_ = fdopen(fd, "wb");
-  if (!file_) {
-    const int err = errno;
-    close(fd);
-    unlink(tmp_.c_str());
-    throw IoError("cannot open '" + tmp_ + "': " + std::strerror(err));
+  const std::string what = "cannot write '" + path_ + "': ";
+  // A symbolic link stays a link: the file it names is what gets written.
+  std::string target = path_;
+  struct stat st {};
+  if (lstat(path_.c_str(), &st) == 0 && S_ISLNK(st.st_mode)) {
+    char* real = realpath(path_.c_str(), nullptr);
+    if (real == nullptr) throw IoError(what + "it is a symbolic link that does not resolve (" + std::strerror(errno) + ")");
+    target = real;
+    std::free(real);
   }
+  const bool exists = stat(target.c_str(), &st) == 0;
+  if (exists && (S_ISCHR(st.st_mode) || S_ISFIFO(st.st_mode))) {
+    // A device or a pipe (/dev/null, /dev/stdout, a FIFO) cannot be replaced atomically: written in place.
+    const int fd = open(target.c_str(), O_WRONLY | O_CLOEXEC);
+    if (fd < 0) throw IoError(what + std::strerror(errno));
+    file_ = fdopen(fd, "wb");
+    if (!file_) {
+      const int err = errno;
+      close(fd);
+      throw IoError(what + std::strerror(err));
+    }
+    in_place_ = true;
+    return;
+  }
+  if (exists && !S_ISREG(st.st_mode))
+    throw IoError(what + "it is " + describe_mode(st.st_mode) +
+                  "; accepted: a regular file (replaced atomically), a character device or a FIFO (written in place)");
+  if (exists) {
+    keep_mode_ = st.st_mode & 07777;
+    keep_uid_ = st.st_uid;
+    keep_gid_ = st.st_gid;
+    replaces_ = true;
+  }
+  target_ = target;
+  install_cleanup_handlers();
+  with_cleanup_signals_blocked([&] {
+    tmp_ = target_ + ".tmp-XXXXXX";
+    if (tmp_.size() >= sizeof g_pending_tmp) throw IoError(what + "the path is too long");
+    const int fd = mkstemp(tmp_.data());
+    if (fd < 0) throw IoError("cannot create a temporary file next to '" + target_ + "': " + std::strerror(errno));
+    std::memcpy(g_pending_tmp, tmp_.c_str(), tmp_.size() + 1);
+    file_ = fdopen(fd, "wb");
+    if (!file_) {
+      const int err = errno;
+      close(fd);
+      discard_tmp();
+      throw IoError("cannot open '" + tmp_ + "': " + std::strerror(err));
+    }
+  });
   std::setvbuf(file_, nullptr, _IOFBF, std::size_t{1} << 20);
+}
+
+void Output::discard_tmp() noexcept {
+  with_cleanup_signals_blocked([&] {
+    unlink(tmp_.c_str());
+    g_pending_tmp[0] = '\0';
+  });
 }
 
 Output::~Output() {
   if (is_stdout() || committed_) return;
   if (file_) std::fclose(file_);
-  unlink(tmp_.c_str());
+  if (!in_place_) discard_tmp();
 }
 
 void Output::commit() {
@@ -88,14 +192,30 @@ void Output::commit() {
   }
   const std::string what = "cannot write '" + path_ + "': ";
   if (std::fflush(file_) != 0 || std::ferror(file_)) throw IoError(what + std::strerror(errno));
-  // mkstemp creates the file 0600; give it the permissions an ordinary create would.
-  const mode_t mask = umask(0);
-  umask(mask);
-  if (fchmod(fileno(file_), 0666 & ~mask) != 0) throw IoError(what + std::strerror(errno));
+  if (!in_place_) {
+    // mkstemp creates the file 0600: a replaced file keeps its mode (and its owner and group where the system
+    // lets this process set them), a new one gets the permissions an ordinary create would.
+    mode_t mode = keep_mode_;
+    if (!replaces_) {
+      const mode_t mask = umask(0);
+      umask(mask);
+      mode = 0666 & ~mask;
+    }
+    if (replaces_ && (keep_uid_ != geteuid() || keep_gid_ != getegid()))
+      (void)!fchown(fileno(file_), keep_uid_, keep_gid_);  // EPERM for another user's file: it becomes ours
+    if (fchmod(fileno(file_), mode) != 0) throw IoError(what + std::strerror(errno));
+  }
   const int rc = std::fclose(file_);
   file_ = nullptr;
   if (rc != 0) throw IoError(what + std::strerror(errno));
-  if (std::rename(tmp_.c_str(), path_.c_str()) != 0) throw IoError(what + std::strerror(errno));
+  if (!in_place_) {
+    const bool renamed = with_cleanup_signals_blocked([&] {
+      if (std::rename(tmp_.c_str(), target_.c_str()) != 0) return false;
+      g_pending_tmp[0] = '\0';
+      return true;
+    });
+    if (!renamed) throw IoError(what + std::strerror(errno));
+  }
   committed_ = true;
 }
 

@@ -27,9 +27,18 @@ std::string_view to_string(Format);
 // Throws UsageError for an unknown format or extension or a format not in `allowed`.
 Format choose_format(std::string_view format_flag, std::string_view out_path, std::vector<Format> allowed = {});
 
-// stdout ("-" or empty path) or a file that appears only when complete: data goes to a temporary file
-// next to the target, commit() renames it over the target; a destroyed uncommitted Output removes the
-// temporary file, so a failed command leaves no partial output. I/O failures throw posenc::IoError.
+// Where a command's result goes. Construct it before computing anything, so a bad destination is reported at
+// once (and a temporary file exists only while the result is being made):
+//  * "-" or empty: stdout;
+//  * a regular file, or a path that does not exist: written to a temporary file next to it, which commit()
+//    renames over the target; a replaced file keeps its mode (and owner and group where the system allows);
+//    a destroyed uncommitted Output, or SIGINT/SIGTERM/SIGHUP/SIGQUIT, removes the temporary file, so a failed
+//    or interrupted command leaves no partial output and the old file untouched;
+//  * a symbolic link: the file it names, as above (the link stays a link);
+//  * a character device or a FIFO (/dev/null, /dev/stdout, a named pipe): written in place (no atomic
+//    replace is possible); a write error (ENOSPC on /dev/full) is reported;
+//  * anything else (a directory, a block device, a socket): refused.
+// I/O failures throw posenc::IoError naming the path and the system's reason.
 class Output {
  public:
   explicit Output(std::string path, bool binary);
@@ -42,9 +51,11 @@ class Output {
   void commit();
 
  private:
-  std::string path_, tmp_;
+  void discard_tmp() noexcept;
+  std::string path_, target_, tmp_;
   std::FILE* file_ = nullptr;
-  bool committed_ = false;
+  bool committed_ = false, in_place_ = false, replaces_ = false;
+  unsigned keep_mode_ = 0, keep_uid_ = 0, keep_gid_ = 0;
 };
 
 using NumberSpan = std::variant<std::span<const std::int64_t>, std::span<const float>, std::span<const double>>;

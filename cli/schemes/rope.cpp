@@ -159,7 +159,7 @@ struct TableFlags {
 
 template <class T>
 void run_table_typed(const TableFlags& f, const Spec& s, const PositionList& positions, RopeCacheForm form,
-                     Format format) {
+                     Format format, Output& out) {
   const TableOptions opts = parse_threads(f.threads);
   const std::uint64_t count64 = positions.size();
   const std::size_t per = cache_values_per_position(s, form);
@@ -179,7 +179,6 @@ void run_table_typed(const TableFlags& f, const Spec& s, const PositionList& pos
   const std::size_t r = s.rotary_dim;
   const bool hf = form == RopeCacheForm::hf;
   const std::span<const T> values(cache);
-  Output out(f.out.out, format == Format::npy);
   switch (format) {
     case Format::npy:
       if (hf)
@@ -228,10 +227,11 @@ void run_table(const TableFlags& f) {
   const bool f64 = parse_output_dtype(f.dtype) == DType::f64;
   const PositionList positions = parse_positions(s, f.positions);
   const Format format = choose_format(f.out.format, f.out.out);
+  Output out(f.out.out, format == Format::npy);  // the destination is checked before anything is computed
   if (f64)
-    run_table_typed<double>(f, s, positions, form, format);
+    run_table_typed<double>(f, s, positions, form, format, out);
   else
-    run_table_typed<float>(f, s, positions, form, format);
+    run_table_typed<float>(f, s, positions, form, format, out);
 }
 
 // ---- freqs -------------------------------------------------------------------------------------------
@@ -299,7 +299,7 @@ struct ApplyFlags {
 template <class T>
 void run_apply_typed(const ApplyFlags& f, const Spec& s, NpyArray& a, std::size_t tokens, std::size_t heads,
                      std::size_t token_stride, std::size_t head_stride, const std::vector<std::int64_t>& positions,
-                     Format format) {
+                     Format format, Output& out) {
   const TableOptions opts = parse_threads(f.threads);
   std::vector<T> converted;
   std::span<T> data;
@@ -315,7 +315,6 @@ void run_apply_typed(const ApplyFlags& f, const Spec& s, NpyArray& a, std::size_
   make_plan(s).apply(view, positions, f.inverse ? RopeDirection::inverse : RopeDirection::forward, opts);
 
   const std::span<const T> values(data);
-  Output out(f.out.out, format == Format::npy);
   if (format == Format::npy) {
     write_npy(out.file(), values, a.shape);
   } else {
@@ -362,10 +361,11 @@ void run_apply(ApplyFlags& f, CLI::App* app) {
                     "an input of " + std::to_string(tokens) + " tokens (shape " + shape_text(sh) + ")", "token");
   const Format format = choose_format(f.out.format, f.out.out, {Format::npy, Format::json});
   const NpyType stored = a.stored;
+  Output out(f.out.out, format == Format::npy);  // the destination is checked before anything is computed
   if (stored == NpyType::f64)
-    run_apply_typed<double>(f, s, a, tokens, heads, token_stride, head_stride, positions, format);
+    run_apply_typed<double>(f, s, a, tokens, heads, token_stride, head_stride, positions, format, out);
   else
-    run_apply_typed<float>(f, s, a, tokens, heads, token_stride, head_stride, positions, format);
+    run_apply_typed<float>(f, s, a, tokens, heads, token_stride, head_stride, positions, format, out);
   if (stored == NpyType::f16 || stored == NpyType::bf16)
     std::fprintf(stderr,
                  "posenc: note: --in holds %s values: converted to f32, rotated in the %s regime and written as f32\n",
@@ -451,8 +451,8 @@ void run_scores(ScoresFlags& f, CLI::App* app) {
   const bool f64 = q.stored == NpyType::f64 && k.stored == NpyType::f64;
   check_memory(lq * lk * (f64 ? 8 : 4), "the scores matrix");
   const Format format = choose_format(f.out.format, f.out.out, {Format::npy, Format::json});
+  Output out(f.out.out, format == Format::npy);  // the destination is checked before anything is computed
   auto emit = [&](auto values) {
-    Output out(f.out.out, format == Format::npy);
     if (format == Format::npy) {
       write_npy(out.file(), values, std::vector<std::size_t>{lq, lk});
     } else {

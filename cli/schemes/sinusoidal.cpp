@@ -86,7 +86,7 @@ PositionList tokens_to_positions(const SinusoidalSpec& s, const PositionList& to
 
 template <class T>
 void run_table_typed(const TableFlags& f, const SinusoidalSpec& s, const PositionList& positions,
-                     const std::optional<PositionList>& tokens, Format format) {
+                     const std::optional<PositionList>& tokens, Format format, Output& out) {
   const TableOptions opts = parse_threads(f.threads);
   const std::size_t count = static_cast<std::size_t>(positions.size());
   std::int64_t first = 0;
@@ -112,7 +112,6 @@ void run_table_typed(const TableFlags& f, const SinusoidalSpec& s, const Positio
   }
   if (format != Format::npy && list.empty()) list = positions.materialize();
 
-  Output out(f.out.out, format == Format::npy);
   const std::span<const T> values(table);
   switch (format) {
     case Format::npy:
@@ -157,10 +156,11 @@ void run_table(const TableFlags& f, CLI::App* app) {
     check_position(s, r.last());
   }
   const Format format = choose_format(f.out.format, f.out.out);
+  Output out(f.out.out, format == Format::npy);  // the destination is checked before anything is computed
   if (f64)
-    run_table_typed<double>(f, s, positions, tokens, format);
+    run_table_typed<double>(f, s, positions, tokens, format, out);
   else
-    run_table_typed<float>(f, s, positions, tokens, format);
+    run_table_typed<float>(f, s, positions, tokens, format, out);
 }
 
 // ---- freqs -------------------------------------------------------------------------------------------
@@ -216,7 +216,7 @@ struct ShiftFlags {
 };
 
 template <class T>
-void run_shift_typed(const ShiftFlags& f, const ShiftOperator& op, Format format) {
+void run_shift_typed(const ShiftFlags& f, const ShiftOperator& op, Format format, Output& out) {
   const SinusoidalSpec& s = op.spec();
   const std::size_t h = op.cos_k().size();
   const char* dtype = sizeof(T) == 4 ? "f32" : "f64";
@@ -229,7 +229,6 @@ void run_shift_typed(const ShiftFlags& f, const ShiftOperator& op, Format format
     const std::span<T> m(data.get(), d * d);
     dense_shift_matrix(op, m);
     const std::span<const T> values(m);
-    Output out(f.out.out, format == Format::npy);
     switch (format) {
       case Format::npy:
         write_npy(out.file(), values, {d, d});
@@ -263,7 +262,6 @@ void run_shift_typed(const ShiftFlags& f, const ShiftOperator& op, Format format
     ss[i] = static_cast<std::int64_t>(sin_slot(s, i));
     cslot[i] = static_cast<std::int64_t>(cos_slot(s, i));
   }
-  Output out(f.out.out, format == Format::npy);
   switch (format) {
     case Format::npy:
       write_npy(out.file(), std::span<const T>(both), {h, 2});
@@ -294,10 +292,11 @@ void run_shift(const ShiftFlags& f) {
   const std::int64_t k = parse_int64("--k", f.k);
   const Format format = choose_format(f.out.format, f.out.out);
   const ShiftOperator op = shift_operator(s, k);
+  Output out(f.out.out, format == Format::npy);  // the destination is checked before anything is computed
   if (f64)
-    run_shift_typed<double>(f, op, format);
+    run_shift_typed<double>(f, op, format, out);
   else
-    run_shift_typed<float>(f, op, format);
+    run_shift_typed<float>(f, op, format, out);
 }
 
 // ---- check and identify ------------------------------------------------------------------------------

@@ -5,7 +5,9 @@
 #  * thread creation refused (the shim makes every pthread_create fail with EAGAIN): posenc computes with the
 #    calling thread and writes the same bytes as an unrestricted run;
 #  * an address-space limit (ulimit -v) below what a command needs: one "posenc: error:" line, exit status 1,
-#    no output file, no abort (status 134) — before, a std::bad_alloc escaped an OpenMP region and aborted.
+#    no output file, no abort (status 134) — before, a std::bad_alloc escaped an OpenMP region and aborted;
+#  * output files (cli/output.hpp): /dev/full, a FIFO, a symlink (dangling too), a replaced file's mode, a
+#    directory (refused before computing), a file-size limit, a read-only directory, SIGTERM/SIGINT mid-write.
 # OpenBLAS starts its own threads when it is loaded and exits the process if it cannot (its blas_thread_init);
 # posenc cannot intercept that, so the thread scenario runs with OPENBLAS_NUM_THREADS=1 (no OpenBLAS threads).
 set -u
@@ -69,6 +71,92 @@ expect_clean_failure 1048576 table rope --head-dim 256 --form hf --positions 0:1
 # The case: many threads requested under a 4 GiB limit (capped at the processors; no abort).
 expect_clean_succeeds 4194304 table sinusoidal --dim 512 --positions 0:64 --threads 450 --out out.npy
 expect_clean_succeeds 4194304 table sinusoidal --dim 512 --positions 0:65536 --threads 4096 --out out.npy
+
+# ---- output files ------------------------------------------------------------------------------------
+one_error_line() { [[ $(wc -l <"$1") -eq 1 ]] && grep -q '^posenc: error: ' "$1"; }
+no_temp_files() { ! compgen -G "$1.tmp-*" >/dev/null; }
+SMALL=(table sinusoidal --dim 64 --positions 0:100)
+"$POSENC" "${SMALL[@]}" --out want.npy || fail "writing want.npy"
+
+# A full device: the write error is reported and the device stays a device. The test's own node (mknod, as
+# root) or else a symlink to /dev/full: never /dev/full itself, which a faulty build would replace with a file.
+if mknod -m 666 full.dev c 1 7 2>/dev/null || ln -s /dev/full full.dev; then
+  "$POSENC" "${SMALL[@]}" --format npy --out full.dev >stdout.txt 2>stderr.txt
+  rc=$?
+  if [[ $rc -eq 1 ]] && one_error_line stderr.txt && grep -q "No space left" stderr.txt && [[ -c full.dev ]]; then pass
+  else fail "--out a full device: status $rc, stderr: $(cat stderr.txt), full.dev is $(stat -L -c %F full.dev)"; fi
+fi
+
+# A FIFO is written in place (a reader gets the bytes) and stays a FIFO.
+mkfifo pipe.npy
+timeout 60 cat pipe.npy >from-pipe.npy &
+reader=$!
+if timeout 60 "$POSENC" "${SMALL[@]}" --out pipe.npy 2>stderr.txt && wait $reader && [[ -p pipe.npy ]] &&
+   cmp -s want.npy from-pipe.npy; then pass; else fail "--out FIFO: $(cat stderr.txt)"; fi
+
+# A symbolic link stays a link; the file it names gets the new contents.
+echo old >real.npy
+ln -s real.npy link.npy
+if "$POSENC" "${SMALL[@]}" --out link.npy 2>stderr.txt && [[ -L link.npy ]] && cmp -s want.npy real.npy &&
+   no_temp_files real.npy; then pass; else fail "--out symlink: link is $(stat -c %F link.npy), $(cat stderr.txt)"; fi
+ln -s no-such-dir/x.npy dangling.npy
+"$POSENC" "${SMALL[@]}" --out dangling.npy >stdout.txt 2>stderr.txt
+rc=$?
+if [[ $rc -eq 1 ]] && one_error_line stderr.txt && [[ -L dangling.npy ]]; then pass
+else fail "--out dangling symlink: status $rc, $(cat stderr.txt)"; fi
+
+# A replaced file keeps its mode.
+echo old >mode.npy
+chmod 640 mode.npy
+if "$POSENC" "${SMALL[@]}" --out mode.npy 2>stderr.txt && [[ $(stat -c %a mode.npy) == 640 ]] && cmp -s want.npy mode.npy
+then pass; else fail "--out existing 0640 file: mode now $(stat -c %a mode.npy), $(cat stderr.txt)"; fi
+
+# A directory is refused before anything is computed: under an address-space limit too small for the table,
+# the error is still about the directory (the table is never allocated), and nothing is left beside it.
+mkdir dir.npy
+(ulimit -v 1048576; exec timeout 120 "$POSENC" table sinusoidal --dim 4096 --positions 0:100000 --out dir.npy) \
+  >stdout.txt 2>stderr.txt
+rc=$?
+if [[ $rc -eq 1 ]] && one_error_line stderr.txt && grep -q "directory" stderr.txt && no_temp_files dir.npy; then pass
+else fail "--out directory: status $rc, $(cat stderr.txt)"; fi
+
+# A file-size limit (ulimit -f, in 1 KiB blocks): EFBIG is reported, no temporary file, the old file untouched.
+echo old >limited.npy
+(ulimit -f 64; exec timeout 120 "$POSENC" table sinusoidal --dim 512 --positions 0:1000 --out limited.npy) \
+  >stdout.txt 2>stderr.txt
+rc=$?
+if [[ $rc -eq 1 ]] && one_error_line stderr.txt && no_temp_files limited.npy && [[ $(cat limited.npy) == old ]]; then pass
+else fail "ulimit -f: status $rc, $(cat stderr.txt), temp files: $(echo limited.npy.tmp-*)"; fi
+
+# A read-only directory (skipped as root, whom permissions do not stop).
+if [[ $(id -u) -ne 0 ]]; then
+  mkdir ro && chmod 555 ro
+  "$POSENC" "${SMALL[@]}" --out ro/x.npy >stdout.txt 2>stderr.txt
+  rc=$?
+  if [[ $rc -eq 1 ]] && one_error_line stderr.txt && [[ -z $(ls ro) ]]; then pass; else fail "read-only dir: status $rc"; fi
+  chmod 755 ro
+fi
+
+# SIGTERM and SIGINT while a large result is being written: the process ends by the signal, the temporary file is
+# removed and the old target is untouched. (2 GiB of f32: writing it takes far longer than the wait below.)
+# (Job control on: a background job of a non-interactive shell otherwise starts with SIGINT ignored, and posenc
+# leaves an ignored signal ignored.)
+for sig in TERM INT; do
+  echo old >big.npy
+  set -m
+  "$POSENC" table sinusoidal --dim 4096 --positions 0:131072 --out big.npy 2>stderr.txt &
+  pid=$!
+  set +m
+  for _ in $(seq 600); do compgen -G "big.npy.tmp-*" >/dev/null && break; sleep 0.05; done
+  sleep 0.3
+  if ! kill -0 $pid 2>/dev/null; then fail "SIG$sig: posenc ended before the signal (make the table larger)"; continue; fi
+  kill -s $sig $pid
+  wait $pid
+  rc=$?
+  want=$((128 + $(kill -l $sig)))
+  if [[ $rc -eq $want ]] && no_temp_files big.npy && [[ $(cat big.npy) == old ]]; then pass
+  else fail "SIG$sig during a write: status $rc (want $want), temp files: $(echo big.npy.tmp-*), big.npy: $(head -c 20 big.npy | tr -dc '[:print:]')"; fi
+done
 
 echo "fault_test: $checks checks, $failures failures"
 [[ $failures -eq 0 ]]
