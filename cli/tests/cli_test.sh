@@ -225,6 +225,10 @@ expect_error 2 shift sinusoidal --preset fairseq --dim 8 --regime emulated --k 1
 expect_error 1 $T --dim 8 --out "$WORK/no/such/dir/out.npy"
 }
 expect_error 1 table sinusoidal --dim 1048576 --positions 0:1000000000 --out out.npy
+# A position list is not a range: with --min-timescale 1e6 every position must be <= 17592186, and this list
+# of 17592188 positions obeys that (a check of the list as a range from 0 refused it).
+if "$POSENC" table sinusoidal --dim 2 --min-timescale 1e6 --positions 0:17592187,0 --format npy --out /dev/null
+then pass; else fail "a position list is checked as a list, not as a range from 0"; fi
 "$POSENC" table sinusoidal --positions 'a,1' 2>&1 | grep -q "'a'" && pass || fail "position parse error names the token"
 "$POSENC" table sinusoidal --positions '5:2' 2>&1 | grep -q "a:b" && pass || fail "position parse error names the syntax"
 

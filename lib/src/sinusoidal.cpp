@@ -192,7 +192,7 @@ void rows_impl(const SinusoidalPlan::Impl& plan, std::span<const std::int64_t> p
                const TableOptions& opt) {
   const SinusoidalSpec& spec = plan.spec;
   if (positions.empty()) throw Error(kWhere, "positions.size()", "0", "an integer >= 1");
-  const std::size_t needed = checked_table_elements(spec, 0, positions.size(), sizeof(T));
+  const std::size_t needed = checked_list_elements(spec, positions.size(), sizeof(T));
   if (out.size() < needed)
     throw Error(kWhere, "out.size()", std::to_string(out.size()), ">= positions.size() * dim = " + std::to_string(needed));
   for (std::int64_t p : positions) check_position(spec, p);

@@ -1,6 +1,8 @@
 // properties/support/threads_test.cpp — posenc's worker threads (lib/src/core/parallel.*) as a host program
 // sees them: calls from several host threads at once, a call after fork(), and the same bytes in every case as
-// the single-threaded call (the values never depend on which thread computes them).
+// the single-threaded call (the values never depend on which thread computes them). Its own small program
+// (posenc_threads_test: the library and GoogleTest only), so that scripts/sanitize.sh can build and run it
+// under ThreadSanitizer in a minute.
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -10,6 +12,7 @@
 #include <thread>
 #include <vector>
 
+#include "posenc/rope.hpp"
 #include "posenc/sinusoidal.hpp"
 
 namespace {
@@ -56,7 +59,38 @@ TEST(Threads, ACallAfterForkWorksInTheChild) {
   int status = 0;
   ASSERT_EQ(waitpid(pid, &status, 0), pid);
   ASSERT_TRUE(WIFEXITED(status)) << "the child was killed by signal " << (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
-  EXPECT_EQ(WEXITSTATUS(status), 0) << "the child's table differs";
+  EXPECT_EQ(WEXITSTATUS(status), 0) << "the child's table differs (1) or the child failed otherwise";
+}
+
+// RoPE caches and in-place application, through the same workers: every host thread's result is the bytes of the
+// single-threaded call.
+TEST(Threads, RopeCachesAndRotationsFromConcurrentHostThreads) {
+  posenc::RopeSpec spec;
+  spec.head_dim = 128;
+  spec.rotary_dim = 96;
+  const posenc::RopePlan plan(spec);
+  constexpr std::size_t kTokens = 700, kHeads = 4;
+  std::vector<std::int64_t> pos(kTokens);
+  for (std::size_t i = 0; i < kTokens; ++i) pos[i] = static_cast<std::int64_t>((i * 7919) % 100003) - 5000;
+  auto run = [&](int threads) {
+    std::vector<float> cache(kTokens * posenc::cache_values_per_position(spec, posenc::RopeCacheForm::hf));
+    plan.cache(posenc::RopeCacheForm::hf, pos, std::span<float>(cache), posenc::TableOptions{.threads = threads});
+    std::vector<float> x(kTokens * kHeads * spec.head_dim);
+    for (std::size_t i = 0; i < x.size(); ++i) x[i] = static_cast<float>(i % 251) / 125.0f - 1.0f;
+    plan.apply(posenc::dense_rope_tensor(std::span<float>(x), kTokens, kHeads, spec.head_dim), pos,
+               posenc::RopeDirection::forward, posenc::TableOptions{.threads = threads});
+    cache.insert(cache.end(), x.begin(), x.end());
+    return cache;
+  };
+  const auto want = run(1);
+  std::vector<std::vector<float>> got(3);
+  std::vector<std::thread> hosts;
+  for (std::size_t i = 0; i < got.size(); ++i)
+    hosts.emplace_back([&, i] {
+      for (int rep = 0; rep < 4; ++rep) got[i] = run(2);
+    });
+  for (auto& h : hosts) h.join();
+  for (const auto& g : got) EXPECT_TRUE(same_bytes(g, want));
 }
 
 }  // namespace

@@ -96,6 +96,8 @@ std::string mpfr_format(const char* fmt, int digits, const Real& x) {
 
 }  // namespace
 
+void release_thread_caches() noexcept { mpfr_free_cache2(MPFR_FREE_LOCAL_CACHE); }
+
 void check_bits(unsigned bits) {
   if (bits < kMinBits || bits > kMaxBits)
     throw Error(kWhere, "bits", std::to_string(bits),

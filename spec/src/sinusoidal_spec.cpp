@@ -96,6 +96,17 @@ void check_position(const SinusoidalSpec& s, std::int64_t p) {
   if (!in_range(p, r)) throw Error(std::string(kWhere), "position", std::to_string(p), accepted_text(r, false));
 }
 
+std::size_t checked_list_elements(const SinusoidalSpec& s, std::size_t count, std::size_t element_size) {
+  validate(s);
+  if (count == 0) throw Error(std::string(kWhere), "positions.size()", "0", "an integer >= 1");
+  const std::size_t max_elems = std::numeric_limits<std::size_t>::max() / element_size;
+  if (count > max_elems / s.dim)
+    throw Error(std::string(kWhere), "positions.size()", std::to_string(count),
+                "positions.size() * dim * " + std::to_string(element_size) + " bytes must fit in size_t (dim = " +
+                    std::to_string(s.dim) + ")");
+  return count * s.dim;
+}
+
 std::size_t checked_table_elements(const SinusoidalSpec& s, std::int64_t first, std::size_t count,
                                    std::size_t element_size) {
   validate(s);

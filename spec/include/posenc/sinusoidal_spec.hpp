@@ -169,6 +169,10 @@ void check_position(const SinusoidalSpec&, std::int64_t position);
 // including the byte size for elements of element_size bytes.
 std::size_t checked_table_elements(const SinusoidalSpec&, std::int64_t first, std::size_t count,
                                    std::size_t element_size);
+// The same for a list of `count` positions (each checked by check_position where it is used): count >= 1
+// and count * dim elements of element_size bytes fit in size_t. A list is not a range: 0:17592187,0 is
+// accepted wherever every position in it is.
+std::size_t checked_list_elements(const SinusoidalSpec&, std::size_t count, std::size_t element_size);
 // Position of token index t (0-based) under the spec's offset convention: first_position + t.
 std::int64_t position_of_token(const SinusoidalSpec&, std::int64_t token_index);
 

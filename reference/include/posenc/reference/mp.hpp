@@ -30,6 +30,10 @@ inline constexpr unsigned kDefaultBits = 256;
 inline constexpr unsigned kMinBits = 24;           // below this the emulated float32 values would not fit
 inline constexpr unsigned kMaxBits = 1u << 16;
 
+// MPFR keeps per-thread caches (pi, log 2, ...) that a thread leaks when it ends: a thread of the caller's that
+// has used an oracle calls this before it ends (threads that live as long as the process need not).
+void release_thread_caches() noexcept;
+
 // Throws posenc::Error unless kMinBits <= bits <= kMaxBits.
 void check_bits(unsigned bits);
 
