@@ -11,6 +11,7 @@ packages=(
   libbenchmark-dev                          # benchmarks/
   nlohmann-json3-dev libcli11-dev           # JSON results and the command-line tool
   gnuplot-nox python3                       # reports/ (Markdown + SVG)
+  clang libclang-rt-14-dev                  # fuzz/ (libFuzzer) — scripts/fuzz.sh
 )
 
 missing=()

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The main job: install what is missing, build, run the proofs at report-level case counts, the accuracy
-# sweep and the benchmarks, and write reports/latest/. About 20 minutes on a 2-core machine;
-# --long runs a longer campaign (10x the property cases, a denser accuracy sweep, more benchmark repetitions).
+# sweep, the benchmarks and a fuzzing campaign (8 minutes per parser), and write reports/latest/. About 40
+# minutes on a 2-core machine; --long runs a longer campaign (10x the property cases, a denser accuracy sweep,
+# more benchmark repetitions, an hour of fuzzing per parser).
 #
 # Results (JSON) go to out/results/; the report generator turns them into reports/latest/.
 # Exit status: 0 if every proof passed and every stage ran; 1 otherwise (the report is written either way,
@@ -21,9 +22,9 @@ for arg in "$@"; do
 done
 
 if [ $long -eq 1 ]; then
-  cases=100000; sweep_flags=(--long); bench_reps=10; bench_min_time=0.5
+  cases=100000; sweep_flags=(--long); bench_reps=10; bench_min_time=0.5; fuzz_seconds=3600
 else
-  cases=15000; sweep_flags=(); bench_reps=5; bench_min_time=0.3
+  cases=15000; sweep_flags=(); bench_reps=5; bench_min_time=0.3; fuzz_seconds=480
 fi
 
 started=$(date +%s)
@@ -38,10 +39,10 @@ failed=()
 inherited_coretype=${OPENBLAS_CORETYPE-}
 unset OPENBLAS_CORETYPE
 
-stage "1/6 dependencies"
+stage "1/7 dependencies"
 "$root/scripts/install-deps.sh" || exit 1
 
-stage "2/6 build (Release, $build)"
+stage "2/7 build (Release, $build)"
 "$root/scripts/build.sh" || exit 1
 
 rm -rf "$results"; mkdir -p "$results"
@@ -52,7 +53,7 @@ if ! git -C "$root" diff --quiet HEAD 2>/dev/null; then POSENC_COMMIT="$POSENC_C
 # files of this run from files of another one.
 export POSENC_RUN_ID="$POSENC_COMMIT@$(date -u -d "@$started" +%Y-%m-%dT%H:%M:%SZ)"
 
-stage "3/6 proofs: oracle self-tests, accuracy metric, sinusoidal claims (RapidCheck max_success=$cases)"
+stage "3/7 proofs: oracle self-tests, accuracy metric, sinusoidal claims (RapidCheck max_success=$cases)"
 run_proof() {  # name, executable, extra args...
   local name=$1 exe=$2; shift 2
   echo "  - $name"
@@ -69,12 +70,12 @@ run_proof oracle "$build/reference/posenc_oracle_tests"
 run_proof properties "$build/properties/posenc_properties"
 "$build/cli/posenc" list --format json > "$results/schemes.json" || failed+=("schemes.json")
 
-stage "4/6 accuracy sweep (fast path vs oracle over positions 0..2^40, every preset, regime, dtype)"
+stage "4/7 accuracy sweep (fast path vs oracle over positions 0..2^40, every preset, regime, dtype)"
 if ! "$build/properties/posenc_accuracy_sweep" "${sweep_flags[@]}" --out "$results/accuracy.json" 2>&1 \
       | tee "$results/log-accuracy.txt" | grep -E '^\[|budget|FAIL|exceed' ; then :; fi
 [ -s "$results/accuracy.json" ] || failed+=("accuracy-sweep")
 
-stage "5/6 benchmarks (repetitions $bench_reps, min time ${bench_min_time}s)"
+stage "5/7 benchmarks (repetitions $bench_reps, min time ${bench_min_time}s)"
 # Primary run with the kernels posenc selects (OPENBLAS_CORETYPE unset: OpenBLAS detects the CPU, and
 # select_blas_kernels re-executes with a better core if the detected one is a fallback) ...
 bench=$build/benchmarks/posenc_bench
@@ -91,7 +92,12 @@ OPENBLAS_CORETYPE=Haswell "$bench" "${bench_flags[@]}" --benchmark_filter='^[a-z
   --benchmark_out="$results/bench-fallback-haswell.json" --benchmark_out_format=json \
   > "$results/log-bench-fallback.txt" 2>&1 || failed+=("bench:fallback")
 
-stage "6/6 report -> reports/latest/"
+stage "6/7 fuzzing: the parsers of user text and files (scripts/fuzz.sh, $fuzz_seconds s per target)"
+# fuzz.json (executions, corpus, findings per target) goes to $results; a finding fails the stage.
+"$root/scripts/fuzz.sh" "$fuzz_seconds" > "$results/log-fuzz.txt" 2>&1 || failed+=("fuzz")
+grep '^\[fuzz\] [a-z_]*:' "$results/log-fuzz.txt" | sed 's/^/    /'
+
+stage "7/7 report -> reports/latest/"
 # run.json: the run itself (id, mode, machine, stages) — the report's methods block is written once from it.
 write_run_json() {
   local names starts

@@ -11,14 +11,8 @@ PY=${2:-python3}
 command -v "$PY" >/dev/null 2>&1 || { echo "SKIP: python3 not found"; exit 77; }
 POSENC=$(cd "$(dirname "$POSENC")" && pwd)/$(basename "$POSENC")
 CLI_TEST_DIR=$(cd "$(dirname "$0")" && pwd)
-WORK=$(mktemp -d "${TMPDIR:-/tmp}/posenc-cli-test.XXXXXX")
-trap 'rm -rf "$WORK"' EXIT
-cd "$WORK" || exit 1
-
-failures=0
-checks=0
-pass() { checks=$((checks + 1)); }
-fail() { checks=$((checks + 1)); failures=$((failures + 1)); echo "FAIL: $*"; }
+# shellcheck source=harness.sh
+source "$CLI_TEST_DIR/harness.sh" cli
 
 # ---- --help works for every command ----------------------------------------------------------------
 for cmd in "" "list" "info" "table" "freqs" "shift" "check" "identify" "table sinusoidal" "freqs sinusoidal" "shift sinusoidal" \
@@ -558,5 +552,4 @@ then pass; else fail "scores rope: rotated dot products, shift invariance"; fi
 expect_error 2 scores rope --q sq.npy --k sk.npy --q-positions 0:2 --out out.npy
 expect_error 2 scores rope --q sq.npy --k x.npy --out out.npy
 
-echo "$((checks - failures))/$checks checks passed"
-[[ $failures -eq 0 ]]
+finish

@@ -13,13 +13,8 @@
 set -u
 POSENC=${1:?usage: fault_test.sh /path/to/posenc /path/to/shim.so}
 SHIM=${2:?usage: fault_test.sh /path/to/posenc /path/to/shim.so}
-WORK=$(mktemp -d "${TMPDIR:-/tmp}/posenc-fault-test.XXXXXX")
-trap 'rm -rf "$WORK"' EXIT
-cd "$WORK" || exit 1
-failures=0
-checks=0
-pass() { checks=$((checks + 1)); }
-fail() { checks=$((checks + 1)); failures=$((failures + 1)); echo "FAIL: $*"; }
+# shellcheck source=harness.sh
+source "$(cd "$(dirname "$0")" && pwd)/harness.sh" fault
 
 # ---- thread creation refused -------------------------------------------------------------------------
 # Each command is large enough (>= 2^15 values) to be split over threads.
@@ -158,5 +153,4 @@ for sig in TERM INT; do
   else fail "SIG$sig during a write: status $rc (want $want), temp files: $(echo big.npy.tmp-*), big.npy: $(head -c 20 big.npy | tr -dc '[:print:]')"; fi
 done
 
-echo "fault_test: $checks checks, $failures failures"
-[[ $failures -eq 0 ]]
+finish

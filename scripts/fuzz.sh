@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# Fuzzing of every parser that reads user text or files (fuzz/*_fuzz.cpp, libFuzzer + ASan + UBSan, clang from
+# Debian): position lists and numeric flags (positions_fuzz), the .npy reader (npy_fuzz).
+# Usage: scripts/fuzz.sh [SECONDS_PER_TARGET]   (default 30: the bounded run of .ci/run; the main job runs longer)
+# Each target starts from its committed corpus (fuzz/corpus/<target>/, read only) plus what earlier runs in this
+# build directory found. A finding (crash, sanitizer report, broken invariant, timeout, out-of-memory) leaves its
+# input in build-fuzz/findings/ and fails the script. With POSENC_RESULTS_DIR set, writes fuzz.json there:
+# per target the executions, seconds, corpus size and findings.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+seconds=${1:-30}
+build=${POSENC_FUZZ_BUILD_DIR:-$root/build-fuzz}
+"$root/scripts/install-deps.sh"
+mkdir -p "$build/findings"
+CXX=${POSENC_FUZZ_CXX:-clang++}
+flags=(-std=c++20 -O1 -g -fno-omit-frame-pointer -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
+       -I"$root/cli" -I"$root/spec/include")
+declare -A sources=([positions_fuzz]="cli/args.cpp" [npy_fuzz]="cli/npy_reader.cpp")
+results=()
+status=0
+for target in positions_fuzz npy_fuzz; do
+  echo "[fuzz] building $target"
+  # shellcheck disable=SC2086
+  "$CXX" "${flags[@]}" "$root/fuzz/$target.cpp" $(for s in ${sources[$target]}; do echo "$root/$s"; done) \
+    -o "$build/$target"
+  corpus="$build/corpus-${target%_fuzz}"
+  mkdir -p "$corpus"
+  echo "[fuzz] running $target for ${seconds}s"
+  set +e
+  "$build/$target" "$corpus" "$root/fuzz/corpus/${target%_fuzz}" -max_total_time="$seconds" -timeout=10 \
+    -rss_limit_mb=2048 -print_final_stats=1 -artifact_prefix="$build/findings/$target-" >"$build/$target.log" 2>&1
+  rc=$?
+  set -e
+  execs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$build/$target.log" | grep -o '[0-9]*$' || echo 0)
+  found=$(find "$build/findings" -name "$target-*" | wc -l)
+  units=$(find "$corpus" -type f | wc -l)
+  echo "[fuzz] $target: $execs executions in ${seconds}s, corpus $units inputs, exit status $rc, findings $found"
+  if [[ $rc -ne 0 || $found -ne 0 ]]; then
+    status=1
+    tail -40 "$build/$target.log"
+  fi
+  results+=("{\"target\": \"$target\", \"executions\": ${execs:-0}, \"seconds\": $seconds, \"corpus_inputs\": $units, \"exit_status\": $rc, \"findings\": $found}")
+done
+if [[ -n ${POSENC_RESULTS_DIR:-} ]]; then
+  mkdir -p "$POSENC_RESULTS_DIR"
+  { echo "{\"schema\": \"posenc-fuzz-1\", \"compiler\": \"$("$CXX" --version | head -1)\", \"targets\": ["
+    (IFS=,; echo "${results[*]}")
+    echo "]}"; } >"$POSENC_RESULTS_DIR/fuzz.json"
+fi
+exit $status
