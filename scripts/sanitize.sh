@@ -5,7 +5,7 @@
 #     Left out: cli.faults, whose LD_PRELOAD shim and address-space limits (ulimit -v) cannot work under ASan
 #     (ASan must be the first library loaded and reserves terabytes of address space); it runs in the Release
 #     suite.
-#  2. ThreadSanitizer: posenc's worker pool through the public API (posenc_threads_test: concurrent host
+#  2. ThreadSanitizer: posenc's worker pool through the public API (posenc_api_tests: concurrent host
 #     threads, tables, RoPE caches and rotations) built into build-tsan/. (libgomp is not instrumented, which is
 #     one reason the library's threads are its own; the oracles' OpenMP loops in properties/ are not run here.)
 # Usage: scripts/sanitize.sh [asan|tsan|all]   (default all)
@@ -37,12 +37,12 @@ fi
 
 if [[ $what == all || $what == tsan ]]; then
   build=${POSENC_TSAN_BUILD_DIR:-$root/build-tsan}
-  echo "[sanitize] TSan build of posenc_threads_test in $build"
+  echo "[sanitize] TSan build of posenc_api_tests in $build"
   configure "$build" "-fsanitize=thread -fno-omit-frame-pointer"
-  cmake --build "$build" -j"$(nproc)" --target posenc_threads_test
-  echo "[sanitize] TSan: posenc_threads_test"
+  cmake --build "$build" -j"$(nproc)" --target posenc_api_tests
+  echo "[sanitize] TSan: posenc_api_tests"
   # Without the fork test: TSan cannot start threads in the child of a multi-threaded fork (it says so and dies).
-  TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 "$build/properties/posenc_threads_test" --gtest_filter='-*Fork*'
+  TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 "$build/properties/posenc_api_tests" --gtest_filter='-*Fork*'
 
 fi
 echo "[sanitize] done: no sanitizer reports"

@@ -298,11 +298,13 @@ std::vector<double> sinusoidal_frequencies(const SinusoidalSpec& spec) {
 }
 
 std::size_t sin_slot(const SinusoidalSpec& s, std::size_t k) {
+  validate(s);  // a spec refused everywhere else gets no slots either
   if (k >= pair_count(s))
     throw Error(kWhere, "pair", std::to_string(k), "an integer in [0, " + std::to_string(pair_count(s)) + ") (h = dim/2)");
   return s.layout == Layout::interleaved ? 2 * k : k;
 }
 std::size_t cos_slot(const SinusoidalSpec& s, std::size_t k) {
+  validate(s);  // a spec refused everywhere else gets no slots either
   if (k >= pair_count(s))
     throw Error(kWhere, "pair", std::to_string(k), "an integer in [0, " + std::to_string(pair_count(s)) + ") (h = dim/2)");
   return s.layout == Layout::interleaved ? 2 * k + 1 : pair_count(s) + k;

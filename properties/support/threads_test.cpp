@@ -1,7 +1,7 @@
 // properties/support/threads_test.cpp — posenc's worker threads (lib/src/core/parallel.*) as a host program
 // sees them: calls from several host threads at once, a call after fork(), and the same bytes in every case as
 // the single-threaded call (the values never depend on which thread computes them). Its own small program
-// (posenc_threads_test: the library and GoogleTest only), so that scripts/sanitize.sh can build and run it
+// (posenc_api_tests: the library and GoogleTest only), so that scripts/sanitize.sh can build and run it
 // under ThreadSanitizer in a minute.
 #include <gtest/gtest.h>
 #include <sys/wait.h>

@@ -1,0 +1,168 @@
+// properties/support/misuse_test.cpp — every public function of the library, called the wrong way: hand-assembled
+// invalid specs, zero and huge sizes, spans one element short, strides that overlap, positions at the int64
+// limits. Each call must throw posenc::Error (naming what was wrong) and write nothing outside what it was given;
+// the sanitizer suite (scripts/sanitize.sh) runs this program, so an out-of-span access or undefined behaviour
+// on the way to the error is a failure too.
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "posenc/linalg.hpp"
+#include "posenc/rope.hpp"
+#include "posenc/sinusoidal.hpp"
+
+namespace {
+
+using posenc::Error;
+constexpr std::int64_t kMin = std::numeric_limits<std::int64_t>::min();
+constexpr std::int64_t kMax = std::numeric_limits<std::int64_t>::max();
+constexpr std::size_t kHuge = std::numeric_limits<std::size_t>::max();
+
+// The call throws posenc::Error whose message names `needle`.
+#define EXPECT_ERROR_NAMING(call, needle)                                                          \
+  do {                                                                                           \
+    try {                                                                                        \
+      call;                                                                                      \
+      ADD_FAILURE() << #call << " did not throw";                                                \
+    } catch (const Error& e) {                                                                   \
+      EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << #call << ": " << e.what(); \
+    } catch (const std::exception& e) {                                                          \
+      ADD_FAILURE() << #call << " threw something other than posenc::Error: " << e.what();       \
+    }                                                                                            \
+  } while (0)
+
+posenc::SinusoidalSpec small_sin() {
+  posenc::SinusoidalSpec s;
+  s.dim = 8;
+  return s;
+}
+
+TEST(Misuse, SinusoidalSpecsThatAreNotValid) {
+  for (auto [field, mutate] : std::vector<std::pair<std::string, void (*)(posenc::SinusoidalSpec&)>>{
+           {"dim", [](posenc::SinusoidalSpec& s) { s.dim = 0; }},
+           {"dim", [](posenc::SinusoidalSpec& s) { s.dim = kHuge; }},
+           {"base", [](posenc::SinusoidalSpec& s) { s.base = std::numeric_limits<double>::quiet_NaN(); }},
+           {"base", [](posenc::SinusoidalSpec& s) { s.base = -1; }},
+           {"min_timescale", [](posenc::SinusoidalSpec& s) { s.min_timescale = std::numeric_limits<double>::infinity(); }},
+           {"first_position", [](posenc::SinusoidalSpec& s) { s.first_position = kMin; }},
+           {"layout", [](posenc::SinusoidalSpec& s) { s.layout = static_cast<posenc::Layout>(99); }},
+       }) {
+    posenc::SinusoidalSpec s = small_sin();
+    mutate(s);
+    EXPECT_ERROR_NAMING(posenc::SinusoidalPlan{s}, field);
+    EXPECT_ERROR_NAMING(posenc::sinusoidal_frequencies(s), field);
+    EXPECT_ERROR_NAMING(posenc::sin_slot(s, 0), field);
+    EXPECT_ERROR_NAMING(posenc::cos_slot(s, 0), field);
+    EXPECT_ERROR_NAMING(posenc::position_of_token(s, 0), field);
+    EXPECT_ERROR_NAMING(posenc::shift_operator(s, 1), field);
+  }
+}
+
+TEST(Misuse, SinusoidalTablesAndRows) {
+  const posenc::SinusoidalPlan plan(small_sin());
+  std::vector<float> out(4 * 8 + 1, 7.0f);
+  const std::span<float> short_by_one(out.data(), 4 * 8 - 1);
+  EXPECT_ERROR_NAMING(plan.table(0, 4, short_by_one), "out.size()");
+  EXPECT_ERROR_NAMING(plan.table(0, 0, std::span<float>(out)), "count");
+  EXPECT_ERROR_NAMING(plan.table(0, kHuge, std::span<float>(out)), "count");
+  EXPECT_ERROR_NAMING(plan.table(kMin, 4, std::span<float>(out)), "position");
+  EXPECT_ERROR_NAMING(plan.table(kMax, 4, std::span<float>(out)), "position");
+  EXPECT_ERROR_NAMING(plan.table(-1, 4, std::span<float>(out)), "position");  // unsigned convention
+  const std::vector<std::int64_t> three = {0, 1, 2};
+  EXPECT_ERROR_NAMING(plan.rows(three, std::span<float>(out.data(), 3 * 8 - 1)), "out.size()");
+  EXPECT_ERROR_NAMING(plan.rows(std::span<const std::int64_t>(), std::span<float>(out)), "positions.size()");
+  for (std::int64_t bad : {kMin, kMax, std::int64_t{-1}, std::int64_t{1} << 41}) {
+    const std::vector<std::int64_t> p = {0, bad};
+    EXPECT_ERROR_NAMING(plan.rows(p, std::span<float>(out)), "position");
+  }
+  EXPECT_EQ(out.back(), 7.0f) << "a refused call wrote past what it was given";
+  EXPECT_ERROR_NAMING(posenc::sin_slot(small_sin(), 4), "pair");
+  EXPECT_ERROR_NAMING(posenc::cos_slot(small_sin(), kHuge), "pair");
+  EXPECT_ERROR_NAMING(posenc::position_of_token(small_sin(), -1), "token_index");
+  EXPECT_ERROR_NAMING(posenc::position_of_token(small_sin(), kMax), "token_index");
+}
+
+TEST(Misuse, SinusoidalShiftOperator) {
+  const posenc::SinusoidalPlan plan(small_sin());
+  EXPECT_ERROR_NAMING(posenc::shift_operator(plan, kMin), "k");
+  EXPECT_ERROR_NAMING(posenc::shift_operator(plan, kMax), "k");
+  const posenc::ShiftOperator op = posenc::shift_operator(plan, 3);
+  std::vector<double> m(8 * 8 - 1);
+  EXPECT_ERROR_NAMING(posenc::dense_shift_matrix(op, std::span<double>(m)), "out.size()");
+  std::vector<float> block(2 * 8);
+  EXPECT_ERROR_NAMING(posenc::apply_shift(op, std::span<float>(block), 3), "block");
+  EXPECT_ERROR_NAMING(posenc::apply_shift(op, std::span<float>(block), kHuge), "block");
+  EXPECT_ERROR_NAMING(posenc::apply_shift(op, std::span<float>(block), kHuge, posenc::ShiftMethod::gemm), "block");
+}
+
+TEST(Misuse, GramMatrix) {
+  std::vector<float> block(4 * 8), out(16);
+  EXPECT_ERROR_NAMING(posenc::gram_matrix(std::span<const float>(block), 5, 8, std::span<float>(out)), "block");
+  EXPECT_ERROR_NAMING(posenc::gram_matrix(std::span<const float>(block), 4, 8, std::span<float>(out.data(), 15)), "out");
+  EXPECT_ERROR_NAMING(posenc::gram_matrix(std::span<const float>(block), kHuge, 8, std::span<float>(out)), "rows");
+  EXPECT_ERROR_NAMING(posenc::gram_matrix(std::span<const float>(block), 4, kHuge, std::span<float>(out)), "dim");
+}
+
+posenc::RopeSpec small_rope() {
+  posenc::RopeSpec s;
+  s.head_dim = 8;
+  s.rotary_dim = 8;
+  return s;
+}
+
+TEST(Misuse, RopeSpecsThatAreNotValid) {
+  for (auto [field, mutate] : std::vector<std::pair<std::string, void (*)(posenc::RopeSpec&)>>{
+           {"head_dim", [](posenc::RopeSpec& s) { s.head_dim = 0; }},
+           {"head_dim", [](posenc::RopeSpec& s) { s.head_dim = kHuge; }},
+           {"rotary_dim", [](posenc::RopeSpec& s) { s.rotary_dim = 7; }},
+           {"rotary_dim", [](posenc::RopeSpec& s) { s.rotary_dim = 10; }},
+           {"base", [](posenc::RopeSpec& s) { s.base = std::numeric_limits<double>::quiet_NaN(); }},
+           {"base", [](posenc::RopeSpec& s) { s.base = 0.5; }},
+           {"layout", [](posenc::RopeSpec& s) { s.layout = static_cast<posenc::Layout>(99); }},
+           {"regime", [](posenc::RopeSpec& s) { s.regime = static_cast<posenc::RopeRegime>(99); }},
+       }) {
+    posenc::RopeSpec s = small_rope();
+    mutate(s);
+    EXPECT_ERROR_NAMING(posenc::RopePlan{s}, field);
+    EXPECT_ERROR_NAMING(posenc::rope_frequencies(s), field);
+  }
+}
+
+TEST(Misuse, RopeCachesApplyShiftScores) {
+  const posenc::RopePlan plan(small_rope());
+  const std::vector<std::int64_t> p2 = {0, 5};
+  std::vector<float> cache(2 * 8 + 1, 7.0f);
+  EXPECT_ERROR_NAMING(plan.cache(posenc::RopeCacheForm::hf, p2, std::span<float>(cache.data(), 2 * 8 - 1)), "out");
+  for (std::int64_t bad : {kMin, kMax, std::int64_t{1} << 41}) {
+    const std::vector<std::int64_t> p = {0, bad};
+    EXPECT_ERROR_NAMING(plan.cache(posenc::RopeCacheForm::pairs, p, std::span<float>(cache)), "position");
+  }
+  EXPECT_EQ(cache.back(), 7.0f) << "a refused call wrote past what it was given";
+
+  std::vector<float> x(2 * 3 * 8 + 1, 1.0f);
+  const std::span<float> data(x.data(), 2 * 3 * 8);
+  EXPECT_ERROR_NAMING(plan.apply(posenc::RopeTensor<float>{}, p2), "tokens");  // default-constructed view
+  EXPECT_ERROR_NAMING(plan.apply(posenc::dense_rope_tensor(std::span<float>(x.data(), 2 * 3 * 8 - 1), 2, 3, 8), p2),
+                      "data");
+  EXPECT_ERROR_NAMING(plan.apply(posenc::RopeTensor<float>{data, 2, 3, 24, 4}, p2), "strides");  // heads overlap
+  EXPECT_ERROR_NAMING(plan.apply(posenc::RopeTensor<float>{data, 2, 3, kHuge, 8}, p2), "data");  // stride overflow
+  EXPECT_ERROR_NAMING(plan.apply(posenc::RopeTensor<float>{data, 2, 0, 24, 8}, p2), "heads");
+  EXPECT_ERROR_NAMING(plan.apply(posenc::dense_rope_tensor(data, 1, 3, 8), p2), "tokens");
+  const std::vector<std::int64_t> far = {0, kMax};
+  EXPECT_ERROR_NAMING(plan.apply(posenc::dense_rope_tensor(data, 2, 3, 8), far), "position");
+  EXPECT_ERROR_NAMING(plan.shift(posenc::dense_rope_tensor(data, 2, 3, 8), kMin), "delta");
+  EXPECT_EQ(x.back(), 1.0f) << "a refused call wrote past what it was given";
+
+  std::vector<float> q(2 * 8), k(3 * 8), s(2 * 3);
+  const std::vector<std::int64_t> p3 = {0, 1, 2};
+  EXPECT_ERROR_NAMING(plan.scores(std::span<const float>(q), p3, std::span<const float>(k), p3, std::span<float>(s)), "q");
+  EXPECT_ERROR_NAMING(plan.scores(std::span<const float>(q), p2, std::span<const float>(k), p3,
+                                  std::span<float>(s.data(), 5)), "scores");
+  EXPECT_ERROR_NAMING(plan.scores(std::span<const float>(q), far, std::span<const float>(k), p3, std::span<float>(s)),
+                      "position");
+}
+
+}  // namespace
