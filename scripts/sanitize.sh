@@ -29,7 +29,10 @@ if [[ $what == all || $what == asan ]]; then
   configure "$build" "-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all"
   cmake --build "$build" -j"$(nproc)"
   echo "[sanitize] ASan+UBSan: ctest"
-  export ASAN_OPTIONS=detect_leaks=1:halt_on_error=1:detect_stack_use_after_return=1:check_initialization_order=1:strict_init_order=1
+  # Not detect_stack_use_after_return: GCC 12's fake stack frames are only 32-byte aligned, and the AVX-512
+  # table writer's 64-byte-aligned locals then fault on an aligned store (vmovdqa64 to an address = 32 mod 64,
+  # seen in fused_parts under gdb), a limitation of the sanitizer, not a defect of the code.
+  export ASAN_OPTIONS=detect_leaks=1:halt_on_error=1:check_initialization_order=1:strict_init_order=1
   export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
   (cd "$build" && ctest --output-on-failure -j2 --timeout 1800 -LE 'cli:faults')
   unset ASAN_OPTIONS UBSAN_OPTIONS
