@@ -1101,3 +1101,76 @@ POSENC_REGRESSION(SinusoidalRegression, PositionZeroInsideABlockIsExact, "SIN-BN
 
 // SIN-SPEC-1..4: the generic contract of the spec description (support/spec_contract.hpp).
 POSENC_SPEC_CONTRACT(posenc::SinusoidalSpec, Sinusoidal, "SIN")
+
+// SIN-REPRO-2: with signed positions, PE(-p) is the exact reflection of PE(p).
+POSENC_PROPERTY(Sinusoidal, NegativePositionsAreTheExactReflection,
+                {"SIN-REPRO-2", "sinusoidal",
+                 "with signed positions, the row of -p is the row of p with every sine negated and every cosine (and "
+                 "zero column) equal, bit for bit: f32 and f64, exact and emulated regimes, table ranges that end at "
+                 "or cross 0, position lists, 1 or 2 threads, streamed (> 4 MiB) or not",
+                 "issue Reliability (determinism and symmetry): f64 cos(-p w) and cos(p w) differed in the last bit",
+                 Oracle::differential, {R::table_reproducible}}) {
+  SpecCase sc = *gen_any_spec(512, true);
+  const bool big = *rc::gen::inRange(0, 10) == 0;  // > 4 MiB of f32: the streaming paths
+  if (big) sc.spec = at_dim(sc.spec, 256);
+  SinusoidalSpec s = sc.spec;
+  s.signed_positions = true;
+  s.padding_row.reset();  // a padding row is all zeros at one position only: not symmetric by definition
+  s.first_position = 0;
+  const std::size_t count = big ? (std::size_t{4} << 20) / (4 * s.dim) + *rc::gen::inRange<std::size_t>(1, 100)
+                                : *rc::gen::inRange<std::size_t>(1, 300);
+  const PositionCase pc = *gen_position(s, 0, max_abs_position(s));
+  const std::int64_t a = pc.p, last = a + static_cast<std::int64_t>(count) - 1;
+  RC_PRE(in_range(s, -last, last));
+  const int threads = *rc::gen::inRange(1, 3);
+  const bool streaming = *rc::gen::arbitrary<bool>();
+  // The negative table also holds 0 .. last (it crosses 0) where that is small enough.
+  const bool crossing = *rc::gen::arbitrary<bool>() && last < 4096;
+  count_case(claim);
+  tag(claim, sc.region);
+  tag(claim, pc.region);
+  tag(claim, big ? "table > 4 MiB" : "table small");
+  tag(claim, crossing ? "range crosses 0" : "range negative");
+  const std::size_t d = s.dim;
+  std::vector<char> sin_column(d, 0);
+  for (std::size_t k = 0; k < pair_count(s); ++k) sin_column[sin_slot(s, k)] = 1;
+  auto run = [&](auto zero) {
+    using T = decltype(zero);
+    const SinusoidalPlan plan = make_plan(s);
+    const TableOptions opt{.threads = threads, .streaming_stores = streaming};
+    std::vector<T> pos(count * d);  // rows of a .. last
+    plan.table(a, count, std::span<T>(pos), opt);
+    // neg: rows of -last .. -a (then, when crossing, -a+1 .. last as well)
+    const std::size_t ncount = crossing && last < 4096 ? static_cast<std::size_t>(2 * last + 1) : count;
+    std::vector<T> neg(ncount * d);
+    plan.table(-last, ncount, std::span<T>(neg), opt);
+    // list: -a .. -last in descending order of magnitude, as a list
+    std::vector<std::int64_t> list(count);
+    for (std::size_t i = 0; i < count; ++i) list[i] = -(a + static_cast<std::int64_t>(i));
+    std::vector<T> rows(count * d);
+    plan.rows(list, std::span<T>(rows), opt);
+    for (std::size_t i = 0; i < count; ++i) {
+      const std::int64_t p = a + static_cast<std::int64_t>(i);
+      if (p == 0) continue;  // sin(0) = +0: its negation -0 is not the same bits
+      const T* rp = pos.data() + i * d;
+      const T* rn = neg.data() + static_cast<std::size_t>(last - p) * d;  // row of -p
+      const T* rl = rows.data() + i * d;
+      for (std::size_t col = 0; col < d; ++col) {
+        const bool is_sin = sin_column[col] != 0;
+        const T want = is_sin ? T(-rp[col]) : rp[col];
+        for (const T* got : {rn, rl}) {
+          if (std::memcmp(&got[col], &want, sizeof(T)) == 0) continue;
+          const std::string in = spec_label(s) + " dtype=" + (sizeof(T) == 4 ? "f32" : "f64") + " p=" +
+                                 position_label(p) + " col=" + std::to_string(col) + (is_sin ? " (sin)" : " (cos/zero)") +
+                                 (got == rl ? " (plan.rows)" : " (table)") + " threads=" + std::to_string(threads) +
+                                 (streaming ? " streaming" : "");
+          const Real ref = rf::make_real(static_cast<double>(want), kBits);
+          if (auto f = check(claim, R::table_reproducible, static_cast<double>(got[col]), ref, [&] { return in; })) RC_FAIL(*f);
+          RC_FAIL("PE(-p) is not the reflection of PE(p) at " + in);
+        }
+      }
+    }
+  };
+  run(0.0f);
+  run(0.0);
+}

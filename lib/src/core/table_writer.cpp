@@ -285,6 +285,22 @@ class Writer {
       for (std::size_t j = j_lo; j <= j_hi; ++j) plane_row(f_.segments[0], row0 + (j - j_lo))[*f_.zero_column] = T(0);
   }
 
+  // Negates the sines of an output row in place (the cosines are even): with run() for |p| into the same row,
+  // the row of p < 0 is the exact reflection of the row of |p|.
+  void negate_sines(std::size_t row) const noexcept {
+    const std::size_t h = t_.pairs();
+    for (std::size_t i = 0; i < f_.count; ++i) {
+      const Segment<T>& s = f_.segments[i];
+      T* r = plane_row(s, row) + s.offset;
+      switch (s.part) {
+        case Part::sin: for (std::size_t k = 0; k < h; ++k) r[k] = -r[k]; break;
+        case Part::sin_cos: for (std::size_t k = 0; k < h; ++k) r[2 * k] = -r[2 * k]; break;
+        case Part::cos_sin: for (std::size_t k = 0; k < h; ++k) r[2 * k + 1] = -r[2 * k + 1]; break;
+        case Part::cos: break;
+      }
+    }
+  }
+
   // An all-zero row (a padding position).
   void zero_row(std::size_t row) const noexcept {
     const std::size_t h = t_.pairs();
@@ -348,9 +364,32 @@ void write_table(const AngleTable& table, const PositionSource& src, const RowFo
   const auto B = static_cast<std::int64_t>(table.block());
   const bool has_zero = zero_position.has_value();
   const std::int64_t zp = zero_position.value_or(0);
+  // Negative positions: the row of |p| (computed like any non-negative row) with its sines negated, so PE(-p) is
+  // the exact reflection of PE(p) bit for bit. (p and -p have different anchors and J rows, so computing -p
+  // directly gave f64 cosines that differed from those of p in the last bit in ~45% of entries.) These rows are
+  // written with ordinary stores, so that they are still in cache for the sign flip. |p| <= 2^40: no overflow.
+  const Writer<T> cached(table, form, false);
+  auto mirrored_row = [&](Worker<T>& w, std::int64_t p, std::size_t row) {
+    if (has_zero && p == zp) return writer.zero_row(row);
+    const std::int64_t q = -p, qa = table.anchor_of(q);
+    cached.run(w, qa, static_cast<std::size_t>(q - qa), static_cast<std::size_t>(q - qa), row);
+    cached.negate_sines(row);
+  };
 
-  if (src.list.empty()) {  // a range: whole blocks per work item
-    for_each_block(src.first, src.count, table.block(), threads, [&](int t, std::int64_t pa, std::int64_t lo, std::int64_t hi) {
+  if (src.list.empty() && src.first < 0) {  // a range with negative positions: those rows first, row by row
+    const std::int64_t last = src.first + static_cast<std::int64_t>(src.count) - 1;
+    const auto negatives = static_cast<std::size_t>(std::min<std::int64_t>(last, -1) - src.first + 1);
+    const std::size_t chunks = (negatives + kListChunk - 1) / kListChunk;
+    parallel_for(chunks, std::min<int>(threads, static_cast<int>(chunks)), [&](int t, std::size_t c) {
+      Worker<T>& w = workers[static_cast<std::size_t>(t)];
+      for (std::size_t i = c * kListChunk, end = std::min(negatives, (c + 1) * kListChunk); i < end; ++i)
+        mirrored_row(w, src.first + static_cast<std::int64_t>(i), i);
+    });
+  }
+  if (src.list.empty() && src.first + static_cast<std::int64_t>(src.count) > 0) {  // the non-negative positions
+    const std::int64_t first = std::max<std::int64_t>(src.first, 0);
+    const auto count = static_cast<std::size_t>(src.first + static_cast<std::int64_t>(src.count) - first);
+    for_each_block(first, count, table.block(), threads, [&](int t, std::int64_t pa, std::int64_t lo, std::int64_t hi) {
       Worker<T>& w = workers[static_cast<std::size_t>(t)];
       auto rows = [&](std::int64_t a, std::int64_t b) {  // positions a..b of this block
         if (a <= b)
@@ -365,7 +404,8 @@ void write_table(const AngleTable& table, const PositionSource& src, const RowFo
         rows(lo, hi);
       }
     });
-  } else {  // a list: fixed chunks of entries; runs of consecutive positions inside one block share the anchor
+  } else if (!src.list.empty()) {  // a list: fixed chunks of entries; runs of consecutive positions inside one
+                                   // block share the anchor
     const std::size_t n = src.count, chunks = (n + kListChunk - 1) / kListChunk;
     parallel_for(chunks, std::min<int>(threads, static_cast<int>(chunks)), [&](int t, std::size_t c) {
       Worker<T>& w = workers[static_cast<std::size_t>(t)];
@@ -374,6 +414,10 @@ void write_table(const AngleTable& table, const PositionSource& src, const RowFo
         const std::int64_t p = src.list[i];
         if (has_zero && p == zp) {
           writer.zero_row(i++);
+          continue;
+        }
+        if (p < 0) {
+          mirrored_row(w, p, i++);
           continue;
         }
         const std::int64_t pa = table.anchor_of(p);
