@@ -23,7 +23,8 @@
 //   every entry lies in [-1, 1] (sinusoidal.table.range); PE(0), zero-pad columns and the padding row are exact
 //   (sinusoidal.table.exact_values).
 // Reproducibility: a position's row is bit-for-bit the same in every table, row list, call, plan, thread count
-//   and split of a range into calls (claim SIN-REPRO-1).
+//   and split of a range into calls (claim SIN-REPRO-1). With signed positions, the row of -p is the row of p with
+//   its sines negated, bit for bit, in every regime and type (claim SIN-REPRO-2; RoPE caches likewise).
 //
 // Performance: elementwise, threads (TableOptions) over blocks of rows, streaming stores for outputs larger than the private
 // caches. Each exact entry is one complex multiply of exactly computed values (lib/src/core/angle_table.hpp).
