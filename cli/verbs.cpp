@@ -27,7 +27,7 @@ TableOptions parse_threads(const std::string& text) {
   if (text.empty()) return opts;
   const std::int64_t t = parse_int64("--threads", text);
   if (t < 0 || t > 4096)
-    throw UsageError("--threads: '" + text + "' is out of range; accepted: 0 (OpenMP default) .. 4096 (capped at the "
+    throw UsageError("--threads: '" + text + "' is out of range; accepted: 0 (OpenMP's default count) .. 4096 (capped at the "
                      "number of processors)");
   opts.threads = static_cast<int>(t);
   return opts;

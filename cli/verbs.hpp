@@ -28,7 +28,7 @@ struct OutFlags {
 
 // --dtype of outputs: f32 | f64 (UsageError otherwise).
 DType parse_output_dtype(const std::string& text);
-// --threads N: 0 (OpenMP default) .. 4096; TableOptions with it.
+// --threads N: 0 (OpenMP's default count, OMP_NUM_THREADS) .. 4096, capped at the processors; TableOptions with it.
 TableOptions parse_threads(const std::string& text);
 
 // Refuses sizes beyond the machine's physical memory before allocating (with overcommit a huge allocation
