@@ -96,15 +96,22 @@ void check_position(const SinusoidalSpec& s, std::int64_t p) {
   if (!in_range(p, r)) throw Error(std::string(kWhere), "position", std::to_string(p), accepted_text(r, false));
 }
 
-std::size_t checked_list_elements(const SinusoidalSpec& s, std::size_t count, std::size_t element_size) {
-  validate(s);
-  if (count == 0) throw Error(std::string(kWhere), "positions.size()", "0", "an integer >= 1");
+namespace {
+// count >= 1 rows of dim elements of element_size bytes fit in size_t; `name` is the parameter the caller gave.
+std::size_t checked_rows(const SinusoidalSpec& s, std::size_t count, std::size_t element_size, const char* name) {
+  if (count == 0) throw Error(std::string(kWhere), name, "0", "an integer >= 1");
   const std::size_t max_elems = std::numeric_limits<std::size_t>::max() / element_size;
   if (count > max_elems / s.dim)
-    throw Error(std::string(kWhere), "positions.size()", std::to_string(count),
-                "positions.size() * dim * " + std::to_string(element_size) + " bytes must fit in size_t (dim = " +
+    throw Error(std::string(kWhere), name, std::to_string(count),
+                std::string(name) + " * dim * " + std::to_string(element_size) + " bytes must fit in size_t (dim = " +
                     std::to_string(s.dim) + ")");
   return count * s.dim;
+}
+}  // namespace
+
+std::size_t checked_list_elements(const SinusoidalSpec& s, std::size_t count, std::size_t element_size) {
+  validate(s);
+  return checked_rows(s, count, element_size, "positions.size()");
 }
 
 std::size_t checked_table_elements(const SinusoidalSpec& s, std::int64_t first, std::size_t count,
@@ -117,12 +124,7 @@ std::size_t checked_table_elements(const SinusoidalSpec& s, std::int64_t first, 
   if (count - 1 > static_cast<std::uint64_t>(lim - first))
     throw Error(std::string(kWhere), "count", std::to_string(count),
                 "first + count - 1 <= " + std::to_string(lim) + " (first = " + std::to_string(first) + ")");
-  const std::size_t max_elems = std::numeric_limits<std::size_t>::max() / element_size;
-  if (count > max_elems / s.dim)
-    throw Error(std::string(kWhere), "count", std::to_string(count),
-                "count * dim * " + std::to_string(element_size) + " bytes must fit in size_t (dim = " +
-                    std::to_string(s.dim) + ")");
-  return count * s.dim;
+  return checked_rows(s, count, element_size, "count");
 }
 
 std::int64_t position_of_token(const SinusoidalSpec& s, std::int64_t t) {
