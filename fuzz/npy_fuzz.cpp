@@ -22,8 +22,14 @@ namespace {
 
 void check(const posenc::cli::NpyArray& a, std::size_t file_size) {
   std::size_t n = 1;
+  bool empty = false;
+  for (std::size_t d : a.shape) empty = empty || d == 0;
   for (std::size_t d : a.shape) {
-    if (d != 0 && n > SIZE_MAX / d) finding("the shape's product overflows yet the array was accepted");
+    if (empty) {
+      n = 0;
+      break;
+    }
+    if (n > SIZE_MAX / d) finding("the shape's product overflows yet the array was accepted");
     n *= d;
   }
   if (a.values.size() != n) finding("values.size() differs from the product of the shape");
