@@ -201,6 +201,15 @@ void rows_impl(const SinusoidalPlan::Impl& plan, std::span<const std::int64_t> p
 
 // ---- shift operator -------------------------------------------------------------------------------
 
+// Columns of pair k < h of a spec already validated (a plan's, a ShiftOperator's): no checks in the loops over
+// pairs. The public sin_slot / cos_slot check the spec and k, then use these.
+std::size_t sin_column(const SinusoidalSpec& s, std::size_t k) noexcept {
+  return s.layout == Layout::interleaved ? 2 * k : k;
+}
+std::size_t cos_column(const SinusoidalSpec& s, std::size_t k) noexcept {
+  return s.layout == Layout::interleaved ? 2 * k + 1 : pair_count(s) + k;
+}
+
 template <class T>
 void dense_impl(const ShiftOperator& t, std::span<T> out) {
   const SinusoidalSpec& s = t.spec();
@@ -209,7 +218,7 @@ void dense_impl(const ShiftOperator& t, std::span<T> out) {
     throw Error("dense_shift_matrix", "out.size()", std::to_string(out.size()), ">= dim * dim = " + std::to_string(d * d));
   std::fill(out.begin(), out.begin() + static_cast<std::ptrdiff_t>(d * d), T(0));
   for (std::size_t i = 0; i < h; ++i) {
-    const std::size_t a = sin_slot(s, i), b = cos_slot(s, i);
+    const std::size_t a = sin_column(s, i), b = cos_column(s, i);
     out[a * d + a] = static_cast<T>(t.cos_k()[i]);
     out[a * d + b] = static_cast<T>(t.sin_k()[i]);
     out[b * d + a] = static_cast<T>(-t.sin_k()[i]);
@@ -230,7 +239,7 @@ void apply_shift_impl(const ShiftOperator& t, std::span<T> block, std::size_t ro
   warn_if_blas_fallback();
   if (m == ShiftMethod::rot) {  // x' = c x + s y (sin slot), y' = c y - s x (cos slot), per pair
     for (std::size_t i = 0; i < pair_count(t.spec()); ++i)
-      core::rot(brows, block.data() + sin_slot(t.spec(), i), bd, block.data() + cos_slot(t.spec(), i), bd, t.cos_k()[i],
+      core::rot(brows, block.data() + sin_column(t.spec(), i), bd, block.data() + cos_column(t.spec(), i), bd, t.cos_k()[i],
                 t.sin_k()[i]);
     return;
   }
@@ -297,17 +306,21 @@ std::vector<double> sinusoidal_frequencies(const SinusoidalSpec& spec) {
   return {plan.frequencies().begin(), plan.frequencies().end()};
 }
 
-std::size_t sin_slot(const SinusoidalSpec& s, std::size_t k) {
+namespace {
+void check_pair(const SinusoidalSpec& s, std::size_t k) {
   validate(s);  // a spec refused everywhere else gets no slots either
   if (k >= pair_count(s))
     throw Error(kWhere, "pair", std::to_string(k), "an integer in [0, " + std::to_string(pair_count(s)) + ") (h = dim/2)");
-  return s.layout == Layout::interleaved ? 2 * k : k;
+}
+}  // namespace
+
+std::size_t sin_slot(const SinusoidalSpec& s, std::size_t k) {
+  check_pair(s, k);
+  return sin_column(s, k);
 }
 std::size_t cos_slot(const SinusoidalSpec& s, std::size_t k) {
-  validate(s);  // a spec refused everywhere else gets no slots either
-  if (k >= pair_count(s))
-    throw Error(kWhere, "pair", std::to_string(k), "an integer in [0, " + std::to_string(pair_count(s)) + ") (h = dim/2)");
-  return s.layout == Layout::interleaved ? 2 * k + 1 : pair_count(s) + k;
+  check_pair(s, k);
+  return cos_column(s, k);
 }
 
 ShiftOperator shift_operator(const SinusoidalPlan& plan, std::int64_t k) {

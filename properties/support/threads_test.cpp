@@ -33,19 +33,25 @@ bool same_bytes(const std::vector<float>& a, const std::vector<float>& b) {
   return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
 }
 
+// `hosts` host threads at once, each calling make() `reps` times (asking for two workers); the last result of each.
+template <class Make>
+std::vector<std::vector<float>> from_host_threads(std::size_t hosts, int reps, Make make) {
+  std::vector<std::vector<float>> got(hosts);
+  std::vector<std::thread> threads;
+  for (std::size_t i = 0; i < hosts; ++i)
+    threads.emplace_back([&, i] {
+      for (int rep = 0; rep < reps; ++rep) got[i] = make();
+    });
+  for (auto& t : threads) t.join();
+  return got;
+}
+
 TEST(Threads, ConcurrentHostCallsGiveTheSingleThreadedBytes) {
   const auto want = table(1);
   ASSERT_TRUE(same_bytes(table(2), want));
   // Four host threads at once, each asking for two workers: one call gets the pool, the others run on their own
   // thread (parallel.hpp); every result is the same.
-  std::vector<std::vector<float>> got(4);
-  std::vector<std::thread> hosts;
-  for (std::size_t i = 0; i < got.size(); ++i)
-    hosts.emplace_back([&, i] {
-      for (int rep = 0; rep < 5; ++rep) got[i] = table(2);
-    });
-  for (auto& h : hosts) h.join();
-  for (const auto& g : got) EXPECT_TRUE(same_bytes(g, want));
+  for (const auto& g : from_host_threads(4, 5, [] { return table(2); })) EXPECT_TRUE(same_bytes(g, want));
 }
 
 TEST(Threads, ACallAfterForkWorksInTheChild) {
@@ -83,14 +89,7 @@ TEST(Threads, RopeCachesAndRotationsFromConcurrentHostThreads) {
     return cache;
   };
   const auto want = run(1);
-  std::vector<std::vector<float>> got(3);
-  std::vector<std::thread> hosts;
-  for (std::size_t i = 0; i < got.size(); ++i)
-    hosts.emplace_back([&, i] {
-      for (int rep = 0; rep < 4; ++rep) got[i] = run(2);
-    });
-  for (auto& h : hosts) h.join();
-  for (const auto& g : got) EXPECT_TRUE(same_bytes(g, want));
+  for (const auto& g : from_host_threads(3, 4, [&] { return run(2); })) EXPECT_TRUE(same_bytes(g, want));
 }
 
 }  // namespace

@@ -103,11 +103,4 @@ void run_threads(int threads, void (*fn)(void*, int, int), void* ctx) noexcept {
   for (int r; (r = p->remaining.load(std::memory_order_acquire)) != 0;) await_change(p->remaining, r);
 }
 
-int pool_workers() noexcept {
-  Pool* p = pool();
-  if (p == nullptr) return 0;
-  std::lock_guard lock(p->busy);
-  return static_cast<int>(p->workers.size());
-}
-
 }  // namespace posenc::core

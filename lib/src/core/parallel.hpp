@@ -38,9 +38,6 @@ inline int thread_count(const TableOptions& o, std::size_t elements) {
 // alone). Returns after every call has returned. fn must not throw.
 void run_threads(int threads, void (*fn)(void* ctx, int t, int used), void* ctx) noexcept;
 
-// Test hook: the number of worker threads the pool has started so far (posenc_properties' fault tests).
-int pool_workers() noexcept;
-
 // body(thread, i) for i in [0, n), split statically into contiguous ranges over at most `threads` threads;
 // body must not throw.
 template <class Body>
