@@ -51,6 +51,16 @@ int main(int argc, char** argv) {
   posenc::cli::register_all_schemes(registry);  // every cli/schemes/<scheme>.cpp (POSENC_CLI_SCHEME)
 
   try {
+    // CLI11 reads a flag given an empty value (--signed-positions=) as the flag alone; every option refuses
+    // an empty value here instead, with one message.
+    for (int i = 1; i < argc; ++i) {
+      const std::string arg = argv[i];
+      if (arg == "--") break;
+      if (arg.size() > 3 && arg.rfind("--", 0) == 0 && arg.back() == '=' && arg.find('=') == arg.size() - 1)
+        throw posenc::cli::UsageError(arg.substr(0, arg.size() - 1) +
+                                      ": '' (an empty value) is not accepted; give a value after '=', or leave the "
+                                      "option out (posenc <command> <scheme> --help lists the accepted values)");
+    }
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
     return app.exit(e);

@@ -118,7 +118,7 @@ Output::Output(std::string path, bool binary) {
     return;
   }
   path_ = std::move(path);
-  const std::string what = "cannot write '" + path_ + "': ";
+  const std::string what = "--out: cannot write '" + path_ + "': ";
   // A symbolic link stays a link: the file it names is what gets written.
   std::string target = path_;
   struct stat st {};
@@ -157,14 +157,14 @@ Output::Output(std::string path, bool binary) {
     tmp_ = target_ + ".tmp-XXXXXX";
     if (tmp_.size() >= sizeof g_pending_tmp) throw IoError(what + "the path is too long");
     const int fd = mkstemp(tmp_.data());
-    if (fd < 0) throw IoError("cannot create a temporary file next to '" + target_ + "': " + std::strerror(errno));
+    if (fd < 0) throw IoError("--out: cannot create a temporary file next to '" + target_ + "': " + std::strerror(errno));
     std::memcpy(g_pending_tmp, tmp_.c_str(), tmp_.size() + 1);
     file_ = fdopen(fd, "wb");
     if (!file_) {
       const int err = errno;
       close(fd);
       discard_tmp();
-      throw IoError("cannot open '" + tmp_ + "': " + std::strerror(err));
+      throw IoError("--out: cannot open '" + tmp_ + "': " + std::strerror(err));
     }
   });
   std::setvbuf(file_, nullptr, _IOFBF, std::size_t{1} << 20);
@@ -186,11 +186,11 @@ Output::~Output() {
 void Output::commit() {
   if (is_stdout()) {
     if (std::fflush(stdout) != 0 || std::ferror(stdout))
-      throw IoError(std::string("cannot write to stdout: ") + std::strerror(errno));
+      throw IoError(std::string("--out: cannot write to stdout: ") + std::strerror(errno));
     committed_ = true;
     return;
   }
-  const std::string what = "cannot write '" + path_ + "': ";
+  const std::string what = "--out: cannot write '" + path_ + "': ";
   if (std::fflush(file_) != 0 || std::ferror(file_)) throw IoError(what + std::strerror(errno));
   if (!in_place_) {
     // mkstemp creates the file 0600: a replaced file keeps its mode (and its owner and group where the system

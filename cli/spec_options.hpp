@@ -101,8 +101,21 @@ class SpecOptions {
       validate(s);
       return s;
     } catch (const Error& e) {
-      throw renamed(e);
+      throw with_typed_text(renamed(e));
     }
+  }
+
+  // An error about a flag the user gave shows the text typed ("--base = '1e999' ..."), and what it was read as
+  // when that reads differently ("--base = '1.0' (read as 1) ...").
+  Error with_typed_text(const Error& e) const {
+    for (const auto& [name, text] : texts_) {
+      const std::string flag = flag_of(name);
+      if (flag != e.parameter() || !given(flag)) continue;
+      const std::string quoted = "'" + text + "'";
+      if (e.value() == quoted || e.value() == text) return e;
+      return Error(e.where(), e.parameter(), quoted + " (read as " + e.value() + ")", e.accepted(), e.problem());
+    }
+    return e;
   }
 
   // The error with the field name replaced by its flag (unchanged if it names no field).
@@ -111,6 +124,12 @@ class SpecOptions {
     visit_field<Spec>(e.parameter(), [&](const auto& f) { out = e.renamed(std::string(f.flag)); });
     if (e.parameter() == "preset") out = e.renamed("--preset");
     return out;
+  }
+
+  static std::string flag_of(const std::string& field) {
+    std::string flag;
+    visit_field<Spec>(field, [&](const auto& f) { flag = std::string(f.flag); });
+    return flag;
   }
 
   static Spec read_spec_file(const std::string& path) {

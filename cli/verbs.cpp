@@ -80,8 +80,44 @@ std::vector<std::int64_t> one_position_each(const std::string& flag, const std::
   }
   const PositionList pl = PositionList::parse(flag, text);
   if (pl.size() != n)
-    throw UsageError(flag + ": " + std::to_string(pl.size()) + " positions for " + what + "; give one position per " + unit);
+    throw UsageError(flag + ": '" + text + "' has " + std::to_string(pl.size()) + " positions for " + what +
+                     "; give one position per " + unit);
   return pl.materialize();
+}
+
+void check_position_of(const std::string& flag, const std::string& text, std::int64_t p,
+                       const std::function<void(std::int64_t)>& check) {
+  try {
+    check(p);
+  } catch (const Error& e) {
+    const std::string v = std::to_string(p);
+    throw Error(e.where(), flag, text == v ? v : v + " (of '" + text + "')", e.accepted(), e.problem());
+  }
+}
+
+PositionList parse_checked_positions(const std::string& flag, const std::string& text,
+                                     const std::function<void(std::int64_t)>& check) {
+  PositionList pl = PositionList::parse(flag, text);
+  for (const auto& r : pl.runs()) {
+    check_position_of(flag, text, r.start, check);
+    check_position_of(flag, text, r.last(), check);
+  }
+  return pl;
+}
+
+NpyArray read_input(const std::string& flag, const std::string& path, std::optional<NpyType> declared) {
+  try {
+    return read_npy(path, declared);
+  } catch (const IoError& e) {
+    throw IoError(flag + ": " + e.what());
+  }
+}
+
+void check_ulp_allowance(const CLI::App* app, const std::string& flag, double value) {
+  if (value >= 0 && value <= 1e6) return;
+  const auto& typed = app->get_option(flag)->results();
+  throw UsageError(flag + ": '" + (typed.empty() ? std::string("?") : typed.back()) +
+                   "' is out of range; accepted: a real in [0, 1e6]");
 }
 
 NpyArray InputFlags::read() const {
@@ -93,7 +129,7 @@ NpyArray InputFlags::read() const {
     else if (dtype == "f64") declared = NpyType::f64;
     else throw UsageError("--in-dtype: '" + dtype + "' is not an element type; accepted: f16 | bf16 | f32 | f64");
   }
-  return read_npy(path, declared);
+  return read_input("--in", path, declared);
 }
 
 void ReportFlags::add_to(CLI::App* a) {

@@ -3,15 +3,19 @@
 // and writing a report (check, identify) as Markdown or JSON with the exit status of its verdict.
 #pragma once
 
+#include <functional>
+
 #include <CLI/CLI.hpp>
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "args.hpp"
 #include "npy_reader.hpp"
 #include "output.hpp"
 #include "posenc/options.hpp"
@@ -66,6 +70,19 @@ std::string shape_text(const std::vector<std::size_t>& shape);
 // than n is a UsageError naming the flag, `what` (e.g. "an input of 4 tokens") and the `unit` ("token").
 std::vector<std::int64_t> one_position_each(const std::string& flag, const std::string& text, bool given, std::size_t n,
                                             const std::string& what, const std::string& unit);
+// A position list (flag `flag`) whose every run's ends pass the scheme's position check `check` (a posenc::Error
+// about a position; runs are arithmetic, so their ends bound them). The error names the flag and the text typed.
+PositionList parse_checked_positions(const std::string& flag, const std::string& text,
+                                     const std::function<void(std::int64_t)>& check);
+// `check` applied to position p, a posenc::Error renamed to the flag the user typed, with the text it came from.
+void check_position_of(const std::string& flag, const std::string& text, std::int64_t p,
+                       const std::function<void(std::int64_t)>& check);
+
+// A .npy input named by a flag (--in, --q, --k): the reader's error prefixed by the flag.
+NpyArray read_input(const std::string& flag, const std::string& path, std::optional<NpyType> declared = std::nullopt);
+
+// A check's ulp allowance for a float32 library function (--ulp-exp, --ulp-pow, --ulp-trig): a real in [0, 1e6].
+void check_ulp_allowance(const CLI::App* app, const std::string& flag, double value);
 
 // A report of check/identify: --format md (default) or json, --out; returns nothing, sets the exit status.
 struct ReportFlags {

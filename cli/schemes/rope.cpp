@@ -104,22 +104,13 @@ RopeCacheForm parse_form(const std::string& text) {
   throw UsageError("--form: '" + text + "' is not a cache form; accepted: " + enum_names<RopeCacheForm>());
 }
 
-// --positions with every run's ends checked against the spec (runs are arithmetic: their ends bound them).
-PositionList parse_positions(const Spec& s, const std::string& text) {
-  PositionList pl = PositionList::parse("--positions", text);
-  for (const auto& r : pl.runs()) {
-    check_position(s, r.start, "--positions");
-    check_position(s, r.last(), "--positions");
-  }
-  return pl;
-}
-
-// 0 .. n-1, or --positions: one per `unit` (token, position row) of `what`, each checked against the spec.
-std::vector<std::int64_t> positions_for(const Spec& s, const std::string& text, bool given, std::size_t n,
-                                        const std::string& what, const std::string& unit) {
-  if (!given && n) check_position(s, static_cast<std::int64_t>(n - 1), "--positions (default 0 .. " + std::to_string(n - 1) + ")");
-  if (given) (void)parse_positions(s, text);  // every run's ends within the spec's range, naming --positions
-  return one_position_each("--positions", text, given, n, what, unit);
+// The positions of `flag` (one per `unit` of `what`), or 0 .. n-1 when not given; each checked against the spec.
+std::vector<std::int64_t> positions_for(const Spec& s, const std::string& flag, const std::string& text, bool given,
+                                        std::size_t n, const std::string& what, const std::string& unit) {
+  const auto check = [&](std::int64_t p) { check_position(s, p); };
+  if (!given && n) check_position_of(flag + " (default 0 .. " + std::to_string(n - 1) + ")", "", static_cast<std::int64_t>(n - 1), check);
+  if (given) (void)parse_checked_positions(flag, text, check);
+  return one_position_each(flag, text, given, n, what, unit);
 }
 
 // Column names of one row of a cache form (the hf form: of one row of either block).
@@ -225,7 +216,8 @@ void run_table(const TableFlags& f) {
   const Spec s = f.spec.build();
   const RopeCacheForm form = parse_form(f.form);
   const bool f64 = parse_output_dtype(f.dtype) == DType::f64;
-  const PositionList positions = parse_positions(s, f.positions);
+  const PositionList positions =
+      parse_checked_positions("--positions", f.positions, [&](std::int64_t p) { check_position(s, p); });
   const Format format = choose_format(f.out.format, f.out.out);
   Output out(f.out.out, format == Format::npy);  // the destination is checked before anything is computed
   if (f64)
@@ -357,7 +349,7 @@ void run_apply(ApplyFlags& f, CLI::App* app) {
     heads = sh[0], tokens = sh[1], token_stride = d, head_stride = sh[1] * d;  // HF's transposed layout, in place
   }
   const std::vector<std::int64_t> positions =
-      positions_for(s, f.positions, app->count("--positions") > 0, tokens,
+      positions_for(s, "--positions", f.positions, app->count("--positions") > 0, tokens,
                     "an input of " + std::to_string(tokens) + " tokens (shape " + shape_text(sh) + ")", "token");
   const Format format = choose_format(f.out.format, f.out.out, {Format::npy, Format::json});
   const NpyType stored = a.stored;
@@ -404,13 +396,15 @@ void run_check(CheckFlags& f, CLI::App* app) {
   input.stored = dtype_of(a.stored);
   input.form = form;
   input.positions = positions_for(
-      s, f.positions, app->count("--positions") > 0, n,
+      s, "--positions", f.positions, app->count("--positions") > 0, n,
       "a cache of " + std::to_string(n) + " positions (shape " + shape_text(sh) + ", form " + f.form + ")",
       hf ? "row of each block" : "row");
   input.describe = {{"file", f.in.path}, {"stored", std::string(to_string(a.stored))}, {"shape", shape_text(sh)}};
   const TableOptions opts = parse_threads(f.threads);
   test::CheckReport rep;
   try {
+    check_ulp_allowance(app, "--ulp-pow", f.ulp_pow);
+    check_ulp_allowance(app, "--ulp-trig", f.ulp_trig);
     rep = test::rope::check_cache(s, input, test::rope::EnvelopeAllowance{f.ulp_pow, f.ulp_trig}, opts.threads);
   } catch (const Error& e) {
     throw SpecOptions<Spec>::renamed(e);
@@ -430,7 +424,7 @@ struct ScoresFlags {
 };
 
 void run_scores(ScoresFlags& f, CLI::App* app) {
-  NpyArray q = read_npy(f.q_path, std::nullopt), k = read_npy(f.k_path, std::nullopt);
+  NpyArray q = read_input("--q", f.q_path), k = read_input("--k", f.k_path);
   for (const auto& [name, a] : {std::pair<const char*, NpyArray*>{"--q", &q}, {"--k", &k}})
     if (a->shape.size() != 2)
       throw UsageError(std::string(name) + ": holds an array of shape " + shape_text(a->shape) +
@@ -443,9 +437,9 @@ void run_scores(ScoresFlags& f, CLI::App* app) {
     throw Error(kScheme, f.spec.given("--head-dim") ? "--head-dim" : "head_dim (from --spec)", std::to_string(s.head_dim),
                 "the last dimension of --q and --k, " + std::to_string(q.shape[1]), "differs from the input");
   const std::size_t lq = q.shape[0], lk = k.shape[0];
-  const auto qp = positions_for(s, f.q_positions, app->count("--q-positions") > 0, lq,
+  const auto qp = positions_for(s, "--q-positions", f.q_positions, app->count("--q-positions") > 0, lq,
                                 "--q's " + std::to_string(lq) + " tokens", "token");
-  const auto kp = positions_for(s, f.k_positions, app->count("--k-positions") > 0, lk,
+  const auto kp = positions_for(s, "--k-positions", f.k_positions, app->count("--k-positions") > 0, lk,
                                 "--k's " + std::to_string(lk) + " tokens", "token");
   const TableOptions opts = parse_threads(f.threads);
   const bool f64 = q.stored == NpyType::f64 && k.stored == NpyType::f64;
@@ -506,6 +500,7 @@ POSENC_CLI_SCHEME(rope) {
         "freqs", kScheme, "theta_k (k = 0..r/2-1) as the regime computes them, and the two channels of each pair");
     f->spec.add(c);
     f->out.add_to(c, "json | csv | npy");
+    c->footer("Example: posenc freqs rope --preset hf-llama --head-dim 64 --regime hf --format csv");
     c->callback([f] { run_freqs(*f); });
   }
   {

@@ -143,17 +143,25 @@ void run_table(const TableFlags& f, CLI::App* app) {
   const bool f64 = parse_output_dtype(f.dtype) == DType::f64;
   std::optional<PositionList> tokens;
   PositionList positions;
+  const auto check = [&](std::int64_t p) { check_position(s, p); };
   if (app->count("--tokens")) {
     tokens = PositionList::parse("--tokens", f.tokens);
   } else if (app->count("--positions")) {
-    positions = PositionList::parse("--positions", f.positions);
+    positions = parse_checked_positions("--positions", f.positions, check);
   } else {
     tokens = PositionList({PositionRun{0, 1, kDefaultTokens}});
   }
-  if (tokens) positions = tokens_to_positions(s, *tokens);
-  for (const auto& r : positions.runs()) {
-    check_position(s, r.start);
-    check_position(s, r.last());
+  if (tokens) {
+    try {
+      positions = tokens_to_positions(s, *tokens);
+    } catch (const Error& e) {  // a token index beyond the spec's range, named as typed
+      throw Error(e.where(), "--tokens", e.value() + " (of '" + f.tokens + "')", e.accepted(), e.problem());
+    }
+    const std::string flag = app->count("--tokens") ? "--tokens" : "the default --tokens 0:" + std::to_string(kDefaultTokens);
+    for (const auto& r : positions.runs()) {  // a token's position (first_position + t) within the spec's range
+      check_position_of(flag, f.tokens, r.start, check);
+      check_position_of(flag, f.tokens, r.last(), check);
+    }
   }
   const Format format = choose_format(f.out.format, f.out.out);
   Output out(f.out.out, format == Format::npy);  // the destination is checked before anything is computed
@@ -341,6 +349,8 @@ void run_check(const CheckFlags& f, CLI::App* app) {
   }
   const auto input = table_input(a, f.in, f.positions, app->count("--positions") > 0);
   const TableOptions opts = parse_threads(f.threads);
+  check_ulp_allowance(app, "--ulp-exp", f.ulp_exp);
+  check_ulp_allowance(app, "--ulp-trig", f.ulp_trig);
   const test::CheckReport rep =
       test::sinusoidal::check_table(s, input, reference::EnvelopeAllowance{f.ulp_exp, f.ulp_trig}, opts.threads);
   f.report.write(rep.to_json(), rep.to_markdown());
@@ -393,6 +403,7 @@ POSENC_CLI_SCHEME(sinusoidal) {
     CLI::App* c = registry.command("freqs", kScheme, "omega_k (k = 0..h-1) and the sin/cos columns of each pair");
     f->spec.add(c);
     f->out.add_to(c, "json | csv | npy");
+    c->footer("Example: posenc freqs sinusoidal --preset tensor2tensor --regime emulated --dim 64 --format csv");
     c->callback([f] { run_freqs(*f); });
   }
   {
@@ -404,6 +415,7 @@ POSENC_CLI_SCHEME(sinusoidal) {
     c->add_flag("--dense", f->dense, "Write the dense d x d matrix instead of the block form");
     c->add_option("--dtype", f->dtype, "f64 (default) | f32")->type_name("T")->group("Output");
     f->out.add_to(c, "json | csv | npy");
+    c->footer("Example: posenc shift sinusoidal --preset vaswani --dim 16 --k 5 --dense --out t5.npy");
     c->callback([f] { run_shift(*f); });
   }
   {

@@ -522,7 +522,7 @@ expect_error 1 check rope --in rjunk.npy
 expect_error 1 table rope --head-dim 65536 --positions 0:1000000000000 --out out.npy
 }
 "$POSENC" table rope --positions 2199023255552 2>&1 | grep -q -- "--positions" && pass || fail "bad position: the error names --positions"
-"$POSENC" apply rope --in x.npy --positions 0:4 2>&1 | grep -q -- "--positions: 4 positions" && pass || fail "wrong token count: the error names --positions"
+"$POSENC" apply rope --in x.npy --positions 0:4 2>&1 | grep -q -- "--positions: '0:4' has 4 positions" && pass || fail "wrong token count: the error names --positions"
 
 # scores rope: <R(m) q_i, R(n) k_j> equals the dot product of the vectors rotated by `apply rope`, and depends only
 # on n - m (both positions shifted by 1000)

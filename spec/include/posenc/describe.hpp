@@ -410,6 +410,12 @@ void set_field_text(const Field<Spec, M>& f, Spec& s, std::string_view text) {
   if (!v)
     throw Error(std::string(SpecTraits<Spec>::scheme), std::string(f.name), describe_detail::quoted(text),
                 accepted_text(f, s), std::string(describe_detail::kind_text<V>()));
+  if constexpr (std::is_floating_point_v<V>) {
+    // A finite numeral beyond the double range (1e999) reads as inf: say so, rather than "inf is out of range".
+    if (!std::isfinite(*v) && text.find_first_of("iInN") == std::string_view::npos)
+      throw Error(std::string(SpecTraits<Spec>::scheme), std::string(f.name), describe_detail::quoted(text),
+                  accepted_text(f, s), "is beyond the range of a double (|x| > 1.8e308)");
+  }
   s.*(f.member) = *v;
 }
 

@@ -1,0 +1,272 @@
+#!/usr/bin/env python3
+"""cli/tests/bad_inputs.py — every option of every `posenc <verb> <scheme>` command, given values it must refuse.
+
+The commands and their options are not listed here: they come from `posenc list --format json` (schemes and
+their verbs) and each command's `--help` (its options, their type and accepted range), so a scheme that lands
+later is swept with no change to this file. For each option the values tried follow from its kind:
+
+  integer    junk, a fraction, hex, trailing garbage, nan/inf, int64 overflow, non-ASCII digits, and the
+             integers just outside the range its help states ("an integer in [a, b]");
+  real       junk, nan, ±inf, overflow (1e999), a second decimal point, trailing garbage, and the reals just
+             outside the stated range ("a real in (a, b]", "a finite real > a");
+  choice     an unknown name, the empty string, two names at once;
+  positions  malformed lists and ranges (reversed, zero or negative step, empty items, 2^41, overflow);
+  files      a missing file, a directory, a file of junk (--in, --q, --k, --spec); --out into a missing
+             directory and with an unknown extension;
+  flags      a value given to a flag that takes none.
+
+Each must give exit status 1 or 2, nothing on stdout, exactly one stderr line `posenc: error: ...` that names
+the option as the user typed it (and the value, when it is short and printable), and leave no output or
+temporary file. Each command first runs once with valid arguments (its base), so a refusal is about the value.
+Base commands: the command's own `Example:` line when it reads no file; for commands that read files, the
+input files are made here (BASES below); a command with neither fails the test — add it to BASES.
+
+Usage: bad_inputs.py POSENC [--json FILE]   (--json: per-option counts and every failure, for the report)
+Exit status 0 when every bad value was refused properly.
+"""
+import json
+import os
+import re
+import shlex
+import struct
+import subprocess
+import sys
+import tempfile
+from concurrent.futures import ThreadPoolExecutor
+
+POSENC = os.path.abspath(sys.argv[1])
+JSON_OUT = sys.argv[sys.argv.index("--json") + 1] if "--json" in sys.argv else None
+OUT = "out.npy"
+
+
+def write_npy(path, shape, seed=1):
+    """A little-endian float32 .npy of the given shape with values in [-1, 1)."""
+    n = 1
+    for s in shape:
+        n *= s
+    header = "{'descr': '<f4', 'fortran_order': False, 'shape': (%s), }" % (
+        ", ".join(str(s) for s in shape) + ("," if len(shape) == 1 else ""))
+    header += " " * (63 - (10 + len(header)) % 64) + "\n"
+    x, vals = seed, []
+    for _ in range(n):
+        x = (x * 6364136223846793005 + 1442695040888963407) % 2**64
+        vals.append((x >> 40) / 2**23 - 1.0)
+    with open(path, "wb") as f:
+        f.write(b"\x93NUMPY\x01\x00" + struct.pack("<H", len(header)) + header.encode() + struct.pack("<%df" % n, *vals))
+
+
+# Commands that read files: their base arguments and how their inputs are made (a shape for random f32 .npy,
+# or posenc arguments that write the file).
+BASES = {
+    ("check", "sinusoidal"): (["--preset", "fairseq", "--in", "in.npy", "--positions", "2:10", "--format", "json"],
+                              {"in.npy": ["table", "sinusoidal", "--preset", "fairseq", "--positions", "2:10"]}),
+    ("identify", "sinusoidal"): (["--in", "in.npy"],
+                                 {"in.npy": ["table", "sinusoidal", "--preset", "vaswani", "--positions", "0:8"]}),
+    ("check", "rope"): (["--preset", "hf-llama", "--in", "in.npy", "--form", "hf", "--positions", "0:8", "--format", "json"],
+                        {"in.npy": ["table", "rope", "--preset", "hf-llama", "--form", "hf", "--positions", "0:8"]}),
+    ("apply", "rope"): (["--preset", "hf-llama", "--in", "x.npy", "--positions", "5:9"], {"x.npy": (4, 2, 128)}),
+    ("scores", "rope"): (["--preset", "hf-llama", "--q", "q.npy", "--k", "k.npy"], {"q.npy": (3, 128), "k.npy": (5, 128)}),
+}
+
+INT_JUNK = ["", "abc", "1.5", "0x10", "12abc", "nan", "inf", "9223372036854775808", "-9223372036854775809",
+            "1" + "0" * 30, "\u0661\u0662"]
+REAL_JUNK = ["", "abc", "nan", "inf", "-inf", "1e999", "-1e999", "1.0.0", "5x", "0x"]
+POSITION_JUNK = ["", "abc", "5:2", "0:4:0", "0:4:-1", "0,,2", "1:", ":", "-", "0:2199023255552", "2199023255552",
+                 "0:99999999999999999999", "0:1e3", "1,2,x"]
+CHOICE_JUNK = ["", "nosuch"]
+
+
+def parse_help(verb, scheme):
+    """[(flag, type token, description)] of one command, from its --help."""
+    text = subprocess.run([POSENC, verb, scheme, "--help"], capture_output=True, text=True).stdout
+    opts, example = [], None
+    for line in text.splitlines():
+        if line.startswith("Example:"):
+            example = shlex.split(line[len("Example:"):])[3:]  # drop "posenc verb scheme"
+        m = re.match(r"^  (--[a-z0-9-]+)(\{[a-z]+\})?(?: ([^ ].*?))?(?:\s{2,}(.*))?$", line)
+        if m and m.group(1) != "--help":
+            typ = (m.group(3) or "").strip()
+            excludes = re.findall(r"--[a-z0-9-]+", typ.split("Excludes:")[1]) if "Excludes:" in typ else []
+            typ = typ.split(" Excludes:")[0].replace(" REQUIRED", "").strip()
+            opts.append([m.group(1), typ, m.group(4) or "", excludes])
+        elif opts and line.startswith(" " * 10) and not opts[-1][2]:
+            opts[-1][2] = line.strip()  # a description on the line after a long option name
+        elif opts and "Excludes:" in line:
+            opts[-1][3] += re.findall(r"--[a-z0-9-]+", line.split("Excludes:")[1])
+    return opts, example
+
+
+def range_values(desc, integer):
+    """Values just outside the range the help states, or [] when it states none that can be read."""
+    out = []
+    if integer:
+        m = re.search(r"an integer in \[(-?\d+), (-?\d+)\]", desc)
+        if m:
+            lo, hi = int(m.group(1)), int(m.group(2))
+            out += [str(lo - 1), str(hi + 1)]
+        return out
+    m = re.search(r"a real in ([\[(])([-+0-9.e]+), ([-+0-9.e]+)([\])])", desc)
+    if m:
+        lo, hi = float(m.group(2)), float(m.group(3))
+        out.append(repr(lo) if m.group(1) == "(" else repr(lo - max(abs(lo) * 1e-9, 1e-300)))
+        out.append(repr(hi) if m.group(4) == ")" else repr(hi + abs(hi) * 1e-9))
+    m = re.search(r"a finite real > ([-+0-9.e]+)", desc)
+    if m:
+        out += [m.group(1), repr(float(m.group(1)) - 0.5)]
+    m = re.search(r"FLOAT in \[([-+0-9.e]+) - ([-+0-9.e]+)\]", desc)  # CLI11's Range validator
+    if m:
+        out += [repr(float(m.group(1)) - 1), repr(float(m.group(2)) * 10)]
+    return out
+
+
+def bad_values(flag, typ, desc, format_from_extension):
+    """(kind, [values]) for one option; kind None: not swept (documented in the JSON)."""
+    both = typ + " " + desc
+    if flag == "--out":
+        return "output file", ["no/such/dir/x.npy"] + (["x.unknown-extension"] if format_from_extension else [])
+    if typ == "FILE":
+        return "input file", ["no-such-file.npy", ".", "junk.bin"]
+    if flag.endswith("positions") or flag == "--tokens":
+        return "positions", POSITION_JUNK
+    if "|" in typ or typ in ("NAME", "FORM", "FMT", "T"):
+        return "choice", CHOICE_JUNK + (["exact,hf"] if "|" in typ else [])
+    if typ == "" :
+        return "flag", ["x"]
+    if "integer" in both or typ in ("N", "K", "D") or "N|none" in typ:
+        return "integer", INT_JUNK + range_values(desc, True) + (["nonee"] if "none" in typ else [])
+    if "real" in both or "FLOAT" in both or typ in ("X", "F", "Y"):
+        return "real", REAL_JUNK + range_values(desc, False)
+    return None, []
+
+
+def run(cwd, args):
+    for f in os.listdir(cwd):
+        if f.startswith(OUT) or ".tmp-" in f:
+            os.unlink(os.path.join(cwd, f))
+    try:
+        p = subprocess.run([POSENC] + args, cwd=cwd, capture_output=True, timeout=120)
+        return p.returncode, p.stdout.decode("utf-8", "replace"), p.stderr.decode("utf-8", "replace")
+    except subprocess.TimeoutExpired:
+        return "timeout", "", ""
+
+
+def judge(cwd, args, flag, value):
+    """None when the bad value was refused properly, else what was wrong."""
+    rc, out, err = run(cwd, args)
+    lines = err.splitlines()
+    left = [f for f in os.listdir(cwd) if (f.startswith(OUT) or ".tmp-" in f)]
+    if rc == "timeout":
+        return "no answer within 120 s"
+    if rc == 0:
+        return "accepted (exit status 0)"
+    if rc not in (1, 2):
+        return f"exit status {rc}" + (f" (signal {rc - 128})" if rc > 128 else "") + f": {err[-300:]!r}"
+    if out:
+        return f"wrote to stdout: {out[:100]!r}"
+    if len(lines) != 1 or not lines[0].startswith("posenc: error: "):
+        return f"stderr is not one 'posenc: error:' line: {err[:400]!r}"
+    if flag not in lines[0]:
+        return f"message does not name {flag}: {lines[0]!r}"
+    if value and len(value) <= 40 and value.isprintable() and value.strip() == value and value not in lines[0]:
+        return f"message does not show the value {value!r}: {lines[0]!r}"
+    if left:
+        return f"left files behind: {left}"
+    return None
+
+
+def main():
+    listing = json.loads(subprocess.run([POSENC, "list", "--format", "json"], capture_output=True, text=True,
+                                        check=True).stdout)
+    commands = [(v, s["name"]) for s in listing["schemes"] for v in s["verbs"]]
+    rows, failures, tasks = [], [], []
+    root = tempfile.mkdtemp(prefix="posenc-bad-inputs.")
+    for verb, scheme in commands:
+        opts, example = parse_help(verb, scheme)
+        file_flags = {o[0] for o in opts if o[1] == "FILE" and o[0] != "--out"}
+        cwd = os.path.join(root, f"{verb}-{scheme}")
+        os.makedirs(cwd)
+        with open(os.path.join(cwd, "junk.bin"), "wb") as f:
+            f.write(b"not an npy file\n" * 4)
+        if (verb, scheme) in BASES:
+            base, inputs = BASES[(verb, scheme)]
+            for name, how in inputs.items():
+                if isinstance(how, tuple):
+                    write_npy(os.path.join(cwd, name), how)
+                else:
+                    subprocess.run([POSENC] + how + ["--out", name], cwd=cwd, check=True)
+        elif example is not None and not any(a in file_flags for a in example):
+            base = [a for a in example]
+            if "--out" in base:  # the base writes out.npy, so a refused command can be checked for leftovers
+                i = base.index("--out")
+                del base[i:i + 2]
+        else:
+            failures.append({"command": f"{verb} {scheme}", "flag": "-", "value": "-",
+                             "problem": "no base command: its --help has no Example: without input files, and "
+                                        "bad_inputs.py's BASES has no entry"})
+            continue
+        if "--format" in base:
+            i = base.index("--format")
+            del base[i:i + 2]
+        has_out = any(o[0] == "--out" for o in opts)
+        base_args = [verb, scheme] + base + (["--out", OUT] if has_out else [])
+        rc, _, err = run(cwd, base_args)
+        if rc != 0:
+            failures.append({"command": f"{verb} {scheme}", "flag": "-", "value": "-",
+                             "problem": f"the base command fails ({rc}): posenc {shlex.join(base_args)}: {err.strip()}"})
+            continue
+        from_ext = any(o[0] == "--format" and "from the --out extension" in o[2] for o in opts)
+        for flag, typ, desc, excludes in opts:
+            kind, values = bad_values(flag, typ, desc, from_ext)
+            row = {"command": f"{verb} {scheme}", "flag": flag, "kind": kind or "not swept", "tried": len(values),
+                   "refused": 0, "failures": 0}
+            rows.append(row)
+            for value in values:
+                args = [a for a in base_args]
+                if flag == "--out":
+                    args = [verb, scheme] + base + ["--out", value]
+                for drop in [flag] + excludes:  # the base gives this option (or one it excludes): drop it
+                    if drop in args:
+                        i = args.index(drop)
+                        args = args[:i] + args[i + 2:]
+                if flag in file_flags or flag == "--out":
+                    args = args + [flag, value]
+                else:
+                    args = args + [f"{flag}={value}"]
+                tasks.append((row, cwd, args, flag, value))
+    # Commands run two at a time; each command has its own directory, so the two in flight never share one.
+    by_dir = {}
+    for t in tasks:
+        by_dir.setdefault(t[1], []).append(t)
+
+    def sweep(group):
+        res = []
+        for row, cwd, args, flag, value in group:
+            res.append((row, args, flag, value, judge(cwd, args, flag, value)))
+        return res
+
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        for results in pool.map(sweep, by_dir.values()):
+            for row, args, flag, value, problem in results:
+                if problem is None:
+                    row["refused"] += 1
+                else:
+                    row["failures"] += 1
+                    failures.append({"command": row["command"], "flag": flag, "value": value,
+                                     "problem": f"posenc {shlex.join(args)}: {problem}"})
+    tried = sum(r["tried"] for r in rows)
+    refused = sum(r["refused"] for r in rows)
+    for f in failures:
+        print(f"FAIL: {f['command']} {f['flag']}={f['value']!r}: {f['problem']}")
+    unswept = [f"{r['command']} {r['flag']}" for r in rows if r["kind"] == "not swept"]
+    print(f"{refused}/{tried} bad values refused properly over {len(rows)} options of {len(commands)} commands"
+          + (f"; not swept (kind unknown): {', '.join(unswept)}" if unswept else ""))
+    if JSON_OUT:
+        with open(JSON_OUT, "w") as f:
+            json.dump({"schema": "posenc-bad-inputs-1", "commands": len(commands), "tried": tried, "refused": refused,
+                       "options": rows, "failures": failures}, f, indent=1)
+    subprocess.run(["rm", "-rf", root])
+    return 0 if not failures and not unswept else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
