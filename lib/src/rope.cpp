@@ -279,12 +279,24 @@ void apply_impl(const RopePlan::Impl& im, std::span<const RopeTensor<T>> views, 
   });
 }
 
+// A cache form posenc knows (a value cast from an integer may not be one), else Error naming "form".
+void check_form(RopeCacheForm f) {
+  if (!enum_index(f))
+    throw Error(std::string(kWhere), "form", std::to_string(static_cast<int>(f)), enum_names<RopeCacheForm>());
+}
+
+// Values per position of a cache form, for a spec already validated.
+std::size_t values_per_position(const RopeSpec& s, RopeCacheForm f) {
+  check_form(f);
+  return f == RopeCacheForm::hf ? 2 * s.rotary_dim : 2 * pair_count(s);
+}
+
 template <class T>
 void cache_impl(const RopePlan::Impl& im, RopeCacheForm form, std::span<const std::int64_t> positions, std::span<T> out,
                 const TableOptions& o) {
   const RopeSpec& spec = im.spec;
   check_positions(spec, positions);
-  const std::size_t per = cache_values_per_position(spec, form);
+  const std::size_t per = values_per_position(spec, form);
   if (positions.size() > out.size() / per || positions.size() * per > out.size())
     throw Error(std::string(kWhere), "out", std::to_string(out.size()) + " elements",
                 "at least positions * " + std::to_string(per) + " = " +
@@ -359,7 +371,8 @@ void scores_impl(const RopePlan& plan, std::span<const T> q, std::span<const std
 }  // namespace
 
 std::size_t cache_values_per_position(const RopeSpec& s, RopeCacheForm f) {
-  return f == RopeCacheForm::hf ? 2 * s.rotary_dim : 2 * pair_count(s);
+  validate(s);
+  return values_per_position(s, f);
 }
 
 RopePlan::RopePlan(const RopeSpec& spec) {

@@ -53,7 +53,12 @@ TEST(Misuse, SinusoidalSpecsThatAreNotValid) {
     posenc::SinusoidalSpec s = small_sin();
     mutate(s);
     EXPECT_ERROR_NAMING(posenc::SinusoidalPlan{s}, field);
+    EXPECT_ERROR_NAMING(posenc::make_plan(s), field);
     EXPECT_ERROR_NAMING(posenc::sinusoidal_frequencies(s), field);
+    std::vector<float> out(4 * 8);
+    const std::vector<std::int64_t> p = {0, 1};
+    EXPECT_ERROR_NAMING(posenc::sinusoidal_table(s, 0, 4, std::span<float>(out)), field);
+    EXPECT_ERROR_NAMING(posenc::sinusoidal_rows(s, p, std::span<float>(out)), field);
     EXPECT_ERROR_NAMING(posenc::sin_slot(s, 0), field);
     EXPECT_ERROR_NAMING(posenc::cos_slot(s, 0), field);
     EXPECT_ERROR_NAMING(posenc::position_of_token(s, 0), field);
@@ -78,6 +83,14 @@ TEST(Misuse, SinusoidalTablesAndRows) {
     const std::vector<std::int64_t> p = {0, bad};
     EXPECT_ERROR_NAMING(plan.rows(p, std::span<float>(out)), "position");
   }
+  // The one-shot forms check the same way.
+  std::vector<double> out64(4 * 8 + 1, 7.0);
+  EXPECT_ERROR_NAMING(posenc::sinusoidal_table(small_sin(), 0, 4, std::span<double>(out64.data(), 4 * 8 - 1)), "out.size()");
+  EXPECT_ERROR_NAMING(posenc::sinusoidal_table(small_sin(), kMax, 4, std::span<double>(out64)), "position");
+  EXPECT_ERROR_NAMING(posenc::sinusoidal_rows(small_sin(), three, std::span<double>(out64.data(), 3 * 8 - 1)), "out.size()");
+  EXPECT_ERROR_NAMING(posenc::sinusoidal_rows(small_sin(), std::span<const std::int64_t>(), std::span<float>(out)),
+                      "positions.size()");
+  EXPECT_EQ(out64.back(), 7.0) << "a refused call wrote past what it was given";
   EXPECT_EQ(out.back(), 7.0f) << "a refused call wrote past what it was given";
   EXPECT_ERROR_NAMING(posenc::sin_slot(small_sin(), 4), "pair");
   EXPECT_ERROR_NAMING(posenc::cos_slot(small_sin(), kHuge), "pair");
@@ -127,7 +140,12 @@ TEST(Misuse, RopeSpecsThatAreNotValid) {
     posenc::RopeSpec s = small_rope();
     mutate(s);
     EXPECT_ERROR_NAMING(posenc::RopePlan{s}, field);
+    EXPECT_ERROR_NAMING(posenc::make_plan(s), field);
     EXPECT_ERROR_NAMING(posenc::rope_frequencies(s), field);
+    EXPECT_ERROR_NAMING(posenc::cache_values_per_position(s, posenc::RopeCacheForm::hf), field);
+    std::vector<float> x(2 * 8);
+    const std::vector<std::int64_t> p = {0, 1};
+    EXPECT_ERROR_NAMING(posenc::rope_apply(s, posenc::dense_rope_tensor(std::span<float>(x), 2, 1, 8), p), field);
   }
 }
 
@@ -154,6 +172,11 @@ TEST(Misuse, RopeCachesApplyShiftScores) {
   const std::vector<std::int64_t> far = {0, kMax};
   EXPECT_ERROR_NAMING(plan.apply(posenc::dense_rope_tensor(data, 2, 3, 8), far), "position");
   EXPECT_ERROR_NAMING(plan.shift(posenc::dense_rope_tensor(data, 2, 3, 8), kMin), "delta");
+  // The one-shot form checks the same way.
+  EXPECT_ERROR_NAMING(posenc::rope_apply(small_rope(), posenc::RopeTensor<float>{}, p2), "tokens");
+  EXPECT_ERROR_NAMING(posenc::rope_apply(small_rope(), posenc::dense_rope_tensor(data, 2, 3, 8), far), "position");
+  EXPECT_ERROR_NAMING(posenc::rope_apply(small_rope(), posenc::RopeTensor<float>{data, 2, 3, 24, 4}, p2), "strides");
+  EXPECT_ERROR_NAMING(posenc::cache_values_per_position(small_rope(), static_cast<posenc::RopeCacheForm>(99)), "form");
   EXPECT_EQ(x.back(), 1.0f) << "a refused call wrote past what it was given";
 
   std::vector<float> q(2 * 8), k(3 * 8), s(2 * 3);

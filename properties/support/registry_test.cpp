@@ -15,8 +15,10 @@
 #include <array>
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <regex>
 #include <set>
 #include <sstream>
 #include <string>
@@ -167,3 +169,39 @@ TEST(Registry, EverySchemeHasBenchmarksNamedWithItsPrefix) {
 #endif
 
 }  // namespace
+
+// Misuse tests (properties/support/misuse_test.cpp, program posenc_api_tests): every function a scheme's public
+// header declares at namespace scope (lib/include/posenc/<scheme>.hpp) is named in a TEST(Misuse, <Prefix>...)
+// of that scheme, so a scheme cannot land with a public function nobody has fed bad arguments (issue
+// "Reliability": default-constructed structs, zero and huge sizes, short and overlapping spans).
+TEST(Registry, EverySchemesPublicFunctionsHaveMisuseTests) {
+  const auto slurp = [](const fs::path& p) {
+    std::ifstream in(p);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    return ss.str();
+  };
+  const std::string misuse = slurp(kSource / "properties/support/misuse_test.cpp");
+  ASSERT_FALSE(misuse.empty());
+  for (std::size_t i = 0; i < kSchemes.size(); ++i) {
+    const std::string& scheme = kSchemes[i];
+    // The scheme's misuse tests: from each "TEST(Misuse, <Prefix>" to the next "TEST(".
+    std::string bodies;
+    const std::string open = "TEST(Misuse, " + kPrefixes[i];
+    for (std::size_t at = misuse.find(open); at != std::string::npos; at = misuse.find(open, at + 1))
+      bodies += misuse.substr(at, misuse.find("TEST(", at + 1) - at);
+    EXPECT_FALSE(bodies.empty()) << scheme << ": no TEST(Misuse, " << kPrefixes[i] << "...) in misuse_test.cpp";
+    // Functions declared at namespace scope (column 0) in its public header.
+    const std::regex decl(R"(^(?:inline |template ?<[^>]*> ?)?[A-Za-z_][\w:<>, ]*[\s*&]([a-z_]\w*)\()");
+    std::istringstream header(slurp(kSource / "lib/include/posenc" / (scheme + ".hpp")));
+    std::set<std::string> functions;
+    for (std::string line; std::getline(header, line);) {
+      std::smatch m;
+      if (std::regex_search(line, m, decl)) functions.insert(m[1]);
+    }
+    EXPECT_FALSE(functions.empty()) << scheme << ": no public functions found in its header";
+    for (const std::string& f : functions)
+      EXPECT_TRUE(std::regex_search(bodies, std::regex("\\b" + f + "\\s*(<[^>]*>)?\\(")))
+          << scheme << ": the public function " << f << " is not called in any TEST(Misuse, " << kPrefixes[i] << "...)";
+  }
+}
