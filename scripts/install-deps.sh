@@ -12,6 +12,7 @@ packages=(
   nlohmann-json3-dev libcli11-dev           # JSON results and the command-line tool
   gnuplot-nox python3                       # reports/ (Markdown + SVG)
   clang libclang-rt-14-dev                  # fuzz/ (libFuzzer) — scripts/fuzz.sh
+  gcovr                                     # line and branch coverage of the sanitizer suite — scripts/sanitize.sh
 )
 
 missing=()

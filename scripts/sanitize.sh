@@ -4,15 +4,34 @@
 #     the whole ctest suite run there (bounded case counts as in the Release suite). Any report fails the run.
 #     Left out: cli.faults, whose LD_PRELOAD shim and address-space limits (ulimit -v) cannot work under ASan
 #     (ASan must be the first library loaded and reserves terabytes of address space); it runs in the Release
-#     suite.
+#     suite. The same build is instrumented for coverage (gcc --coverage): after the run, gcovr measures the
+#     line and branch coverage of lib/, spec/ and cli/ by the suite (counters are zeroed first, so the figures are
+#     this run's).
 #  2. ThreadSanitizer: posenc's worker pool through the public API (posenc_api_tests: concurrent host
 #     threads, tables, RoPE caches and rotations) built into build-tsan/. (libgomp is not instrumented, which is
 #     one reason the library's threads are its own; the oracles' OpenMP loops in properties/ are not run here.)
 # Usage: scripts/sanitize.sh [asan|tsan|all]   (default all)
-set -euo pipefail
+# With POSENC_RESULTS_DIR set (the main job), writes sanitize.json (per run: tests, failures, sanitizer
+# reports, seconds) and coverage.json + coverage-detail.json (gcovr) there; without it the coverage summary is
+# printed only. Exit status: 0 when every run is clean.
+set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 what=${1:-all}
-"$root/scripts/install-deps.sh"
+"$root/scripts/install-deps.sh" || exit 1
+results=${POSENC_RESULTS_DIR:-}
+status=0
+runs=()   # one JSON object per sanitizer run, for sanitize.json
+record() {  # record NAME BUILD_FLAGS LOG SECONDS EXIT_STATUS
+  local name=$1 flags=$2 log=$3 seconds=$4 rc=$5 tests failed reports
+  tests=$(grep -oE 'tests failed out of [0-9]+' "$log" | grep -oE '[0-9]+$' | tail -1)
+  [[ -z $tests ]] && tests=$(grep -oE '^\[==========\] [0-9]+ tests? from [0-9]+ test suites? ran' "$log" | grep -oE '[0-9]+' | head -1)
+  failed=$(grep -oE '[0-9]+ tests failed out of' "$log" | grep -oE '^[0-9]+' | tail -1)
+  [[ -z $failed ]] && failed=$(grep -oE '^\[  FAILED  \] [0-9]+ tests?,' "$log" | grep -oE '[0-9]+' | head -1)
+  reports=$(grep -cE 'ERROR: (AddressSanitizer|LeakSanitizer)|WARNING: ThreadSanitizer|runtime error:' "$log")
+  runs+=("{\"name\": \"$name\", \"flags\": \"$flags\", \"tests\": ${tests:-0}, \"failed\": ${failed:-0}, \"sanitizer_reports\": ${reports:-0}, \"seconds\": $seconds, \"exit_status\": $rc}")
+  echo "[sanitize] $name: ${tests:-0} tests, ${failed:-0} failed, ${reports:-0} sanitizer reports, ${seconds} s, exit status $rc"
+  [[ $rc -eq 0 && ${reports:-0} -eq 0 ]] || status=1
+}
 
 configure() {  # configure BUILD_DIR FLAGS
   local build=$1 flags=$2
@@ -20,32 +39,65 @@ configure() {  # configure BUILD_DIR FLAGS
   cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPOSENC_BUILD_TESTS=ON \
     -DPOSENC_BUILD_BENCHMARKS=OFF -DPOSENC_BUILD_CLI=ON \
     "-DCMAKE_CXX_FLAGS=$flags" "-DCMAKE_EXE_LINKER_FLAGS=$flags" "-DCMAKE_SHARED_LINKER_FLAGS=$flags" \
-    "-DCMAKE_MODULE_LINKER_FLAGS=$flags" >"$build/configure.log" 2>&1 || { cat "$build/configure.log"; exit 1; }
+    "-DCMAKE_MODULE_LINKER_FLAGS=$flags" >"$build/configure.log" 2>&1 || { cat "$build/configure.log"; return 1; }
 }
 
 if [[ $what == all || $what == asan ]]; then
   build=${POSENC_ASAN_BUILD_DIR:-$root/build-asan}
-  echo "[sanitize] ASan+UBSan build in $build"
-  configure "$build" "-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all"
-  cmake --build "$build" -j"$(nproc)"
-  echo "[sanitize] ASan+UBSan: ctest"
-  # Not detect_stack_use_after_return: GCC 12's fake stack frames are only 32-byte aligned, and the AVX-512
-  # table writer's 64-byte-aligned locals then fault on an aligned store (vmovdqa64 to an address = 32 mod 64,
-  # seen in fused_parts under gdb), a limitation of the sanitizer, not a defect of the code.
-  export ASAN_OPTIONS=detect_leaks=1:halt_on_error=1:check_initialization_order=1:strict_init_order=1
-  export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
-  (cd "$build" && ctest --output-on-failure -j2 --timeout 1800 -LE 'cli:faults')
-  unset ASAN_OPTIONS UBSAN_OPTIONS
+  echo "[sanitize] ASan+UBSan (+ coverage) build in $build"
+  # -fprofile-update=atomic: the worker pool's threads update the same counters.
+  asan_flags="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all"
+  cov_flags="--coverage -fprofile-update=atomic -fprofile-abs-path"
+  if configure "$build" "$asan_flags $cov_flags" && cmake --build "$build" -j"$(nproc)"; then
+    echo "[sanitize] ASan+UBSan: ctest"
+    find "$build" -name '*.gcda' -delete
+    # Not detect_stack_use_after_return: GCC 12's fake stack frames are only 32-byte aligned, and the AVX-512
+    # table writer's 64-byte-aligned locals then fault on an aligned store (vmovdqa64 to an address = 32 mod 64,
+    # seen in fused_parts under gdb), a limitation of the sanitizer, not a defect of the code.
+    t0=$(date +%s)
+    (cd "$build" && ASAN_OPTIONS=detect_leaks=1:halt_on_error=1:check_initialization_order=1:strict_init_order=1 \
+       UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+       ctest --output-on-failure -j2 --timeout 1800 -LE 'cli:faults') 2>&1 | tee "$build/ctest.log"
+    rc=${PIPESTATUS[0]}
+    record "asan+ubsan: ctest (all but cli.faults)" "$asan_flags" "$build/ctest.log" $(( $(date +%s) - t0 )) "$rc"
+    echo "[sanitize] coverage (gcovr) of lib/, spec/, cli/"
+    gcov_args=(-r "$root" --object-directory "$build" --filter "$root/lib/" --filter "$root/spec/" --filter "$root/cli/"
+               --exclude "$root/cli/tests/" --exclude-throw-branches --exclude-unreachable-branches -j "$(nproc)")
+    if [[ -n $results ]]; then
+      mkdir -p "$results"
+      gcovr "${gcov_args[@]}" --json-summary-pretty --json-summary "$results/coverage.json" \
+        --json "$results/coverage-detail.json" --print-summary || status=1
+    else
+      gcovr "${gcov_args[@]}" --print-summary -o /dev/null || status=1
+    fi
+  else
+    record "asan+ubsan: build" "$asan_flags" /dev/null 0 1
+  fi
 fi
 
 if [[ $what == all || $what == tsan ]]; then
   build=${POSENC_TSAN_BUILD_DIR:-$root/build-tsan}
   echo "[sanitize] TSan build of posenc_api_tests in $build"
-  configure "$build" "-fsanitize=thread -fno-omit-frame-pointer"
-  cmake --build "$build" -j"$(nproc)" --target posenc_api_tests
-  echo "[sanitize] TSan: posenc_api_tests"
-  # Without the fork test: TSan cannot start threads in the child of a multi-threaded fork (it says so and dies).
-  TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 "$build/properties/posenc_api_tests" --gtest_filter='-*Fork*'
-
+  tsan_flags="-fsanitize=thread -fno-omit-frame-pointer"
+  if configure "$build" "$tsan_flags" && cmake --build "$build" -j"$(nproc)" --target posenc_api_tests; then
+    echo "[sanitize] TSan: posenc_api_tests"
+    # Without the fork test: TSan cannot start threads in the child of a multi-threaded fork (it says so and dies).
+    t0=$(date +%s)
+    TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 "$build/properties/posenc_api_tests" --gtest_filter='-*Fork*' \
+      2>&1 | tee "$build/tsan.log"
+    rc=${PIPESTATUS[0]}
+    record "tsan: posenc_api_tests (worker pool, all but the fork test)" "$tsan_flags" "$build/tsan.log" \
+      $(( $(date +%s) - t0 )) "$rc"
+  else
+    record "tsan: build" "$tsan_flags" /dev/null 0 1
+  fi
 fi
-echo "[sanitize] done: no sanitizer reports"
+
+if [[ -n $results ]]; then
+  mkdir -p "$results"
+  { echo "{\"schema\": \"posenc-sanitize-1\", \"compiler\": \"$(c++ --version | head -1)\", \"runs\": ["
+    (IFS=,; echo "${runs[*]}")
+    echo "]}"; } >"$results/sanitize.json"
+fi
+if [[ $status -eq 0 ]]; then echo "[sanitize] done: no sanitizer reports"; else echo "[sanitize] FAILED"; fi
+exit $status

@@ -13,7 +13,7 @@ import traceback
 from pathlib import Path
 
 from . import (accuracy_page, claims_page, figures_page, index_page, inputs, md, methods, overview_page,
-               performance_page, schemes, summary)
+               performance_page, reliability_page, schemes, summary)
 from .context import PAGES, Context
 from .gnuplot import SVG_SUBDIR, Renderer
 
@@ -23,7 +23,7 @@ BUILDERS = (("claims.md", claims_page.build), ("accuracy.md", accuracy_page.buil
             ("index.md", index_page.build))
 SCHEME_PAGES = tuple(name for name, _ in PAGES)
 # Top-level pages of this and the earlier (one-scheme) layout.
-TOP_PAGES = ("index.md", "claims.md", "accuracy.md", "performance.md", "figures.md")
+TOP_PAGES = ("index.md", "claims.md", "accuracy.md", "performance.md", "figures.md", reliability_page.PAGE)
 PLOT_SUFFIXES = (".svg", ".png")
 RESERVED = {SVG_SUBDIR, *TOP_PAGES}
 
@@ -154,6 +154,16 @@ def main(argv=None) -> int:
             except Exception as e:
                 row = f"{type(e).__name__}: {e}"
         rows.append((name, row))
+    try:  # the project-wide reliability page (sanitizers, coverage, fuzzing, faults, bad inputs)
+        text, shared["reliability_line"] = reliability_page.build(octx)
+    except Exception as e:
+        traceback.print_exc()
+        why = f"{type(e).__name__}: {e}"
+        failed = True
+        problems.append((reliability_page.PAGE, why))
+        text = _error_page(octx, "reliability", why)
+        shared["reliability_line"] = f"[Reliability]({reliability_page.PAGE}): generator error"
+    _write(out / reliability_page.PAGE, text)
     try:
         text = overview_page.build(octx, rows, dirs)
     except Exception as e:

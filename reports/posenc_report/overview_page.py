@@ -149,7 +149,9 @@ def build(octx, rows: list, dirs: dict) -> str:
     text += md.section("Schemes", body + (summary.table(rows, main, lambda s: f"{dirs[s]}/index.md") if rows else
                                           "*No scheme found: no `schemes.json` and no results.*\n"))
     problems = octx.problems
-    project = (_totals(rows) + "- " + _failed_line(octx.inputs) + "\n\n### Inputs read\n\n" + _inputs(octx)
+    reliability = octx.shared.get("reliability_line")
+    project = (_totals(rows) + "- " + _failed_line(octx.inputs) + "\n"
+               + (f"- {reliability}\n" if reliability else "") + "\n### Inputs read\n\n" + _inputs(octx)
                + "\n### Generator problems\n\n"
                + ("\n".join(f"- {md.icode(w)}: {md.cell(e)}" for w, e in problems) + "\n" if problems
                   else "None.\n"))
