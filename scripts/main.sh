@@ -25,8 +25,8 @@ done
 if [ $long -eq 1 ]; then
   cases=100000; sweep_flags=(--long); bench_reps=10; bench_min_time=0.5; fuzz_seconds=3600; fuzz_runs=100000000
 else
-  # Fuzzing: 10^7 executions per target (the target), with 20 minutes as a cap.
-  cases=15000; sweep_flags=(); bench_reps=5; bench_min_time=0.3; fuzz_seconds=1200; fuzz_runs=10000000
+  # Fuzzing: 10^7 executions per target (the target), with 30 minutes as a cap.
+  cases=15000; sweep_flags=(); bench_reps=5; bench_min_time=0.3; fuzz_seconds=1800; fuzz_runs=10000000
 fi
 
 started=$(date +%s)
