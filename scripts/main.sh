@@ -104,7 +104,7 @@ tail -n 1 "$results/log-faults.txt" | sed 's/^/    faults: /'
 python3 "$root/cli/tests/bad_inputs.py" "$build/cli/posenc" --json "$results/bad_inputs.json" \
   > "$results/log-bad-inputs.txt" 2>&1 || failed+=("bad-inputs")
 tail -n 1 "$results/log-bad-inputs.txt" | sed 's/^/    bad inputs: /'
-"$root/scripts/sanitize.sh" > "$results/log-sanitize.txt" 2>&1 || failed+=("sanitizers")
+POSENC_COVERAGE=1 "$root/scripts/sanitize.sh" > "$results/log-sanitize.txt" 2>&1 || failed+=("sanitizers")
 grep -E '^\[sanitize\] (asan|tsan)|lines:|branches:' "$results/log-sanitize.txt" | sed 's/^/    /'
 
 stage "7/8 fuzzing: the parsers of user text and files (scripts/fuzz.sh: up to $fuzz_runs executions or $fuzz_seconds s per target)"
