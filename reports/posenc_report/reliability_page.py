@@ -121,8 +121,9 @@ def _fuzz(results) -> tuple:
                      t.get("seconds"), t.get("corpus_inputs"), t.get("findings"), "✅" if good else "❌"])
     text = (f"libFuzzer (`scripts/fuzz.sh`, {md.icode(data.get('compiler'))}, ASan + UBSan, the targets side by "
             "side) from the committed corpus in `fuzz/corpus/`: `positions_fuzz` drives the position-list and "
-            "numeric-flag parsers, `npy_fuzz` the .npy reader that `check`, `apply` and `scores` use, `spec_json_fuzz` the JSON spec reader of `--spec` (every scheme's spec). A finding "
-            "is a crash, a sanitizer report, a broken invariant, a timeout or running out of memory.\n\n"
+            "numeric-flag parsers, `npy_fuzz` the .npy reader that `check`, `apply` and `scores` use, "
+            "`spec_json_fuzz` the JSON spec reader of `--spec` (every scheme's spec). A finding is a crash, a "
+            "sanitizer report, a broken invariant, a timeout or running out of memory.\n\n"
             + md.table(["target", "executions", "10^7 reached", "seconds", "corpus inputs", "findings", ""], rows))
     return text, ok
 
