@@ -19,6 +19,9 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 what=${1:-all}
 "$root/scripts/install-deps.sh" || exit 1
 results=${POSENC_RESULTS_DIR:-}
+# Nothing this script builds or runs writes result files of its own: the builds' test discovery and the tests
+# would otherwise replace the main job's (this script writes sanitize.json and coverage.json itself).
+unset POSENC_RESULTS_DIR
 status=0
 runs=()   # one JSON object per sanitizer run, for sanitize.json
 record() {  # record NAME BUILD_FLAGS LOG SECONDS EXIT_STATUS
@@ -58,8 +61,7 @@ if [[ $what == all || $what == asan ]]; then
     # table writer's 64-byte-aligned locals then fault on an aligned store (vmovdqa64 to an address = 32 mod 64,
     # seen in fused_parts under gdb), a limitation of the sanitizer, not a defect of the code.
     t0=$(date +%s)
-    # (POSENC_RESULTS_DIR unset: the tests' own result files must not replace the main job's.)
-    (cd "$build" && unset POSENC_RESULTS_DIR && ASAN_OPTIONS=detect_leaks=1:halt_on_error=1:check_initialization_order=1:strict_init_order=1 \
+    (cd "$build" && ASAN_OPTIONS=detect_leaks=1:halt_on_error=1:check_initialization_order=1:strict_init_order=1 \
        UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
        ctest --output-on-failure -j2 --timeout 1800 -LE 'cli:faults') 2>&1 | tee "$build/ctest.log"
     rc=${PIPESTATUS[0]}
@@ -89,7 +91,7 @@ if [[ $what == all || $what == tsan ]]; then
     echo "[sanitize] TSan: posenc_api_tests"
     # Without the fork test: TSan cannot start threads in the child of a multi-threaded fork (it says so and dies).
     t0=$(date +%s)
-    env -u POSENC_RESULTS_DIR TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 "$build/properties/posenc_api_tests" --gtest_filter='-*Fork*' \
+    TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 "$build/properties/posenc_api_tests" --gtest_filter='-*Fork*' \
       2>&1 | tee "$build/tsan.log"
     rc=${PIPESTATUS[0]}
     record "tsan: posenc_api_tests (worker pool, all but the fork test)" "$tsan_flags" "$build/tsan.log" \
