@@ -1,0 +1,234 @@
+#!/usr/bin/env python3
+"""properties/heldout/heldout_test.py — posenc against numbers the real implementations computed (ctest heldout.*).
+
+The files in data/hf/ were written by generate_hf.py, which calls HF transformers' own RoPE code (PyTorch CPU
+float32, with its own not-correctly-rounded pow/sin/cos); manifest.json names the versions and the source of every
+function called. This test holds posenc to them, through the CLI a user would use:
+
+1. Caches (`posenc check rope`, the budget rows rope.check.*): every HF cache passes the check in its preset's
+   regime (hf caches: the emulation envelope rope.check.envelope; RoFormer's float64-built table: the exact row
+   rope.check.exact.f32), and every hf-regime cache that reaches p >= 2^16 FAILS the exact check: the float32
+   angle's long-context error is real and `check` says so.
+2. Rotations (`posenc apply rope`): posenc's output y against HF's output z for the same input x, positions and
+   preset, channel by channel. Pass-through channels (partial rotary) are bit-identical. For a rotated channel
+   y = x_a c -+ x_b s the bound is derived from the two cos/sin caches, not fitted:
+   * hf regime (HF Llama, GPT-NeoX, GPT-J): both compute RN(RN(x_a c) -+ RN(x_b s)) in float32 (eager PyTorch,
+     no FMA), posenc with its correctly rounded emulated cache (c', s'), HF with its own (c, s), both taken from
+     `posenc table rope` and HF's cache file for the same positions. Where c' = c and s' = s the two outputs are
+     the same float32 operations on the same numbers: bit-identical. Elsewhere |y - z| <= |x_a||c - c'| +
+     |x_b||s - s'| + (ulp(x_a c) + ulp(x_a c') + ulp(x_b s) + ulp(x_b s') + ulp(y) + ulp(z)) / 2 (each
+     rounding moves a value by at most half an ulp of its result).
+   * exact regime (RoFormer): HF's table entries are the exact cos/sin rounded once to float32 (checked in 1),
+     and it rounds three times more; posenc's exact-regime rotation is within 0.5 ulp(S) + 2^-25 S of the exact
+     rotation (rope.apply.exact.f32.scaled), S = |x_a c| + |x_b s|. So |y - z| <= |x_a| ulp(c)/2 + |x_b| ulp(s)/2 +
+     (ulp(x_a c) + ulp(x_b s) + ulp(z)) / 2 + 0.5 ulp(S) + 2^-25 S (ulp of the float32 results, bounds in float64
+     with a 1e-12 relative margin for the test's own arithmetic).
+
+Usage: heldout_test.py POSENC_BINARY [DATA_DIR]      Python 3 standard library only.
+"""
+import json, math, os, struct, subprocess, sys, tempfile
+
+POSENC = sys.argv[1]
+DATA = sys.argv[2] if len(sys.argv) > 2 else os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", "hf")
+failures = []
+passed = 0
+
+
+def fail(msg):
+    failures.append(msg)
+    print("FAIL:", msg)
+
+
+def read_npy(path):
+    """(shape, list of floats) of a little-endian f4/f8 .npy file (versions 1-3)."""
+    with open(path, "rb") as f:
+        d = f.read()
+    assert d[:6] == b"\x93NUMPY", path
+    major = d[6]
+    hl, off = (struct.unpack("<H", d[8:10])[0], 10) if major == 1 else (struct.unpack("<I", d[8:12])[0], 12)
+    header = eval(d[off:off + hl].decode("latin1"), {"__builtins__": {}})  # a Python dict literal
+    assert not header["fortran_order"], path
+    code = {"<f4": "f", "<f8": "d"}[header["descr"]]
+    body = d[off + hl:]
+    n = len(body) // struct.calcsize(code)
+    return tuple(header["shape"]), list(struct.unpack("<%d%s" % (n, code), body))
+
+
+def f32_bits(x):
+    return struct.unpack("<I", struct.pack("<f", x))[0]
+
+
+def ulp32(x):
+    """ulp of a float32 number of magnitude |x| (subnormal spacing below 2^-126)."""
+    x = abs(x)
+    if x < 2.0 ** -126:
+        return 2.0 ** -149
+    return 2.0 ** (math.floor(math.log2(x)) - 23)
+
+
+def positions_arg(ps):
+    return ",".join(str(p) for p in ps)
+
+
+def posenc(*args):
+    r = subprocess.run([POSENC, *args], capture_output=True, text=True)
+    return r.returncode, r.stdout + r.stderr
+
+
+# What each model's files are, in posenc's words (CONVENTIONS.md §2.10): preset and the spec flags that differ.
+SPEC = {
+    "hf_llama_theta1e4_d128": ["--preset", "hf-llama", "--head-dim", "128"],
+    "hf_llama_theta5e5_d128": ["--preset", "hf-llama", "--head-dim", "128", "--base", "500000"],
+    "hf_llama_theta1e4_d64": ["--preset", "hf-llama", "--head-dim", "64", "--rotary-dim", "64"],
+    "gpt_neox_pct025_d64": ["--preset", "gpt-neox", "--head-dim", "64", "--partial-rotary-factor", "0.25"],
+    "gptj_rd64": ["--preset", "gpt-j"],
+    "roformer_d64": ["--preset", "roformer", "--head-dim", "64", "--rotary-dim", "64"],
+}
+REGIME = {k: ("exact" if k.startswith("roformer") else "hf") for k in SPEC}
+
+
+def stem(case_file):
+    for k in SPEC:
+        if case_file.startswith(k + "_"):
+            return k
+    raise KeyError(case_file)
+
+
+manifest = json.load(open(os.path.join(DATA, "manifest.json")))
+print(f"held-out vectors: transformers {manifest['transformers']}, torch {manifest['torch']} ({manifest['device']})")
+caches = {}  # stem -> (form, positions, shape, values)
+
+# ---- 1. caches ----------------------------------------------------------------------------------------------
+for case in manifest["cases"]:
+    if case["kind"] != "rope-cache":
+        continue
+    k = stem(case["file"])
+    path = os.path.join(DATA, case["file"])
+    pos = positions_arg(case["positions"])
+    form = case["form"]
+    caches[k] = (form, case["positions"], *read_npy(path))
+    rc, out = posenc("check", "rope", *SPEC[k], "--regime", REGIME[k], "--form", form, "--in", path,
+                     "--positions", pos, "--format", "json")
+    if rc != 0:
+        fail(f"{case['file']}: posenc check rope (regime {REGIME[k]}) exit {rc}, expected 0 (pass)\n{out[-2000:]}")
+    else:
+        passed += 1
+        verdicts = {r["reference"] if "reference" in r else i: r.get("verdict") for i, r in
+                    enumerate(json.loads(out).get("references", []))} if out.strip().startswith("{") else {}
+        print(f"ok   cache {case['file']}: check --regime {REGIME[k]} passes {verdicts or ''}")
+    if REGIME[k] == "hf" and max(case["positions"]) >= 2 ** 16:
+        rc, out = posenc("check", "rope", *SPEC[k], "--regime", "exact", "--form", form, "--in", path,
+                         "--positions", pos)
+        if rc != 1:
+            fail(f"{case['file']}: the exact check of HF's float32 cache gave exit {rc}, expected 1 (fail: the "
+                 f"float32 angle at p up to {max(case['positions'])})")
+        else:
+            passed += 1
+            print(f"ok   cache {case['file']}: check --regime exact fails, as it must for float32 angles")
+
+
+def cache_pairs(form, shape, vals, row, h):
+    """(cos_k, sin_k) of cache row `row` for the pair count h, from a cache in posenc's form `form`."""
+    if form == "hf":  # (2, P, r): cos block then sin block, each [c | c]
+        P, r = shape[1], shape[2]
+        return ([vals[(0 * P + row) * r + k] for k in range(h)], [vals[(1 * P + row) * r + k] for k in range(h)])
+    if form == "gptj":  # (P, r): [sin_0 .. sin_{h-1} | cos_0 .. cos_{h-1}]
+        r = shape[1]
+        return ([vals[row * r + h + k] for k in range(h)], [vals[row * r + k] for k in range(h)])
+    raise ValueError(form)
+
+
+# ---- 2. rotations -------------------------------------------------------------------------------------------
+with tempfile.TemporaryDirectory() as tmp:
+    for case in manifest["cases"]:
+        if case["kind"] != "rope-apply-out":
+            continue
+        k = stem(case["file"])
+        regime = REGIME[k]
+        positions = case["positions"]
+        r, layout = case["rotary_dim"], case["layout"]
+        h = r // 2
+        xin = os.path.join(DATA, case["input"])
+        yout = os.path.join(tmp, "y.npy")
+        rc, out = posenc("apply", "rope", *SPEC[k], "--regime", regime, "--in", xin, "--positions",
+                         positions_arg(positions), "--out", yout)
+        if rc != 0:
+            fail(f"{case['file']}: posenc apply rope exit {rc}\n{out[-1500:]}")
+            continue
+        shape, x = read_npy(xin)
+        _, z = read_npy(os.path.join(DATA, case["file"]))
+        yshape, y = read_npy(yout)
+        if yshape != shape:
+            fail(f"{case['file']}: posenc's output has shape {yshape}, HF's {shape}")
+            continue
+        T, H, D = shape
+        # HF's cos/sin for these positions (its cache file holds a superset of the positions).
+        form, cpos, cshape, cvals = caches[k]
+        hf_cs = {p: cache_pairs(form, cshape, cvals, cpos.index(p), h) for p in set(positions)}
+        pe_cs = {}
+        if regime == "hf":
+            cfile = os.path.join(tmp, "c.npy")
+            uniq = sorted(set(positions))
+            rc, out = posenc("table", "rope", *SPEC[k], "--regime", regime, "--form", form, "--positions",
+                             positions_arg(uniq), "--out", cfile)
+            if rc != 0:
+                fail(f"{case['file']}: posenc table rope exit {rc}\n{out[-1500:]}")
+                continue
+            pshape, pvals = read_npy(cfile)
+            pe_cs = {p: cache_pairs(form, pshape, pvals, i, h) for i, p in enumerate(uniq)}
+        worst, same, total, over = 0.0, 0, 0, 0
+        for t in range(T):
+            p = positions[t]
+            c_hf, s_hf = hf_cs[p]
+            for hh in range(H):
+                base = (t * H + hh) * D
+                for ch in range(D):
+                    i = base + ch
+                    total += 1
+                    if ch >= r:  # pass-through
+                        if f32_bits(y[i]) != f32_bits(x[i]) or f32_bits(z[i]) != f32_bits(x[i]):
+                            fail(f"{case['file']}: pass-through channel {ch} (t {t}, head {hh}) changed")
+                            over += 1
+                        else:
+                            same += 1
+                        continue
+                    if layout == "halves":
+                        kk, first = (ch, True) if ch < h else (ch - h, False)
+                        a = base + (kk if first else kk + h)
+                        b = base + (kk + h if first else kk)
+                    else:
+                        kk, first = ch // 2, ch % 2 == 0
+                        a = base + (2 * kk if first else 2 * kk + 1)
+                        b = base + (2 * kk + 1 if first else 2 * kk)
+                    xa, xb = x[a], x[b]
+                    c, s = c_hf[kk], s_hf[kk]
+                    if regime == "hf":
+                        c2, s2 = pe_cs[p][0][kk], pe_cs[p][1][kk]
+                        if c2 == c and s2 == s:
+                            bound = 0.0  # the same float32 operations on the same numbers
+                        else:
+                            bound = (abs(xa) * abs(c - c2) + abs(xb) * abs(s - s2) +
+                                     (ulp32(xa * c) + ulp32(xa * c2) + ulp32(xb * s) + ulp32(xb * s2) +
+                                      ulp32(y[i]) + ulp32(z[i])) / 2)
+                    else:
+                        S = abs(xa * c) + abs(xb * s)
+                        bound = (abs(xa) * ulp32(c) / 2 + abs(xb) * ulp32(s) / 2 +
+                                 (ulp32(xa * c) + ulp32(xb * s) + ulp32(z[i])) / 2 + 0.5 * ulp32(S) + 2.0 ** -25 * S)
+                    bound *= 1 + 1e-12
+                    d = abs(y[i] - z[i])
+                    if f32_bits(y[i]) == f32_bits(z[i]):
+                        same += 1
+                    if d > bound:
+                        over += 1
+                        if over <= 5:
+                            fail(f"{case['file']}: t {t} (p {p}) head {hh} channel {ch}: posenc {y[i]!r} HF {z[i]!r} "
+                                 f"|diff| {d:.3e} > bound {bound:.3e} (x_a {xa!r}, x_b {xb!r}, HF c {c!r} s {s!r})")
+                    elif bound > 0:
+                        worst = max(worst, d / bound)
+        if over == 0:
+            passed += 1
+            print(f"ok   apply {case['file']} ({regime}): {same}/{total} bit-identical to HF, largest |diff| / bound "
+                  f"{worst:.3g}")
+
+print(f"{passed} passed, {len(failures)} failed")
+sys.exit(1 if failures else 0)
