@@ -70,6 +70,14 @@ run_proof() {  # name, executable, extra args...
 # One program per part holds every scheme's tests (ctest runs them one by one, labelled <part>:<scheme>).
 run_proof oracle "$build/reference/posenc_oracle_tests"
 run_proof properties "$build/properties/posenc_properties"
+# Held-out vectors: numbers the real implementations computed (properties/heldout/), held to posenc through its
+# CLI; heldout.json feeds the schemes' claims pages.
+echo "  - held-out vectors (properties/heldout/heldout_test.py)"
+if python3 "$root/properties/heldout/heldout_test.py" "$build/cli/posenc" > "$results/log-heldout.txt" 2>&1; then
+  tail -n 1 "$results/log-heldout.txt" | sed 's/^/    /'
+else
+  failed+=("proofs:heldout"); echo "    FAILED (see $results/log-heldout.txt)"; grep '^FAIL' "$results/log-heldout.txt" | head -n 5 | sed 's/^/    | /'
+fi
 "$build/cli/posenc" list --format json > "$results/schemes.json" || failed+=("schemes.json")
 
 stage "4/8 accuracy sweep (fast path vs oracle over positions 0..2^40, every preset, regime, dtype)"

@@ -32,6 +32,11 @@ POSENC = sys.argv[1]
 DATA = sys.argv[2] if len(sys.argv) > 2 else os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", "hf")
 failures = []
 passed = 0
+records = []  # one per check, for $POSENC_RESULTS_DIR/heldout.json (the report's held-out section)
+
+
+def record(file, model, what, ok, detail):
+    records.append({"scheme": "rope", "file": file, "model": model, "what": what, "ok": ok, "detail": detail})
 
 
 def fail(msg):
@@ -109,6 +114,8 @@ for case in manifest["cases"]:
     caches[k] = (form, case["positions"], *read_npy(path))
     rc, out = posenc("check", "rope", *SPEC[k], "--regime", REGIME[k], "--form", form, "--in", path,
                      "--positions", pos, "--format", "json")
+    record(case["file"], case["model"], f"cache: posenc check rope --regime {REGIME[k]} passes", rc == 0,
+           f"exit {rc}")
     if rc != 0:
         fail(f"{case['file']}: posenc check rope (regime {REGIME[k]}) exit {rc}, expected 0 (pass)\n{out[-2000:]}")
     else:
@@ -119,6 +126,8 @@ for case in manifest["cases"]:
     if REGIME[k] == "hf" and max(case["positions"]) >= 2 ** 16:
         rc, out = posenc("check", "rope", *SPEC[k], "--regime", "exact", "--form", form, "--in", path,
                          "--positions", pos)
+        record(case["file"], case["model"], "cache: the exact check fails it (float32 angles, p up to "
+               f"{max(case['positions'])})", rc == 1, f"exit {rc}")
         if rc != 1:
             fail(f"{case['file']}: the exact check of HF's float32 cache gave exit {rc}, expected 1 (fail: the "
                  f"float32 angle at p up to {max(case['positions'])})")
@@ -225,10 +234,18 @@ with tempfile.TemporaryDirectory() as tmp:
                                  f"|diff| {d:.3e} > bound {bound:.3e} (x_a {xa!r}, x_b {xb!r}, HF c {c!r} s {s!r})")
                     elif bound > 0:
                         worst = max(worst, d / bound)
+        record(case["file"], case["model"], f"rotation: posenc apply rope --regime {regime} vs HF's output",
+               over == 0, f"{same}/{total} bit-identical; largest |diff| / bound {worst:.3g}; {over} over the bound")
         if over == 0:
             passed += 1
             print(f"ok   apply {case['file']} ({regime}): {same}/{total} bit-identical to HF, largest |diff| / bound "
                   f"{worst:.3g}")
 
+results_dir = os.environ.get("POSENC_RESULTS_DIR")
+if results_dir:
+    with open(os.path.join(results_dir, "heldout.json"), "w") as fh:
+        json.dump({"schema": "posenc-heldout-1", "source": "properties/heldout/data/hf",
+                   "versions": {k: manifest[k] for k in ("transformers", "torch", "python", "device")},
+                   "records": records}, fh, indent=1)
 print(f"{passed} passed, {len(failures)} failed")
 sys.exit(1 if failures else 0)

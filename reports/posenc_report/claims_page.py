@@ -1,10 +1,13 @@
 """claims.md: the claims ledger (one table per scheme), region coverage and consistency notes."""
 from __future__ import annotations
 
+import json
 from collections import Counter, defaultdict
+from pathlib import Path
 
 from . import md, methods
 
+HELDOUT_FILE = "heldout.json"
 ORACLE_KINDS = {
     "identity": "a law checked on the oracle at high precision and on the fast path within budget",
     "reference": "fast path against the MPFR oracle",
@@ -171,11 +174,38 @@ def build(ctx) -> tuple:
                   "(RC_CLASSIFY / RC_TAG counts):\n\n" + _regions(group))
         text += md.section(f"Scheme: {scheme}", body)
 
+    heldout = _heldout(ctx)
+    if heldout:
+        text += md.section("Held-out vectors from the real implementations", heldout)
     notes = _consistency(ctx, claims)
     text += md.section("Consistency checks", "\n".join(f"- {n}" for n in notes) if notes
                        else "No inconsistencies found (unique ids, statuses agree with bounds, oracle kinds known, "
                             "budget rows exist).")
     return text, {**summary, "ran": True, "schemes": list(by_scheme)}
+
+
+def _heldout(ctx) -> str:
+    """heldout.json (properties/heldout/heldout_test.py): posenc held to numbers the real implementations
+    computed; the rows of this page's scheme."""
+    path = Path(ctx.inputs.results_dir) / HELDOUT_FILE
+    if not path.exists():
+        return ""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        records = [r for r in data.get("records", []) if not ctx.scheme or r.get("scheme") == ctx.scheme]
+    except (OSError, ValueError, AttributeError) as e:
+        return f"{md.icode(HELDOUT_FILE)} is unreadable: {md.cell(str(e))}\n"
+    if not records:
+        return ""
+    v = data.get("versions", {})
+    ok = sum(1 for r in records if r.get("ok"))
+    intro = (f"Numbers the implementations' own code computed ({md.icode(data.get('source'))}: transformers "
+             f"{md.cell(v.get('transformers'))}, PyTorch {md.cell(v.get('torch'))}, {md.cell(v.get('device'))}; "
+             f"see `properties/heldout/README.md`), held to posenc by ctest `heldout.*`: {ok} of "
+             f"{len(records)} checks passed.\n\n")
+    rows = [(md.code(r.get("file")), md.cell(r.get("model")), md.cell(r.get("what")),
+             md.STATUS_MARK["passed" if r.get("ok") else "failed"], md.cell(r.get("detail"))) for r in records]
+    return intro + md.table(["file", "implementation", "check", "status", "detail"], rows, ["l", "l", "l", "l", "l"])
 
 
 def _summary_table(claims: list) -> str:

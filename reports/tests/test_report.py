@@ -103,6 +103,25 @@ class ReportTest(unittest.TestCase):
         link = re.search(r"Input schemas: \[reports/README.md\]\(([^)]+)\)", self.read(SIN + "claims.md")).group(1)
         self.assertTrue((self.out / "sinusoidal" / link).resolve().samefile(REPO / "reports" / "README.md"))
 
+    def test_heldout_section_on_its_schemes_claims_page(self):
+        results = samples.write(self.tmp / "results")
+        (results / "heldout.json").write_text(json.dumps({
+            "schema": "posenc-heldout-1", "source": "properties/heldout/data/hf",
+            "versions": {"transformers": "5.17.0", "torch": "2.11.0", "python": "3.12", "device": "cpu"},
+            "records": [{"scheme": "sinusoidal", "file": "a.npy", "model": "fairseq", "what": "table", "ok": True,
+                         "detail": "bit-identical"},
+                        {"scheme": "sinusoidal", "file": "b.npy", "model": "t2t", "what": "table", "ok": False,
+                         "detail": "3 over the bound"},
+                        {"scheme": "t5", "file": "c.json", "model": "hf-t5", "what": "buckets", "ok": True,
+                         "detail": "equal"}]}), encoding="utf-8")
+        self.assertEqual(generate(results, self.out), 0)
+        claims = self.read(SIN + "claims.md")
+        self.assertIn("## Held-out vectors from the real implementations", claims)
+        self.assertIn("1 of 2 checks passed", claims)
+        self.assertIn("3 over the bound", claims)
+        self.assertNotIn("c.json", claims)                                   # scoped to the scheme
+        self.assertIn("c.json", self.read("t5/claims.md"))
+
     def test_index_has_a_row_per_scheme(self):
         results = samples.write(self.tmp / "results")
         generate(results, self.out)
