@@ -78,7 +78,15 @@ struct RopeOptions : SpecOptions<Spec> {
     if (input_head_dim && !file && !head) s.head_dim = *input_head_dim;
     if (rotary_given() || s.head_dim == start.head_dim) return;
     if (start.rotary_dim == start.head_dim) {
-      s.rotary_dim = s.head_dim;  // full rotary stays full
+      // Full rotary stays full. An odd head_dim cannot be fully rotated: say so about the dimension the user
+      // gave, not about the rotary_dim it implied.
+      if (s.head_dim % 2 != 0)
+        throw Error(kScheme, head || !input_head_dim ? "--head-dim" : "head_dim (the last dimension of --in)",
+                    std::to_string(s.head_dim),
+                    "an even head_dim (full rotary: rotary_dim = head_dim, and channels rotate in pairs), or an "
+                    "even --rotary-dim / --partial-rotary-factor below it",
+                    "is odd");
+      s.rotary_dim = s.head_dim;
       return;
     }
     if (!given("--preset")) return;  // a --spec file's partial rotary_dim is kept (validation judges it)

@@ -523,6 +523,7 @@ expect_error 1 table rope --head-dim 65536 --positions 0:1000000000000 --out out
 }
 "$POSENC" table rope --positions 2199023255552 2>&1 | grep -q -- "--positions" && pass || fail "bad position: the error names --positions"
 "$POSENC" apply rope --in x.npy --positions 0:4 2>&1 | grep -q -- "--positions: '0:4' has 4 positions" && pass || fail "wrong token count: the error names --positions"
+"$POSENC" table rope --head-dim 7 2>&1 | grep -q -- "--head-dim = 7 is odd" && pass || fail "odd head_dim: the error names --head-dim, not the rotary_dim it implied"
 
 # scores rope: <R(m) q_i, R(n) k_j> equals the dot product of the vectors rotated by `apply rope`, and depends only
 # on n - m (both positions shifted by 1000)
