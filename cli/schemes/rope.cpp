@@ -378,11 +378,67 @@ struct CheckFlags {
   RopeOptions spec;
   InputFlags in;
   ReportFlags report;
-  std::string positions, form = "pairs", threads;
+  std::string positions, form = "pairs", threads, x_path;
   double ulp_pow = 2.0, ulp_trig = 2.0;
+  bool inverse = false;
 };
 
+// The dimensions of a [tokens, head_dim] or [tokens, heads, head_dim] tensor named by `flag`.
+std::pair<std::size_t, std::size_t> tokens_and_heads(const std::string& flag, const std::string& path,
+                                                     const std::vector<std::size_t>& sh) {
+  if (sh.size() != 2 && sh.size() != 3)
+    throw UsageError(flag + ": '" + path + "' holds an array of shape " + shape_text(sh) +
+                     "; accepted: [tokens, head_dim] or [tokens, heads, head_dim]");
+  return {sh[0], sh.size() == 3 ? sh[1] : 1};
+}
+
+// check --x: the user's rotated tensor (--in) against the rotation of --x.
+void run_check_rotated(CheckFlags& f, CLI::App* app) {
+  const NpyArray x = read_input("--x", f.x_path);
+  if (app->count("--form") > 0)
+    throw UsageError("--form: '" + f.form + "' describes a cos/sin cache; with --x '" + f.x_path +
+                     "', --in is a rotated tensor (give one or the other)");
+  const NpyArray y = f.in.read();
+  const auto [tokens, heads] = tokens_and_heads("--in", f.in.path, y.shape);
+  (void)tokens_and_heads("--x", f.x_path, x.shape);
+  if (x.shape != y.shape)
+    throw UsageError("--x: '" + f.x_path + "' holds an array of shape " + shape_text(x.shape) + "; accepted: the shape of --in, " +
+                     shape_text(y.shape));
+  f.spec.input_head_dim = y.shape.back();
+  const Spec s = f.spec.build();
+  if (s.head_dim != y.shape.back())
+    throw Error(kScheme, f.spec.given("--head-dim") ? "--head-dim" : "head_dim (from --spec)",
+                std::to_string(s.head_dim), "the last dimension of --in, " + std::to_string(y.shape.back()),
+                "differs from the input");
+  test::rope::RotatedInput input;
+  input.x = x.values;
+  input.y = y.values;
+  input.tokens = tokens;
+  input.heads = heads;
+  input.stored = dtype_of(y.stored);
+  input.inverse = f.inverse;
+  input.positions = positions_for(s, "--positions", f.positions, app->count("--positions") > 0, tokens,
+                                  "a tensor of " + std::to_string(tokens) + " tokens (shape " + shape_text(y.shape) + ")",
+                                  "token");
+  input.describe = {{"file", f.in.path}, {"stored", std::string(to_string(y.stored))}, {"shape", shape_text(y.shape)},
+                    {"x", f.x_path}, {"x_stored", std::string(to_string(x.stored))}};
+  const TableOptions opts = parse_threads(f.threads);
+  test::CheckReport rep;
+  try {
+    check_ulp_allowance(app, "--ulp-pow", f.ulp_pow);
+    check_ulp_allowance(app, "--ulp-trig", f.ulp_trig);
+    rep = test::rope::check_rotated(s, input, test::rope::EnvelopeAllowance{f.ulp_pow, f.ulp_trig}, opts.threads);
+  } catch (const Error& e) {
+    if (e.parameter() == "x") throw UsageError("--x: '" + f.x_path + "' " + e.problem() + " " + e.value() + "; accepted: " + e.accepted());
+    throw SpecOptions<Spec>::renamed(e);
+  }
+  f.report.write(rep.to_json(), rep.to_markdown());
+  exit_status() = rep.passed() ? 0 : 1;
+}
+
 void run_check(CheckFlags& f, CLI::App* app) {
+  if (!f.x_path.empty()) return run_check_rotated(f, app);
+  if (f.inverse) throw UsageError("--inverse: a cos/sin cache has no direction; it goes with --x (a rotated tensor)");
   const NpyArray a = f.in.read();
   const RopeCacheForm form = parse_form(f.form);
   const bool hf = form == RopeCacheForm::hf;
@@ -554,12 +610,20 @@ POSENC_CLI_SCHEME(rope) {
     auto f = std::make_shared<CheckFlags>();
     CLI::App* c = registry.command(
         "check", kScheme,
-        "Your cos/sin cache (.npy) against the exact value (budget row rope.check.exact.<dtype>) and, for the hf and "
-        "ggml regimes, their float32 steps (emulation envelope); exit 0 pass, 1 fail");
+        "Your cos/sin cache (.npy), or with --x your rotated tensor, against the exact value (budget rows "
+        "rope.check.exact.<dtype>, rope.check.rotated.exact.<dtype>) and, for the hf and ggml regimes, their float32 "
+        "steps (emulation envelope); exit 0 pass, 1 fail");
     f->spec.add(c);
     f->in.add_to(c);
+    c->add_option("--x", f->x_path,
+                  "The unrotated tensor (.npy [tokens, head_dim] or [tokens, heads, head_dim]): --in is then your "
+                  "rotated tensor R(p) x of the same shape, one position per token")
+        ->type_name("FILE")
+        ->group("Input");
+    c->add_flag("--inverse", f->inverse, "With --x: --in is R(-p) x (the inverse rotation)")->group("Input");
     c->add_option("--form", f->form, form_help + " (default pairs)")->type_name("FORM")->group("Input");
-    c->add_option("--positions", f->positions, positions_help + "; one per cache row (default 0 .. rows-1)")
+    c->add_option("--positions", f->positions,
+                  positions_help + "; one per cache row, or per token with --x (default 0 .. rows-1)")
         ->type_name("SPEC")
         ->group("Input");
     c->add_option("--ulp-pow", f->ulp_pow, "Envelope: ulps a float32 pow may be off correctly rounded (default 2)")
@@ -574,8 +638,10 @@ POSENC_CLI_SCHEME(rope) {
     c->add_option("--threads", f->threads, "OpenMP threads for the oracle (0: default)")->type_name("N");
     f->report.add_to(c);
     c->footer(
-        "rotary_dim is the cache's width unless --rotary-dim, --head-dim, --partial-rotary-factor or --spec says it.\n"
-        "Example: posenc check rope --preset hf-llama --in cache.npy --form hf --positions 0:4096 --format json");
+        "rotary_dim is the cache's width unless --rotary-dim, --head-dim, --partial-rotary-factor or --spec says it;\n"
+        "with --x, head_dim is the tensors' last dimension.\n"
+        "Example: posenc check rope --preset hf-llama --in cache.npy --form hf --positions 0:4096 --format json\n"
+        "Example: posenc check rope --preset hf-llama --x q.npy --in q_rot.npy --positions 7:39");
     c->callback([f, c] { run_check(*f, c); });
   }
 }

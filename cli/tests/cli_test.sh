@@ -492,9 +492,25 @@ rc=$?
 if [[ $rc -eq 1 ]] && "$PY" -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["verdict"]=="fail", d["verdict"]' ckbad.json
 then pass; else fail "check rope: a perturbed cache must fail with exit 1 (got $rc)"; fi
 
+# check --x: a rotation made by `apply rope` passes (forward and --inverse); the same tensor at other positions fails
+if "$POSENC" check rope --preset hf-llama --head-dim 12 --rotary-dim 8 --x x.npy --in y.npy --positions 3,7,0,100,-5 \
+     --format json >cx.json &&
+   "$PY" -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["verdict"]=="pass", d["verdict"]' cx.json &&
+   "$POSENC" check rope --preset hf-llama --head-dim 12 --rotary-dim 8 --x y.npy --in z.npy --inverse \
+     --positions 3,7,0,100,-5 >/dev/null
+then pass; else fail "check rope --x passes rotations made by apply rope"; fi
+"$POSENC" check rope --preset hf-llama --head-dim 12 --rotary-dim 8 --x x.npy --in y.npy --positions 4,7,0,100,-5 >/dev/null
+rc=$?
+[[ $rc -eq 1 ]] && pass || fail "check rope --x: a tensor rotated at other positions must fail with exit 1 (got $rc)"
+
 # bad inputs: one 'posenc: error:' line, nothing on stdout, exit 2 (1 for I/O), no output file
 # shellcheck disable=SC2086
 {
+expect_error 2 check rope --x x.npy --in x64.npy
+expect_error 2 check rope --x x.npy --in y.npy --form hf
+expect_error 2 check rope --in ch.npy --form hf --inverse
+expect_error 2 check rope --x x64.npy --in x64.npy --regime hf --head-dim 12
+expect_error 1 check rope --x nosuch.npy --in x.npy
 expect_error 2 table rope --positions 2199023255552 --out out.npy
 expect_error 2 table rope --positions 0,-2199023255552 --out out.npy
 expect_error 2 table rope --positions abc --out out.npy

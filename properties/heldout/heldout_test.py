@@ -23,6 +23,8 @@ function called. This test holds posenc to them, through the CLI a user would us
      rotation (rope.apply.exact.f32.scaled), S = |x_a c| + |x_b s|. So |y - z| <= |x_a| ulp(c)/2 + |x_b| ulp(s)/2 +
      (ulp(x_a c) + ulp(x_b s) + ulp(z)) / 2 + 0.5 ulp(S) + 2^-25 S (ulp of the float32 results, bounds in float64
      with a 1e-12 relative margin for the test's own arithmetic).
+3. Rotations through `posenc check rope --x` (rows rope.check.rotated.*): each HF rotation passes in its preset's
+   regime, and the exact check fails the float32-angle ones (hf regime).
 
 Usage: heldout_test.py POSENC_BINARY [DATA_DIR]      Python 3 standard library only.
 """
@@ -234,6 +236,25 @@ with tempfile.TemporaryDirectory() as tmp:
                                  f"|diff| {d:.3e} > bound {bound:.3e} (x_a {xa!r}, x_b {xb!r}, HF c {c!r} s {s!r})")
                     elif bound > 0:
                         worst = max(worst, d / bound)
+        # The same tensors through `posenc check rope --x` (rows rope.check.rotated.*): HF's rotation passes in its
+        # preset's regime; HF's float32-angle rotations fail the exact check.
+        rc, out = posenc("check", "rope", *SPEC[k], "--regime", regime, "--x", xin, "--in",
+                         os.path.join(DATA, case["file"]), "--positions", positions_arg(positions))
+        record(case["file"], case["model"], f"rotation: posenc check rope --x --regime {regime} passes", rc == 0,
+               f"exit {rc}")
+        if rc != 0:
+            fail(f"{case['file']}: posenc check rope --x (regime {regime}) exit {rc}, expected 0\n{out[-1500:]}")
+        else:
+            passed += 1
+        if regime == "hf":
+            rc, out = posenc("check", "rope", *SPEC[k], "--regime", "exact", "--x", xin, "--in",
+                             os.path.join(DATA, case["file"]), "--positions", positions_arg(positions))
+            record(case["file"], case["model"], "rotation: the exact check fails it (float32 angles)", rc == 1,
+                   f"exit {rc}")
+            if rc != 1:
+                fail(f"{case['file']}: the exact check of HF's float32 rotation gave exit {rc}, expected 1")
+            else:
+                passed += 1
         record(case["file"], case["model"], f"rotation: posenc apply rope --regime {regime} vs HF's output",
                over == 0, f"{same}/{total} bit-identical; largest |diff| / bound {worst:.3g}; {over} over the bound")
         if over == 0:

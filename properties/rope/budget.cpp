@@ -218,6 +218,37 @@ std::vector<std::pair<R, BudgetRow>> make_rows() {
               "ulp32(t_k). Then E = da + (A_trig + 1) ulp32(min(1, |e| + da)): cos/sin are 1-Lipschitz and the "
               "final value may be A_trig ulp from correctly rounded plus a flip of the rounding (at p = 0 the "
               "same slack is allowed: no exactness of a real cos(0) is assumed)."});
+  for (DType t : {DType::f16, DType::bf16, DType::f32, DType::f64}) {
+    const std::string ts(to_string(t));
+    add(rope::check_rotated_exact_row(t),
+        {.quantity = "a user's rotated tensor R(p)x (posenc check rope --x), exact regime", .dtype = ts,
+         .regime = "exact", .domain = "every spec and position posenc accepts; x finite",
+         .metric = {MetricKind::scaled, t, 0.0, "err_S (S = |x_a| + |x_b| of the pair), ulp_" + ts},
+         .bound = 4.1,
+         .why = "what a rotation computed in " + ts + " (unit roundoff u = 2^-p) achieves when its cos/sin are "
+                "within 1 ulp of cos/sin(p theta) (the angle's own error included; libm-grade): |c' - c| <= 2u|c|, "
+                "so the pair contributes <= 2u (|x_a c| + |x_b s|) <= 2u S; the two products round to <= u(1 + 2u) "
+                "S; the sum to <= u(1 + 2u)^2 S (|y'| <= S (1 + 2u)^2). Total <= 4u S (1 + 2u)^2 plus, near the "
+                "subnormal range, absolute half-ulps that ulp_" + ts + "(S)'s floor covers; ulp_" + ts + "(S) > u S: "
+                "< 4 (1 + 2^-7)^2 + 0.01 < 4.1. An FMA, arithmetic in a wider type rounded once, or correctly "
+                "rounded cos/sin only lower it. A float32 angle (the hf and ggml regimes) exceeds it as p grows: "
+                "that is what the exact column shows. Channels >= rotary_dim are held to the same bound with S = "
+                "|x_c| (the emulation envelope holds them to bit-identity)."});
+  }
+  add(R::check_rotated_envelope,
+      {.quantity = "a user's hf / ggml rotated tensor vs posenc's emulation (posenc check rope --x)",
+       .dtype = "f16, bf16, f32 (f64 data holding float32 numbers)", .regime = "hf, ggml", .domain = "|p| <= 2^40",
+       .metric = {MetricKind::ratio, DType::f32, 0.0, "|y - e| / E_y, E_y the envelope of the channel"},
+       .bound = 1.0,
+       .why = "e = RN32(RN32(x_a c_e) -+ RN32(x_b s_e)), posenc's emulation with its correctly rounded float32 "
+              "c_e, s_e. The user's c_u, s_u lie within the cache envelope E_c, E_s of them (rope.check.envelope, "
+              "same allowances) and may be rounded to the data's type T (HF casts cos/sin to the model's dtype): "
+              "+ ulp_T(|c_e| + E_c). Each of the user's two products and one sum, and each of e's, moves its value "
+              "by <= 0.5 ulp of its result (in T; float32 for f32 and f64 data); with |x_a c| <= A = |x_a| (1 + "
+              "E_c), |x_b s| <= B = |x_b| (1 + E_s), |y| <= A + B, and a whole ulp per rounding (a result may sit "
+              "one binade above its bound): |y - e| <= E_y = |x_a| (E_c + ulp_T(|c_e| + E_c)) + |x_b| (E_s + "
+              "ulp_T(|s_e| + E_s)) + 2 ulp_T(A) + 2 ulp_T(B) + 2 ulp_T(A + B). An FMA (one rounding fewer) lies "
+              "inside. Channels >= rotary_dim must equal x bit for bit (E = 0)."});
   return r;
 }
 
@@ -238,6 +269,11 @@ double scores_error_scale(DType t, std::size_t d, double sum_sq_sk) {
 }
 double emulated_vs_exact_scale(double angle_error) { return angle_error + std::ldexp(1.0, -25); }
 double apply_exact_bound(DType t) { return t == DType::f32 ? 0.5 + std::ldexp(1.0, -25) : kRot / kU; }
+
+RopeRow check_rotated_exact_row(DType t) {
+  return row_of_dtype(t, R::check_rotated_exact_f16, R::check_rotated_exact_bf16, R::check_rotated_exact_f32,
+                      R::check_rotated_exact_f64);
+}
 
 RopeRow check_exact_row(DType t) {
   return row_of_dtype(t, R::check_exact_f16, R::check_exact_bf16, R::check_exact_f32, R::check_exact_f64);

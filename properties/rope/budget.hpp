@@ -32,7 +32,12 @@ namespace posenc::test {
   X(check_exact_bf16, "rope.check.exact.bf16")                      \
   X(check_exact_f32, "rope.check.exact.f32")                        \
   X(check_exact_f64, "rope.check.exact.f64")                        \
-  X(check_envelope, "rope.check.envelope")
+  X(check_envelope, "rope.check.envelope")                          \
+  X(check_rotated_exact_f16, "rope.check.rotated.exact.f16")       \
+  X(check_rotated_exact_bf16, "rope.check.rotated.exact.bf16")     \
+  X(check_rotated_exact_f32, "rope.check.rotated.exact.f32")       \
+  X(check_rotated_exact_f64, "rope.check.rotated.exact.f64")       \
+  X(check_rotated_envelope, "rope.check.rotated.envelope")
 
 POSENC_BUDGET_KEYS(RopeRow, "rope", POSENC_ROPE_ROWS)
 
@@ -51,6 +56,8 @@ double emulated_vs_exact_scale(double angle_error);
 double apply_exact_bound(DType);
 // The row a user's cache of the stored type is held to in the exact regime.
 RopeRow check_exact_row(DType);
+// The row a user's rotated tensor of the stored type is held to in the exact regime (posenc check rope --x).
+RopeRow check_rotated_exact_row(DType);
 
 }  // namespace rope
 }  // namespace posenc::test

@@ -143,4 +143,117 @@ CheckReport check_cache(const RopeSpec& spec, const CacheInput& in, const Envelo
   return rep;
 }
 
+double rotated_envelope(const RopeSpec& s, std::span<const double> f32, std::int64_t p, std::size_t k, double ce,
+                        double se, double xa, double xb, DType stored, const EnvelopeAllowance& a) {
+  // The type whose roundings are allowed: the data's own for 16-bit data, float32 for f32 and f64 data.
+  const DType t = (stored == DType::f16 || stored == DType::bf16) ? stored : DType::f32;
+  // Derivation: budget row rope.check.rotated.envelope. A rounding moves a value by <= 0.5 ulp of its result; a
+  // result may lie one binade above the magnitude bound used here, so each rounding is allowed a whole ulp.
+  const double Ec = envelope(s, f32, p, k, ce, a), Es = envelope(s, f32, p, k, se, a);
+  const double A = std::fabs(xa) * (1 + Ec), B = std::fabs(xb) * (1 + Es);  // bounds of |x_a c|, |x_b s|
+  return std::fabs(xa) * (Ec + ulp(std::fabs(ce) + Ec, t)) + std::fabs(xb) * (Es + ulp(std::fabs(se) + Es, t)) +
+         2 * ulp(A, t) + 2 * ulp(B, t) + 2 * ulp(A + B, t);
+}
+
+CheckReport check_rotated(const RopeSpec& spec, const RotatedInput& in, const EnvelopeAllowance& allowance,
+                          int threads) {
+  validate(spec);
+  const std::size_t d = spec.head_dim, h = pair_count(spec), r = spec.rotary_dim;
+  const std::size_t vectors = in.tokens * in.heads;
+  const std::string where = "rope check";
+  if (in.x.size() != vectors * d)
+    throw Error(where, "x", std::to_string(in.x.size()) + " values",
+                "tokens * heads * head_dim = " + std::to_string(vectors * d), "does not match the spec");
+  if (in.y.size() != in.x.size())
+    throw Error(where, "y", std::to_string(in.y.size()) + " values", "as many as x, " + std::to_string(in.x.size()),
+                "does not match x");
+  if (in.positions.size() != in.tokens)
+    throw Error(where, "positions", std::to_string(in.positions.size()) + " positions",
+                "one per token, " + std::to_string(in.tokens), "does not match x");
+  for (const std::int64_t p : in.positions) check_position(spec, p, "positions");
+  for (const double v : in.x)
+    if (!std::isfinite(v)) throw Error(where, "x", "a non-finite value", "finite values", "holds");
+  if (!(allowance.pow_ulps >= 0 && allowance.pow_ulps <= 1e6 && allowance.trig_ulps >= 0 && allowance.trig_ulps <= 1e6))
+    throw Error(where, "ulp allowance", std::to_string(allowance.pow_ulps) + ", " + std::to_string(allowance.trig_ulps),
+                "reals in [0, 1e6]");
+  const bool emu = spec.regime != RopeRegime::exact;
+  if (emu)
+    for (const double v : in.x)
+      if (static_cast<double>(static_cast<float>(v)) != v)
+        throw Error(where, "x", "a value that is not a float32 number (" + std::to_string(v) + ")",
+                    "float32 numbers: the " + std::string(to_string(spec.regime)) +
+                        " regime rotates float32 data (round x to float32 as the implementation does, or check "
+                        "against the exact regime)",
+                    "holds");
+
+  RopeSpec exact_spec = spec;
+  exact_spec.regime = RopeRegime::exact;
+  const rf::RopeOracle exact(exact_spec, kCheckBits);
+  const rf::RopeOracle emulated(spec, kCheckBits);
+  const std::vector<double> f32 = emu ? rope_frequencies(spec) : std::vector<double>{};
+  const std::string emu_name = std::string("emulated (") + std::string(to_string(spec.regime)) + " float32 steps)";
+
+  CheckReport rep;
+  rep.scheme = "rope";
+  rep.spec = to_json(spec);
+  rep.input = in.describe;
+  rep.input["what"] = std::string("rotated tensor, ") + (in.inverse ? "R(-p) x" : "R(p) x");
+  rep.input["positions"] = {{"count", in.tokens},
+                            {"first", in.tokens ? in.positions.front() : 0},
+                            {"last", in.tokens ? in.positions.back() : 0}};
+  rep.references.emplace_back("exact", budget(check_rotated_exact_row(in.stored)), in.stored, d);
+  if (emu) rep.references.emplace_back(emu_name, budget(RopeRow::check_rotated_envelope), in.stored, d);
+
+  const int nt = threads > 0 ? std::min(threads, omp_get_num_procs()) : omp_get_max_threads();
+  std::vector<std::vector<CheckAccumulator>> local(static_cast<std::size_t>(std::max(nt, 1)), rep.references);
+  const auto count = static_cast<std::int64_t>(vectors);
+#pragma omp parallel for num_threads(nt) schedule(dynamic, 4)
+  for (std::int64_t vi = 0; vi < count; ++vi) {
+    auto& acc = local[static_cast<std::size_t>(omp_get_thread_num())];
+    const auto v = static_cast<std::size_t>(vi);
+    const std::int64_t p = in.positions[v / in.heads];
+    const std::span<const double> x = in.x.subspan(v * d, d), y = in.y.subspan(v * d, d);
+    const std::vector<Real> ex = exact.rotate(p, x, in.inverse);
+    const std::vector<Real> em = emu ? emulated.rotate(p, x, in.inverse) : std::vector<Real>{};
+    for (std::size_t k = 0; k < h; ++k) {
+      const std::size_t a = first_channel(spec, k), b = second_channel(spec, k);
+      const double S = std::fabs(x[a]) + std::fabs(x[b]);
+      // y_a = x_a c -+ x_b s and y_b = x_b c +- x_a s: the same terms, so one envelope for both.
+      const double env = emu ? rotated_envelope(spec, f32, p, k, static_cast<double>(emulated.cos(p, k)),
+                                                static_cast<double>(emulated.sin(p, k)), x[a], x[b], in.stored,
+                                                allowance)
+                             : 0.0;
+      for (const std::size_t c : {a, b}) {
+        acc[0].add(p, c, y[c], ex[c], S);
+        if (emu) acc[1].add(p, c, y[c], em[c], env);
+      }
+    }
+    for (std::size_t c = r; c < d; ++c) {  // pass-through channels
+      acc[0].add(p, c, y[c], ex[c], std::fabs(x[c]));
+      if (emu) acc[1].add(p, c, y[c], em[c], 0.0);  // E = 0: bit for bit
+    }
+  }
+  for (std::size_t i = 0; i < rep.references.size(); ++i) {
+    rep.references[i] = CheckAccumulator(rep.references[i].name(), rep.references[i].row(), in.stored, d);
+    for (const auto& l : local) rep.references[i].merge(l[i]);
+  }
+  std::ostringstream o;
+  if (emu) {
+    rep.held_to = 1;
+    o << "The spec's regime is " << to_string(spec.regime)
+      << ": every channel must lie within the envelope of posenc's correctly rounded emulation of those float32 "
+         "steps (x_a c -+ x_b s), allowing cos/sin within the cache envelope (a float32 pow within "
+      << allowance.pow_ulps << " ulp, cos/sin within " << allowance.trig_ulps
+      << " ulp of correctly rounded) and every product and sum rounded in the data's type; channels >= rotary_dim "
+         "must be x's, bit for bit. The exact column shows how far the tensor is from the mathematics.";
+  } else {
+    rep.held_to = 0;
+    o << "The spec's regime is exact: every channel must be within the budget row's bound of the exact rotation "
+         "(err_S with S = |x_a| + |x_b| of its pair, in ulps of the data's type: what a rotation in that type with "
+         "libm-grade cos/sin achieves).";
+  }
+  rep.note = o.str();
+  return rep;
+}
+
 }  // namespace posenc::test::rope

@@ -1,5 +1,6 @@
-// properties/rope/check.hpp — `posenc check rope`: a user's cos/sin cache held to the budget table (exact
-// mathematics) and to the emulation envelope of the HF / ggml float32 steps (support/check_report.hpp).
+// properties/rope/check.hpp — `posenc check rope`: a user's cos/sin cache, or a user's rotated tensor, held to the
+// budget table (exact mathematics) and to the emulation envelope of the HF / ggml float32 steps
+// (support/check_report.hpp).
 // No test framework: the CLI links it (through posenc_accuracy) and the properties test it (ROPE-CHECK-*).
 #pragma once
 
@@ -44,5 +45,29 @@ struct CacheInput {
 // posenc's emulation within the envelope (row rope.check.envelope); the verdict is held to the spec's regime.
 // Throws posenc::Error naming the shape or positions when they disagree with the spec and form.
 CheckReport check_cache(const RopeSpec&, const CacheInput&, const EnvelopeAllowance& = {}, int threads = 0);
+
+// The envelope E_y of a rotated channel of the hf and ggml regimes (row rope.check.rotated.envelope): a real
+// implementation of the regime's float32 steps lies within E_y of posenc's emulation, given the emulated cos/sin
+// (ce, se) of pair k at p, the pair's inputs x_a, x_b and the type the data is stored in (16-bit data: HF casts
+// cos/sin to it and rounds each product and the sum in it). Both channels of the pair share it.
+double rotated_envelope(const RopeSpec&, std::span<const double> frequencies32, std::int64_t p, std::size_t k,
+                        double ce, double se, double xa, double xb, DType stored, const EnvelopeAllowance& = {});
+
+// A user's rotated tensor y and the tensor x it was rotated from: [tokens][heads][head_dim] each (dense, values
+// exact in double), the type y was stored in, one position per token and the direction.
+struct RotatedInput {
+  std::span<const double> x, y;
+  std::size_t tokens = 0, heads = 1;
+  DType stored = DType::f32;
+  bool inverse = false;                 // y = R(-p) x
+  std::vector<std::int64_t> positions;  // one per token
+  nlohmann::ordered_json describe;      // files, shapes (copied into the report)
+};
+
+// Every channel of y against the exact rotation (row rope.check.rotated.exact.<stored>, err_S with S = |x_a| +
+// |x_b| of its pair) and, for the hf and ggml regimes, against posenc's emulation within the channel's envelope
+// (row rope.check.rotated.envelope; x must then hold float32 numbers, as those implementations rotate). Channels
+// >= rotary_dim must be x's. Throws posenc::Error naming "x", "y" or "positions" when they disagree with the spec.
+CheckReport check_rotated(const RopeSpec&, const RotatedInput&, const EnvelopeAllowance& = {}, int threads = 0);
 
 }  // namespace posenc::test::rope

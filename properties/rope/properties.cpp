@@ -11,6 +11,7 @@
 #include <cstring>
 #include <limits>
 #include <numeric>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -618,6 +619,119 @@ POSENC_PROPERTY(RopeCheck, EmulationEnvelopeContainsRealLibmDeviations,
                      [&] { return spec_label(s) + " pow_off=" + std::to_string(pow_off) + " trig_off=" +
                                   std::to_string(trig_off_c) + "," + std::to_string(trig_off_s) + " " + j.dump().substr(0, 400); }))
     RC_FAIL(*f);
+}
+
+// ROPE-CHECK-3
+POSENC_PROPERTY(RopeCheck, CheckOfRotatedTensorsPassesRightOnesAndRefusesWrongOnes,
+                {"ROPE-CHECK-3", "rope",
+                 "posenc check rope --x passes a rotated tensor that posenc's apply computed (the spec's regime; f32, "
+                 "and f64 in the exact regime) or that an implementation in the data's type computed (exact: cos/sin "
+                 "rounded to T either way; hf/ggml: cos/sin up to A_trig = 2 ulps off correctly rounded, products and "
+                 "sum rounded separately or fused into an FMA, or bf16/f16 data with cos/sin cast to it as HF does), "
+                 "forward or inverse; and refuses one channel 9 ulp_T(S) (exact) or 3 envelopes (hf, ggml) off, and "
+                 "a token rotated at p + 1 (|p| < 2^16)",
+                 "DESIGN.md (posenc check)", Oracle::reference,
+                 {R::check_rotated_exact_f16, R::check_rotated_exact_bf16, R::check_rotated_exact_f32,
+                  R::check_rotated_exact_f64, R::check_rotated_envelope}}) {
+  const RopeSpec s = *small_spec();
+  const bool emu = s.regime != RopeRegime::exact;
+  const std::size_t d = s.head_dim, h = pair_count(s);
+  const std::size_t T = *rc::gen::inRange<std::size_t>(1, 4), H = *rc::gen::inRange<std::size_t>(1, 3);
+  const bool inverse = *rc::gen::arbitrary<bool>();
+  std::vector<std::int64_t> pos(T);
+  for (auto& p : pos) p = *position();
+  // Who computed y: posenc's apply (0), separate roundings in T (1), an FMA for the first product (2).
+  const int source = *rc::gen::inRange(0, 3);
+  const DType t = source == 0 ? (emu ? DType::f32 : *rc::gen::element(DType::f32, DType::f64))
+                              : *rc::gen::element(DType::f32, DType::f16, DType::bf16);
+  std::vector<double> x = random_vector(T * H * d);
+  if (t != DType::f64)
+    for (double& v : x) v = round_to(v, t);
+  const RopePlan plan(s);
+  const RopeDirection dir = inverse ? RopeDirection::inverse : RopeDirection::forward;
+  std::vector<double> y = x;
+  if (source == 0 && t == DType::f64) {
+    plan.apply(RopeTensor<double>{std::span<double>(y), T, H, H * d, d}, pos, dir);
+  } else if (source == 0) {
+    std::vector<float> y32(x.begin(), x.end());
+    plan.apply(RopeTensor<float>{std::span<float>(y32), T, H, H * d, d}, pos, dir);
+    y.assign(y32.begin(), y32.end());
+  } else {
+    // The regime's cos/sin as posenc computes them (exact: within 2.25 ulp_f64; hf/ggml: the float32 numbers),
+    // then as a real implementation holds them.
+    std::vector<double> cache(T * 2 * h);
+    plan.cache(RopeCacheForm::pairs, pos, std::span<double>(cache));
+    const auto offs = *rc::gen::container<std::vector<int>>(2 * h * T, rc::gen::inRange(-2, 3));
+    auto held = [&](double v, int off) {
+      if (!emu) {  // exact: rounded to T, to nearest or (odd offsets) the other neighbour: within 1 ulp_T
+        const double r = round_to(v, t);
+        if (off % 2 == 0 || r == v) return r;
+        const double u = std::ldexp(1.0, std::max(std::ilogb(r), min_exponent(t)) + 1 - precision_bits(t));
+        return r > v ? r - u : r + u;
+      }
+      float f = static_cast<float>(v);  // A_trig ulps of float32 off, then cast to T as HF does
+      for (int i = 0; i < std::abs(off); ++i) f = std::nextafter(f, off > 0 ? INFINITY : -INFINITY);
+      return round_to(static_cast<double>(f), t);
+    };
+    for (std::size_t i = 0; i < T; ++i)
+      for (std::size_t k = 0; k < h; ++k) {
+        const double c = held(cache[i * 2 * h + k], offs[(i * h + k) * 2]);
+        const double sn = (inverse ? -1 : 1) * held(cache[i * 2 * h + h + k], offs[(i * h + k) * 2 + 1]);
+        for (std::size_t j = 0; j < H; ++j) {
+          const std::size_t base = (i * H + j) * d, a = base + first_channel(s, k), b = base + second_channel(s, k);
+          const double xa = x[a], xb = x[b];
+          const double xbs = round_to(xb * sn, t), xas = round_to(xa * sn, t);  // products of T numbers: exact in double
+          y[a] = source == 1 ? round_to(round_to(xa * c, t) - xbs, t) : round_to(std::fma(xa, c, -xbs), t);
+          y[b] = source == 1 ? round_to(round_to(xb * c, t) + xas, t) : round_to(std::fma(xb, c, xas), t);
+        }
+      }
+  }
+  tag(claim, regime_region(s));
+  tag(claim, std::string(source == 0 ? "posenc apply " : source == 1 ? "separate roundings " : "fma ") +
+                 std::string(to_string(t)) + (inverse ? " inverse" : " forward"));
+  for (std::int64_t p : pos) tag(claim, region_of(p));
+  count_case(claim);
+  RotatedInput in{x, y, T, H, t, inverse, pos, {}};
+  auto what = [&] {
+    return spec_label(s) + " source=" + std::to_string(source) + " dtype=" + std::string(to_string(t)) +
+           (inverse ? " inverse" : "") + " p0=" + std::to_string(pos[0]);
+  };
+  {
+    const CheckReport rep = check_rotated(s, in);
+    const CheckAccumulator& held_acc = rep.references.at(rep.held_to);
+    const auto j = held_acc.to_json();
+    const double max = j["overall"]["max_metric"].is_null() ? INFINITY : j["overall"]["max_metric"].get<double>();
+    if (auto f = check(claim, held_acc.row(), Measure{Class::ok, max}, max, nullptr,
+                       [&] { return what() + " " + j.dump().substr(0, 600); }))
+      RC_FAIL(*f);
+    RC_ASSERT(rep.passed());
+  }
+  // A pair of token 0, head 0 with S > 0: one channel moved out of its bound must fail.
+  std::optional<std::size_t> pk;
+  for (std::size_t k = 0; k < h && !pk; ++k)
+    if (x[first_channel(s, k)] != 0 || x[second_channel(s, k)] != 0) pk = k;
+  if (pk) {
+    const std::size_t a = first_channel(s, *pk), b = second_channel(s, *pk);
+    const double S = std::fabs(x[a]) + std::fabs(x[b]), keep = y[a];
+    if (emu) {
+      const rf::RopeOracle o(s);
+      y[a] += 3 * rotated_envelope(s, plan.frequencies(), pos[0], *pk, static_cast<double>(o.cos(pos[0], *pk)),
+                                   static_cast<double>(o.sin(pos[0], *pk)), x[a], x[b], t);
+    } else {
+      y[a] += 9 * ulp(S, t);
+    }
+    if (t != DType::f64 && t != DType::f32) y[a] = round_to(y[a], t);
+    RC_ASSERT(!check_rotated(s, in).passed());
+    y[a] = keep;
+  }
+  // Token 0 rotated at p + 1 instead (pair 0 carries angle theta_0 = 1 rad more): refused where the envelope is
+  // narrower than that (|p| < 2^16; beyond, the hf envelope of a pow 2 ulps off exceeds a radian).
+  const bool pair0 = x[first_channel(s, 0)] != 0 || x[second_channel(s, 0)] != 0;
+  if (pair0 && std::llabs(pos[0]) < (1 << 16)) {
+    pos[0] += 1;
+    RotatedInput shifted{x, y, T, H, t, inverse, pos, {}};
+    RC_ASSERT(!check_rotated(s, shifted).passed());
+  }
 }
 
 // ROPE-ERR-1
