@@ -102,6 +102,29 @@ hf_rotary("hf-llama (Llama 3 theta, no scaling)", ml.LlamaConfig, ml.LlamaRotary
 hf_rotary("hf-llama", ml.LlamaConfig, ml.LlamaRotaryEmbedding, ml.apply_rotary_pos_emb, "hf_llama_theta1e4_d64",
           64, 4, TOKENS, hidden_size=256, num_attention_heads=4, head_dim=64, rope_theta=10000.0,
           max_position_embeddings=4096)
+# 16-bit activations: HF casts cos/sin to the activations' dtype and rotates in it (bf16 / f16 arithmetic). The
+# inputs are saved as float32 (their values are exact there); bf16 outputs as their uint16 bit patterns.
+try:
+    config = ml.LlamaConfig(hidden_size=512, num_attention_heads=4, head_dim=128, rope_theta=10000.0,
+                            max_position_embeddings=4096)
+    rot = ml.LlamaRotaryEmbedding(config=config)
+    for dt, tag in ((torch.bfloat16, "bf16"), (torch.float16, "f16")):
+        q = torch.randn(1, 4, len(TOKENS), 128, dtype=torch.float32).to(dt)
+        k = torch.randn(1, 4, len(TOKENS), 128, dtype=torch.float32).to(dt)
+        with torch.no_grad():
+            c2, s2 = rot(q, positions_tensor(TOKENS))  # cos/sin in q's dtype
+            qr, kr = ml.apply_rotary_pos_emb(q, k, c2, s2)
+        for name, a, b in (("q", q, qr), ("k", k, kr)):
+            xin = a[0].transpose(0, 1).float().numpy()
+            yout = b[0].transpose(0, 1).contiguous()
+            save(f"hf_llama_theta1e4_d128_{tag}_apply_{name}_in", xin, kind="rope-apply-in", model="hf-llama " + tag)
+            out = yout.view(torch.int16).numpy().view(np.uint16) if tag == "bf16" else yout.numpy()
+            save(f"hf_llama_theta1e4_d128_{tag}_apply_{name}_out", out, kind="rope-apply-out-16", model="hf-llama " + tag,
+                 input=f"hf_llama_theta1e4_d128_{tag}_apply_{name}_in.npy", positions=TOKENS, head_dim=128,
+                 rotary_dim=128, layout="halves", dtype16=tag)
+except Exception as e:
+    manifest["errors"].append(f"hf-llama 16-bit: {e!r}")
+
 from transformers.models.gpt_neox import modeling_gpt_neox as mn
 hf_rotary("gpt-neox", mn.GPTNeoXConfig, mn.GPTNeoXRotaryEmbedding, mn.apply_rotary_pos_emb, "gpt_neox_pct025_d64",
           64, 4, TOKENS, hidden_size=256, num_attention_heads=4, rotary_pct=0.25, partial_rotary_factor=0.25,

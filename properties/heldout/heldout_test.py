@@ -24,7 +24,8 @@ function called. This test holds posenc to them, through the CLI a user would us
      (ulp(x_a c) + ulp(x_b s) + ulp(z)) / 2 + 0.5 ulp(S) + 2^-25 S (ulp of the float32 results, bounds in float64
      with a 1e-12 relative margin for the test's own arithmetic).
 3. Rotations through `posenc check rope --x` (rows rope.check.rotated.*): each HF rotation passes in its preset's
-   regime, and the exact check fails the float32-angle ones (hf regime).
+   regime, and the exact check fails the float32-angle ones (hf regime); HF Llama's bf16 and f16 rotations (done
+   in the 16-bit type, which posenc's apply does not emulate) pass the hf envelope.
 
 Usage: heldout_test.py POSENC_BINARY [DATA_DIR]      Python 3 standard library only.
 """
@@ -85,6 +86,8 @@ def posenc(*args):
 # What each model's files are, in posenc's words (CONVENTIONS.md §2.10): preset and the spec flags that differ.
 SPEC = {
     "hf_llama_theta1e4_d128": ["--preset", "hf-llama", "--head-dim", "128"],
+    "hf_llama_theta1e4_d128_bf16": ["--preset", "hf-llama", "--head-dim", "128"],
+    "hf_llama_theta1e4_d128_f16": ["--preset", "hf-llama", "--head-dim", "128"],
     "hf_llama_theta5e5_d128": ["--preset", "hf-llama", "--head-dim", "128", "--base", "500000"],
     "hf_llama_theta1e4_d64": ["--preset", "hf-llama", "--head-dim", "64", "--rotary-dim", "64"],
     "gpt_neox_pct025_d64": ["--preset", "gpt-neox", "--head-dim", "64", "--partial-rotary-factor", "0.25"],
@@ -95,7 +98,7 @@ REGIME = {k: ("exact" if k.startswith("roformer") else "hf") for k in SPEC}
 
 
 def stem(case_file):
-    for k in SPEC:
+    for k in sorted(SPEC, key=len, reverse=True):
         if case_file.startswith(k + "_"):
             return k
     raise KeyError(case_file)
@@ -268,5 +271,23 @@ if results_dir:
         json.dump({"schema": "posenc-heldout-1", "source": "properties/heldout/data/hf",
                    "versions": {k: manifest[k] for k in ("transformers", "torch", "python", "device")},
                    "records": records}, fh, indent=1)
+# ---- 3b. 16-bit rotations: HF rotates bf16 / f16 activations in their own type (cos/sin cast to it), which
+# posenc's apply does not emulate (it rotates in float32 and rounds once); `posenc check rope --x` must still pass
+# them in the hf regime: its envelope allows each rounding in the data's type (rope.check.rotated.envelope).
+for case in manifest["cases"]:
+    if case["kind"] != "rope-apply-out-16":
+        continue
+    k = stem(case["file"])
+    extra = ["--in-dtype", "bf16"] if case["dtype16"] == "bf16" else []
+    rc, out = posenc("check", "rope", *SPEC[k], "--regime", "hf", "--x", os.path.join(DATA, case["input"]), "--in",
+                     os.path.join(DATA, case["file"]), *extra, "--positions", positions_arg(case["positions"]))
+    record(case["file"], case["model"], f"{case['dtype16']} rotation: posenc check rope --x --regime hf passes",
+           rc == 0, f"exit {rc}")
+    if rc != 0:
+        fail(f"{case['file']}: posenc check rope --x of HF's {case['dtype16']} rotation exit {rc}, expected 0\n{out[-1500:]}")
+    else:
+        passed += 1
+        print(f"ok   {case['dtype16']} rotation {case['file']}: check --x --regime hf passes")
+
 print(f"{passed} passed, {len(failures)} failed")
 sys.exit(1 if failures else 0)
