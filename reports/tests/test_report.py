@@ -373,6 +373,34 @@ class SchemeModuleTest(unittest.TestCase):
         for name in names:
             self.assertIn(name, schemes.registered(), f"add reports/posenc_report/schemes/{name}.py")
 
+    def test_rope_figures_without_and_with_the_cli(self):
+        from posenc_report.schemes import rope
+        self.assertEqual(rope.distances(20)[:17], list(range(16)) + [16])
+        self.assertEqual(rope.distances(1 << 10)[-1], 1 << 10)
+
+        class Renderer:
+            def image(self, plot, alt):
+                return f"IMG {plot.name} {len(plot.series)}"
+
+        class Ctx:
+            def __init__(self, cli):
+                self.cli, self.figure_notes, self.renderer = cli, [], Renderer()
+
+        none = rope.figures(Ctx(None))
+        self.assertEqual(len(none), 2)
+        for img, _ in none:
+            self.assertIn("not drawn: no --cli given", img)
+        cli = REPO / "build" / "cli" / "posenc"
+        if cli.is_file():
+            drawn = rope.figures(Ctx(str(cli)))
+            self.assertEqual([img for img, _ in drawn],
+                             ["IMG fig-rope-score-vs-distance 2", "IMG fig-rope-score-error-vs-distance 4"])
+            # (a): the two query positions give the same scores (relativity); (b): 1M context errors exceed 4K ones
+            self.assertRegex(drawn[0][1], r"largest difference (0|[0-9.]+e-1[3-9])\b")
+            errs = [float(x) for x in re.findall(r"up to ([0-9.]+(?:e-?[0-9]+)?)", drawn[1][1])]
+            self.assertEqual(len(errs), 4)
+            self.assertGreater(min(errs[:2]), 10 * max(errs[2:]))
+
     def test_run_labels(self):
         self.assertEqual(runs.of_meta({"run_id": "abc@t", "commit": "x"}), "abc@t")
         self.assertEqual(runs.of_meta({"run_id": "", "commit": "924e244b2385aaaa"}), "commit 924e244b2385 (no run id)")
