@@ -292,9 +292,35 @@ struct ApplyFlags {
   RopeOptions spec;
   InputFlags in;
   OutFlags out;
-  std::string positions, threads;
+  std::string positions, threads, dtype;
   bool inverse = false, heads_first = false;
 };
+
+// The element types apply writes: their names, the exact conversion from the reader's doubles, and a span JSON
+// output can print (16-bit values as the float32 numbers they are, through `buffer`).
+template <class T>
+constexpr const char* dtype_name() {
+  if constexpr (std::is_same_v<T, f16>) return "f16";
+  else if constexpr (std::is_same_v<T, bf16>) return "bf16";
+  else if constexpr (std::is_same_v<T, float>) return "f32";
+  else return "f64";
+}
+template <class T>
+T from_double(double v) {
+  if constexpr (std::is_same_v<T, f16>) return to_f16(v);
+  else if constexpr (std::is_same_v<T, bf16>) return to_bf16(v);
+  else return static_cast<T>(v);
+}
+template <class T>
+NumberSpan values_span(std::span<const T> v, std::vector<float>& buffer) {
+  if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
+    return v;
+  } else {
+    buffer.resize(v.size());
+    for (std::size_t i = 0; i < v.size(); ++i) buffer[i] = static_cast<float>(to_double(v[i]));
+    return std::span<const float>(buffer);
+  }
+}
 
 template <class T>
 void run_apply_typed(const ApplyFlags& f, const Spec& s, NpyArray& a, std::size_t tokens, std::size_t heads,
@@ -306,10 +332,11 @@ void run_apply_typed(const ApplyFlags& f, const Spec& s, NpyArray& a, std::size_
   if constexpr (std::is_same_v<T, double>) {
     data = std::span<double>(a.values);  // rotated where it lies
   } else {
-    check_memory(a.values.size() * sizeof(float), "a float32 copy of --in");
-    converted.assign(a.values.begin(), a.values.end());  // f32 (exact), f16 and bf16 (exact) values
+    check_memory(a.values.size() * sizeof(T), std::string("a ") + dtype_name<T>() + " copy of --in");
+    converted.resize(a.values.size());
+    for (std::size_t i = 0; i < converted.size(); ++i) converted[i] = from_double<T>(a.values[i]);  // exact
     a.values = {};
-    data = std::span<float>(converted);
+    data = std::span<T>(converted);
   }
   const RopeTensor<T> view{data, tokens, heads, token_stride, head_stride};
   make_plan(s).apply(view, positions, f.inverse ? RopeDirection::inverse : RopeDirection::forward, opts);
@@ -323,9 +350,11 @@ void run_apply_typed(const ApplyFlags& f, const Spec& s, NpyArray& a, std::size_
     head["layout"] = f.heads_first ? "[heads, tokens, head_dim]"
                                    : (a.shape.size() == 3 ? "[tokens, heads, head_dim]" : "[tokens, head_dim]");
     head["shape"] = a.shape;
-    head["dtype"] = sizeof(T) == 4 ? "f32" : "f64";
+    head["dtype"] = dtype_name<T>();
+    std::vector<float> floats;
+    NumberSpan numbers = values_span(values, floats);
     const std::vector<JsonArray> arrays{{"positions", std::span<const std::int64_t>(positions), 0},
-                                        {"values", values, s.head_dim}};
+                                        {"values", numbers, s.head_dim}};
     write_json(out.file(), head, arrays);
   }
   out.commit();
@@ -341,6 +370,15 @@ void run_apply(ApplyFlags& f, CLI::App* app) {
   if (f.heads_first && sh.size() != 3)
     throw UsageError("--heads-first: '" + f.in.path + "' holds an array of shape " + shape_text(sh) +
                      "; accepted: a 3-dimensional [heads, tokens, head_dim] array");
+  // The output type: the input's own unless --dtype f32 asks a 16-bit input to be rotated and written as float32.
+  const NpyType stored = a.stored;
+  const std::string in_type(to_string(stored));
+  const std::string out_type = f.dtype.empty() ? in_type : f.dtype;
+  const bool half_in = stored == NpyType::f16 || stored == NpyType::bf16;
+  if (out_type != in_type && !(half_in && out_type == "f32"))
+    throw UsageError("--dtype: '" + f.dtype + "' for an input of type " + in_type + " ('" + f.in.path +
+                     "'); accepted: " + in_type + " (the default: the input's type)" +
+                     (half_in ? " | f32 (rotated as float32, written as f32)" : ""));
   const std::size_t d = sh.back();
   f.spec.input_head_dim = d;
   const Spec s = f.spec.build();
@@ -360,16 +398,15 @@ void run_apply(ApplyFlags& f, CLI::App* app) {
       positions_for(s, "--positions", f.positions, app->count("--positions") > 0, tokens,
                     "an input of " + std::to_string(tokens) + " tokens (shape " + shape_text(sh) + ")", "token");
   const Format format = choose_format(f.out.format, f.out.out, {Format::npy, Format::json});
-  const NpyType stored = a.stored;
   Output out(f.out.out, format == Format::npy);  // the destination is checked before anything is computed
-  if (stored == NpyType::f64)
+  if (out_type == "f64")
     run_apply_typed<double>(f, s, a, tokens, heads, token_stride, head_stride, positions, format, out);
+  else if (out_type == "f16")
+    run_apply_typed<f16>(f, s, a, tokens, heads, token_stride, head_stride, positions, format, out);
+  else if (out_type == "bf16")
+    run_apply_typed<bf16>(f, s, a, tokens, heads, token_stride, head_stride, positions, format, out);
   else
     run_apply_typed<float>(f, s, a, tokens, heads, token_stride, head_stride, positions, format, out);
-  if (stored == NpyType::f16 || stored == NpyType::bf16)
-    std::fprintf(stderr,
-                 "posenc: note: --in holds %s values: converted to f32, rotated in the %s regime and written as f32\n",
-                 std::string(to_string(stored)).c_str(), std::string(to_string(s.regime)).c_str());
 }
 
 // ---- check -------------------------------------------------------------------------------------------
@@ -581,9 +618,14 @@ POSENC_CLI_SCHEME(rope) {
     c->add_flag("--heads-first", f->heads_first, "--in is [heads, tokens, head_dim] (HF's transposed layout)")
         ->group("Input");
     c->add_option("--threads", f->threads, "threads (0: OpenMP's default count; capped at the processors)")->type_name("N");
+    c->add_option("--dtype", f->dtype,
+                  "Output type: the input's (default; f16 and bf16 are rotated with float32 arithmetic and rounded "
+                  "once back) | f32 for a 16-bit input (rotated as float32, written as f32)")
+        ->type_name("T")
+        ->group("Output");
     f->out.add_to(c, "npy | json");
     c->footer(
-        "f32 and f64 inputs are written in their own type; f16 and bf16 inputs are rotated as f32 and written as f32.\n"
+        "The output has the input's type (f16, bf16 as uint16 bit patterns, f32, f64) unless --dtype f32.\n"
         "head_dim is the input's last dimension unless --head-dim or --spec says it.\n"
         "Example: posenc apply rope --preset hf-llama --in q.npy --positions 5:13 --out q_rot.npy");
     c->callback([f, c] { run_apply(*f, c); });

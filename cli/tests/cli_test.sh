@@ -298,7 +298,7 @@ echo keep >keep.npy
 # npyio.py: read and write .npy files of any shape (f2/f4/f8, C order) with the standard library alone.
 cat >npyio.py <<'PYEOF'
 import ast, struct
-CODES = {"<f2": ("e", 2), "<f4": ("f", 4), "<f8": ("d", 8)}
+CODES = {"<f2": ("e", 2), "<f4": ("f", 4), "<f8": ("d", 8), "<u2": ("H", 2)}
 def read(path):
     raw = open(path, "rb").read()
     assert raw[:6] == b"\x93NUMPY" and raw[6:8] == b"\x01\x00", "magic/version"
@@ -453,20 +453,37 @@ assert all(yt[(h * T + t) * D + c] == y[(t * H + h) * D + c] for t in range(T) f
 PYEOF
 then pass; else fail "apply rope --heads-first differs from the [tokens, heads, head_dim] result"; fi
 # f64 in -> f64 out, head_dim from the input, default positions 0..T-1; f16 in -> f32 out with a note
-if "$POSENC" apply rope --in x64.npy --out y64.npy && "$POSENC" apply rope --in x16.npy --out y16.npy 2>note.txt &&
-   grep -q "^posenc: note: .*f16.*f32" note.txt &&
+if "$POSENC" apply rope --in x64.npy --out y64.npy && "$POSENC" apply rope --in x16.npy --out y16.npy &&
+   "$POSENC" apply rope --in x16.npy --dtype f32 --out y16f.npy &&
    "$PY" - <<'PYEOF'
-import math, npyio
+import math, struct, npyio
 T, D = 5, 12
-_, _, x, _ = npyio.read("x64.npy"); d, s, y, _ = npyio.read("y64.npy"); d16, s16, _, _ = npyio.read("y16.npy")
-assert d == "<f8" and s == (T, D) and d16 == "<f4" and s16 == (T, D), (d, s, d16, s16)
+_, _, x, _ = npyio.read("x64.npy"); d, s, y, _ = npyio.read("y64.npy"); d16, s16, y16, _ = npyio.read("y16.npy")
+df, sf, yf, _ = npyio.read("y16f.npy")
+assert d == "<f8" and s == (T, D) and d16 == "<f2" and s16 == (T, D) and df == "<f4", (d, s, d16, s16, df)
+# 16-bit output: the rotation rounded once to f16 (the f32 output of the same input, rounded to f16, except where
+# that f32 value sits on an f16 rounding boundary)
+f16 = lambda v: struct.unpack("<e", struct.pack("<e", v))[0]
+assert sum(1 for a, b in zip(y16, yf) if a != f16(b)) <= 1, [(a, b) for a, b in zip(y16, yf) if a != f16(b)]
 for t in range(T):
     for k in range(6):
         a = t * 10000.0 ** (-2 * k / 12)
         i, j = t * D + k, t * D + k + 6
         assert abs(y[i] - (x[i] * math.cos(a) - x[j] * math.sin(a))) < 1e-14, (t, k)
 PYEOF
-then pass; else fail "apply rope: f64 input, default positions, f16 input note"; fi
+then pass; else fail "apply rope: f64 input, default positions, f16 output for f16 input (f32 with --dtype f32)"; fi
+# bf16 in and out (bit patterns as uint16): the rotation passes check --x with --in-dtype bf16
+"$PY" - <<'PYEOF'
+import struct, npyio
+_, shape, x, _ = npyio.read("x64.npy")
+bits = [struct.unpack("<I", struct.pack("<f", v))[0] >> 16 for v in x]           # truncated to bf16
+npyio.write("xb.npy", "<u2", shape, bits)
+npyio.write("xbf.npy", "<f4", shape, [struct.unpack("<f", struct.pack("<I", b << 16))[0] for b in bits])
+PYEOF
+if "$POSENC" apply rope --preset hf-llama --head-dim 12 --in xb.npy --in-dtype bf16 --positions 0:5 --out yb.npy &&
+   "$PY" -c 'import npyio; d, s, _, _ = npyio.read("yb.npy"); assert d == "<u2" and s == (5, 12), (d, s)' &&
+   "$POSENC" check rope --preset hf-llama --head-dim 12 --x xbf.npy --in yb.npy --in-dtype bf16 --positions 0:5 >/dev/null
+then pass; else fail "apply rope: bf16 in and out, passing check --x"; fi
 
 # check: a cache made by `table rope` passes (every form); one perturbed entry fails (exit 1)
 if "$POSENC" table rope --preset hf-llama --head-dim 16 --positions 0:64,5000 --form hf --out ch.npy &&
@@ -506,6 +523,7 @@ rc=$?
 # bad inputs: one 'posenc: error:' line, nothing on stdout, exit 2 (1 for I/O), no output file
 # shellcheck disable=SC2086
 {
+expect_error 2 apply rope --in x.npy --dtype f16 --out out.npy
 expect_error 2 check rope --x x.npy --in x64.npy
 expect_error 2 check rope --x x.npy --in y.npy --form hf
 expect_error 2 check rope --in ch.npy --form hf --inverse
