@@ -420,6 +420,23 @@ struct CheckFlags {
   bool inverse = false;
 };
 
+// Runs a check (cache or rotated tensor) with the --ulp-* allowances and --threads, writes its report and sets the
+// exit status: 0 pass, 1 fail. Spec errors are renamed to the flags the user typed.
+template <class Check>
+void report_check(CheckFlags& f, CLI::App* app, Check&& check) {
+  const TableOptions opts = parse_threads(f.threads);
+  test::CheckReport rep;
+  try {
+    check_ulp_allowance(app, "--ulp-pow", f.ulp_pow);
+    check_ulp_allowance(app, "--ulp-trig", f.ulp_trig);
+    rep = check(test::rope::EnvelopeAllowance{f.ulp_pow, f.ulp_trig}, opts.threads);
+  } catch (const Error& e) {
+    throw SpecOptions<Spec>::renamed(e);
+  }
+  f.report.write(rep.to_json(), rep.to_markdown());
+  exit_status() = rep.passed() ? 0 : 1;
+}
+
 // The dimensions of a [tokens, head_dim] or [tokens, heads, head_dim] tensor named by `flag`.
 std::pair<std::size_t, std::size_t> tokens_and_heads(const std::string& flag, const std::string& path,
                                                      const std::vector<std::size_t>& sh) {
@@ -459,18 +476,14 @@ void run_check_rotated(CheckFlags& f, CLI::App* app) {
                                   "token");
   input.describe = {{"file", f.in.path}, {"stored", std::string(to_string(y.stored))}, {"shape", shape_text(y.shape)},
                     {"x", f.x_path}, {"x_stored", std::string(to_string(x.stored))}};
-  const TableOptions opts = parse_threads(f.threads);
-  test::CheckReport rep;
-  try {
-    check_ulp_allowance(app, "--ulp-pow", f.ulp_pow);
-    check_ulp_allowance(app, "--ulp-trig", f.ulp_trig);
-    rep = test::rope::check_rotated(s, input, test::rope::EnvelopeAllowance{f.ulp_pow, f.ulp_trig}, opts.threads);
-  } catch (const Error& e) {
-    if (e.parameter() == "x") throw UsageError("--x: '" + f.x_path + "' " + e.problem() + " " + e.value() + "; accepted: " + e.accepted());
-    throw SpecOptions<Spec>::renamed(e);
-  }
-  f.report.write(rep.to_json(), rep.to_markdown());
-  exit_status() = rep.passed() ? 0 : 1;
+  report_check(f, app, [&](const test::rope::EnvelopeAllowance& allowance, int threads) {
+    try {
+      return test::rope::check_rotated(s, input, allowance, threads);
+    } catch (const Error& e) {
+      if (e.parameter() != "x") throw;
+      throw UsageError("--x: '" + f.x_path + "' " + e.problem() + " " + e.value() + "; accepted: " + e.accepted());
+    }
+  });
 }
 
 void run_check(CheckFlags& f, CLI::App* app) {
@@ -501,17 +514,9 @@ void run_check(CheckFlags& f, CLI::App* app) {
       "a cache of " + std::to_string(n) + " positions (shape " + shape_text(sh) + ", form " + f.form + ")",
       hf ? "row of each block" : "row");
   input.describe = {{"file", f.in.path}, {"stored", std::string(to_string(a.stored))}, {"shape", shape_text(sh)}};
-  const TableOptions opts = parse_threads(f.threads);
-  test::CheckReport rep;
-  try {
-    check_ulp_allowance(app, "--ulp-pow", f.ulp_pow);
-    check_ulp_allowance(app, "--ulp-trig", f.ulp_trig);
-    rep = test::rope::check_cache(s, input, test::rope::EnvelopeAllowance{f.ulp_pow, f.ulp_trig}, opts.threads);
-  } catch (const Error& e) {
-    throw SpecOptions<Spec>::renamed(e);
-  }
-  f.report.write(rep.to_json(), rep.to_markdown());
-  exit_status() = rep.passed() ? 0 : 1;
+  report_check(f, app, [&](const test::rope::EnvelopeAllowance& allowance, int threads) {
+    return test::rope::check_cache(s, input, allowance, threads);
+  });
 }
 
 }  // namespace

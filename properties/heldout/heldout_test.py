@@ -74,6 +74,21 @@ def ulp32(x):
     return 2.0 ** (math.floor(math.log2(x)) - 23)
 
 
+def expect_exit(file, model, what, args, want):
+    """Runs posenc with `args`; the check `what` of `file` passes when it exits `want` (0 pass, 1 fail). Returns
+    (ok, output)."""
+    rc, out = posenc(*args)
+    ok = rc == want
+    record(file, model, what, ok, f"exit {rc}")
+    if ok:
+        global passed
+        passed += 1
+        print(f"ok   {file}: {what}")
+    else:
+        fail(f"{file}: {what}: `posenc {' '.join(args)}` exited {rc}, expected {want}\n{out[-1500:]}")
+    return ok, out
+
+
 def positions_arg(ps):
     return ",".join(str(p) for p in ps)
 
@@ -117,28 +132,12 @@ for case in manifest["cases"]:
     pos = positions_arg(case["positions"])
     form = case["form"]
     caches[k] = (form, case["positions"], *read_npy(path))
-    rc, out = posenc("check", "rope", *SPEC[k], "--regime", REGIME[k], "--form", form, "--in", path,
-                     "--positions", pos, "--format", "json")
-    record(case["file"], case["model"], f"cache: posenc check rope --regime {REGIME[k]} passes", rc == 0,
-           f"exit {rc}")
-    if rc != 0:
-        fail(f"{case['file']}: posenc check rope (regime {REGIME[k]}) exit {rc}, expected 0 (pass)\n{out[-2000:]}")
-    else:
-        passed += 1
-        verdicts = {r["reference"] if "reference" in r else i: r.get("verdict") for i, r in
-                    enumerate(json.loads(out).get("references", []))} if out.strip().startswith("{") else {}
-        print(f"ok   cache {case['file']}: check --regime {REGIME[k]} passes {verdicts or ''}")
+    expect_exit(case["file"], case["model"], f"cache: posenc check rope --regime {REGIME[k]} passes",
+                ["check", "rope", *SPEC[k], "--regime", REGIME[k], "--form", form, "--in", path, "--positions", pos], 0)
     if REGIME[k] == "hf" and max(case["positions"]) >= 2 ** 16:
-        rc, out = posenc("check", "rope", *SPEC[k], "--regime", "exact", "--form", form, "--in", path,
-                         "--positions", pos)
-        record(case["file"], case["model"], "cache: the exact check fails it (float32 angles, p up to "
-               f"{max(case['positions'])})", rc == 1, f"exit {rc}")
-        if rc != 1:
-            fail(f"{case['file']}: the exact check of HF's float32 cache gave exit {rc}, expected 1 (fail: the "
-                 f"float32 angle at p up to {max(case['positions'])})")
-        else:
-            passed += 1
-            print(f"ok   cache {case['file']}: check --regime exact fails, as it must for float32 angles")
+        expect_exit(case["file"], case["model"],
+                    f"cache: the exact check fails it (float32 angles, p up to {max(case['positions'])})",
+                    ["check", "rope", *SPEC[k], "--regime", "exact", "--form", form, "--in", path, "--positions", pos], 1)
 
 
 def cache_pairs(form, shape, vals, row, h):
@@ -241,23 +240,13 @@ with tempfile.TemporaryDirectory() as tmp:
                         worst = max(worst, d / bound)
         # The same tensors through `posenc check rope --x` (rows rope.check.rotated.*): HF's rotation passes in its
         # preset's regime; HF's float32-angle rotations fail the exact check.
-        rc, out = posenc("check", "rope", *SPEC[k], "--regime", regime, "--x", xin, "--in",
-                         os.path.join(DATA, case["file"]), "--positions", positions_arg(positions))
-        record(case["file"], case["model"], f"rotation: posenc check rope --x --regime {regime} passes", rc == 0,
-               f"exit {rc}")
-        if rc != 0:
-            fail(f"{case['file']}: posenc check rope --x (regime {regime}) exit {rc}, expected 0\n{out[-1500:]}")
-        else:
-            passed += 1
+        check_x = ["check", "rope", *SPEC[k], "--x", xin, "--in", os.path.join(DATA, case["file"]), "--positions",
+                   positions_arg(positions)]
+        expect_exit(case["file"], case["model"], f"rotation: posenc check rope --x --regime {regime} passes",
+                    check_x + ["--regime", regime], 0)
         if regime == "hf":
-            rc, out = posenc("check", "rope", *SPEC[k], "--regime", "exact", "--x", xin, "--in",
-                             os.path.join(DATA, case["file"]), "--positions", positions_arg(positions))
-            record(case["file"], case["model"], "rotation: the exact check fails it (float32 angles)", rc == 1,
-                   f"exit {rc}")
-            if rc != 1:
-                fail(f"{case['file']}: the exact check of HF's float32 rotation gave exit {rc}, expected 1")
-            else:
-                passed += 1
+            expect_exit(case["file"], case["model"], "rotation: the exact check fails it (float32 angles)",
+                        check_x + ["--regime", "exact"], 1)
         record(case["file"], case["model"], f"rotation: posenc apply rope --regime {regime} vs HF's output",
                over == 0, f"{same}/{total} bit-identical; largest |diff| / bound {worst:.3g}; {over} over the bound")
         if over == 0:
@@ -265,12 +254,6 @@ with tempfile.TemporaryDirectory() as tmp:
             print(f"ok   apply {case['file']} ({regime}): {same}/{total} bit-identical to HF, largest |diff| / bound "
                   f"{worst:.3g}")
 
-results_dir = os.environ.get("POSENC_RESULTS_DIR")
-if results_dir:
-    with open(os.path.join(results_dir, "heldout.json"), "w") as fh:
-        json.dump({"schema": "posenc-heldout-1", "source": "properties/heldout/data/hf",
-                   "versions": {k: manifest[k] for k in ("transformers", "torch", "python", "device")},
-                   "records": records}, fh, indent=1)
 # ---- 3b. 16-bit rotations: HF rotates bf16 / f16 activations in their own type (cos/sin cast to it), which
 # posenc's apply does not emulate (it rotates in float32 and rounds once); `posenc check rope --x` must still pass
 # them in the hf regime: its envelope allows each rounding in the data's type (rope.check.rotated.envelope).
@@ -279,15 +262,15 @@ for case in manifest["cases"]:
         continue
     k = stem(case["file"])
     extra = ["--in-dtype", "bf16"] if case["dtype16"] == "bf16" else []
-    rc, out = posenc("check", "rope", *SPEC[k], "--regime", "hf", "--x", os.path.join(DATA, case["input"]), "--in",
-                     os.path.join(DATA, case["file"]), *extra, "--positions", positions_arg(case["positions"]))
-    record(case["file"], case["model"], f"{case['dtype16']} rotation: posenc check rope --x --regime hf passes",
-           rc == 0, f"exit {rc}")
-    if rc != 0:
-        fail(f"{case['file']}: posenc check rope --x of HF's {case['dtype16']} rotation exit {rc}, expected 0\n{out[-1500:]}")
-    else:
-        passed += 1
-        print(f"ok   {case['dtype16']} rotation {case['file']}: check --x --regime hf passes")
+    expect_exit(case["file"], case["model"], f"{case['dtype16']} rotation: posenc check rope --x --regime hf passes",
+                ["check", "rope", *SPEC[k], "--regime", "hf", "--x", os.path.join(DATA, case["input"]), "--in",
+                 os.path.join(DATA, case["file"]), *extra, "--positions", positions_arg(case["positions"])], 0)
 
+results_dir = os.environ.get("POSENC_RESULTS_DIR")
+if results_dir:
+    with open(os.path.join(results_dir, "heldout.json"), "w") as fh:
+        json.dump({"schema": "posenc-heldout-1", "source": "properties/heldout/data/hf",
+                   "versions": {k: manifest[k] for k in ("transformers", "torch", "python", "device")},
+                   "records": records}, fh, indent=1)
 print(f"{passed} passed, {len(failures)} failed")
 sys.exit(1 if failures else 0)
