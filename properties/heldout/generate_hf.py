@@ -186,6 +186,54 @@ try:
 except Exception as e:
     manifest["errors"].append(f"roformer: {e!r}")
 
+# Sinusoidal absolute tables: XLM (paper, interleaved, float64 -> float32), Marian (paper, [sin | cos], float64 ->
+# float32), FSMT (fairseq's SinusoidalPositionalEmbedding ported: torch float32 exp, [sin | cos], padding row) and
+# M2M100 (the same fairseq formula). Rows at POSITIONS (row index = position number).
+SIN_POS = list(range(0, 256)) + [4095, 8191, 32767, 48039, 65535, 100000]
+
+
+def sin_case(name, model, table, **info):
+    rows = table[torch.tensor(SIN_POS)].detach().float().numpy().astype(np.float32)
+    save(name, rows, kind="sinusoidal-table", model=model, positions=SIN_POS, **info)
+
+
+N_SIN = max(SIN_POS) + 1
+try:
+    from transformers.models.xlm import modeling_xlm as mx
+    cite(mx.create_sinusoidal_embeddings)
+    out = torch.empty(N_SIN, 512)
+    mx.create_sinusoidal_embeddings(N_SIN, 512, out)
+    sin_case("xlm_d512_table", "xlm", out, dim=512)
+except Exception as e:
+    manifest["errors"].append(f"xlm: {e!r}")
+try:
+    from transformers.models.marian import modeling_marian as mm2
+    emb_cls = mm2.MarianSinusoidalPositionalEmbedding
+    emb = emb_cls(8192, 512)  # create_weight builds the table in a Python loop: rows up to 8191
+    with torch.no_grad():
+        if hasattr(emb, "create_weight"):
+            cite(emb_cls.create_weight)
+            emb.weight.copy_(emb.create_weight())
+        else:
+            emb.weight = emb._init_weight(emb.weight)
+    rows = [p for p in SIN_POS if p < 8192]
+    save("marian_d512_table", emb.weight.detach()[torch.tensor(rows)].numpy().astype(np.float32), kind="sinusoidal-table",
+         model="marian", positions=rows, dim=512)
+except Exception as e:
+    manifest["errors"].append(f"marian: {e!r}")
+for mod_name, cls_name, tag in (("fsmt", "SinusoidalPositionalEmbedding", "fsmt"),
+                                ("m2m_100", "M2M100SinusoidalPositionalEmbedding", "m2m100")):
+    try:
+        import importlib
+        mod = importlib.import_module(f"transformers.models.{mod_name}.modeling_{mod_name}")
+        cls = getattr(mod, cls_name)
+        cite(cls.get_embedding)
+        for d, pad in ((512, 1), (64, 1)):
+            table = cls.get_embedding(N_SIN, d, pad)
+            sin_case(f"{tag}_d{d}_table", tag, table, dim=d, padding_idx=pad)
+    except Exception as e:
+        manifest["errors"].append(f"{tag}: {e!r}")
+
 # RoPE scaling (issue 8): HF's init functions, inv_freq and attention factor per rope_type.
 try:
     from transformers import modeling_rope_utils as mru

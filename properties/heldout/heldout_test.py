@@ -27,6 +27,9 @@ function called. This test holds posenc to them, through the CLI a user would us
    regime, and the exact check fails the float32-angle ones (hf regime); HF Llama's bf16 and f16 rotations (done
    in the 16-bit type, which posenc's apply does not emulate) pass the hf envelope.
 
+4. Sinusoidal tables (`posenc check sinusoidal`): XLM's and Marian's float64-built tables pass the exact check;
+   FSMT's and M2M100's (fairseq's float32 get_embedding) pass the emulated fairseq check and fail the exact one.
+
 Usage: heldout_test.py POSENC_BINARY [DATA_DIR]      Python 3 standard library only.
 """
 import json, math, os, struct, subprocess, sys, tempfile
@@ -38,8 +41,8 @@ passed = 0
 records = []  # one per check, for $POSENC_RESULTS_DIR/heldout.json (the report's held-out section)
 
 
-def record(file, model, what, ok, detail):
-    records.append({"scheme": "rope", "file": file, "model": model, "what": what, "ok": ok, "detail": detail})
+def record(file, model, what, ok, detail, scheme="rope"):
+    records.append({"scheme": scheme, "file": file, "model": model, "what": what, "ok": ok, "detail": detail})
 
 
 def fail(msg):
@@ -76,10 +79,10 @@ def ulp32(x):
 
 def expect_exit(file, model, what, args, want):
     """Runs posenc with `args`; the check `what` of `file` passes when it exits `want` (0 pass, 1 fail). Returns
-    (ok, output)."""
+    (ok, output). The record's scheme is the one `args` names (`posenc <verb> <scheme> ...`)."""
     rc, out = posenc(*args)
     ok = rc == want
-    record(file, model, what, ok, f"exit {rc}")
+    record(file, model, what, ok, f"exit {rc}", scheme=args[1])
     if ok:
         global passed
         passed += 1
@@ -265,6 +268,28 @@ for case in manifest["cases"]:
     expect_exit(case["file"], case["model"], f"{case['dtype16']} rotation: posenc check rope --x --regime hf passes",
                 ["check", "rope", *SPEC[k], "--regime", "hf", "--x", os.path.join(DATA, case["input"]), "--in",
                  os.path.join(DATA, case["file"]), *extra, "--positions", positions_arg(case["positions"])], 0)
+
+# ---- 4. sinusoidal tables ---------------------------------------------------------------------------------
+# XLM and Marian build the table in float64 and cast it to float32: posenc's exact regime (each entry the real value
+# rounded once, row sinusoidal.check.exact.f32). FSMT and M2M100 carry fairseq's get_embedding (torch float32 exp,
+# product and sin/cos): posenc's emulated fairseq regime within its envelope (sinusoidal.check.envelope), and not
+# the exact values.
+SIN_SPEC = {"xlm": (["--preset", "vaswani"], ["exact"], []),
+            "marian": (["--preset", "marian"], ["exact"], []),
+            "fsmt": (["--preset", "fairseq", "--padding-idx", "1"], ["emulated"], ["exact"]),
+            "m2m100": (["--preset", "fairseq", "--padding-idx", "1"], ["emulated"], ["exact"])}
+for case in manifest["cases"]:
+    if case["kind"] != "sinusoidal-table":
+        continue
+    flags, must_pass, must_fail = SIN_SPEC[case["model"]]
+    base = ["check", "sinusoidal", *flags, "--dim", str(case["dim"]), "--in", os.path.join(DATA, case["file"]),
+            "--positions", positions_arg(case["positions"])]
+    for regime in must_pass:
+        expect_exit(case["file"], case["model"], f"table: posenc check sinusoidal --regime {regime} passes",
+                    base + ["--regime", regime], 0)
+    for regime in must_fail:
+        expect_exit(case["file"], case["model"], f"table: the {regime} check fails it (float32 steps)",
+                    base + ["--regime", regime], 1)
 
 results_dir = os.environ.get("POSENC_RESULTS_DIR")
 if results_dir:
