@@ -66,6 +66,10 @@ BASES = {
                         {"in.npy": ["table", "rope", "--preset", "hf-llama", "--form", "hf", "--positions", "0:8"]}),
     ("apply", "rope"): (["--preset", "hf-llama", "--in", "x.npy", "--positions", "5:9"], {"x.npy": (4, 2, 128)}),
     ("scores", "rope"): (["--preset", "hf-llama", "--q", "q.npy", "--k", "k.npy"], {"q.npy": (3, 128), "k.npy": (5, 128)}),
+    ("scores", "alibi"): (["--heads", "2", "--q", "q.npy", "--k", "k.npy"], {"q.npy": (2, 3, 16), "k.npy": (2, 5, 16)}),
+    ("check", "alibi"): (["--preset", "bloom", "--heads", "4", "--in", "in.npy", "--key-mask", "00111111", "--format", "json"],
+                         {"in.npy": ["bias", "alibi", "--preset", "bloom", "--heads", "4", "--key-length", "8",
+                                     "--key-mask", "00111111"]}),
 }
 
 INT_JUNK = ["", "abc", "1.5", "0x10", "12abc", "nan", "inf", "9223372036854775808", "-9223372036854775809",
@@ -128,6 +132,8 @@ def bad_values(flag, typ, desc, format_from_extension):
         return "input file", ["no-such-file.npy", ".", "junk.bin"]
     if flag.endswith("positions") or flag == "--tokens":
         return "positions", POSITION_JUNK
+    if typ == "BITS":  # a 0/1 mask per key
+        return "bits", ["", "abc", "0120", "2", ",,"]
     if "|" in typ or typ in ("NAME", "FORM", "FMT", "T"):
         return "choice", CHOICE_JUNK + (["exact,hf"] if "|" in typ else [])
     if typ == "" :

@@ -29,6 +29,9 @@ function called. This test holds posenc to them, through the CLI a user would us
 
 4. Sinusoidal tables (`posenc check sinusoidal`): XLM's and Marian's float64-built tables pass the exact check;
    FSMT's and M2M100's (fairseq's float32 get_embedding) pass the emulated fairseq check and fail the exact one.
+5. ALiBi (`posenc freqs/bias/check alibi`): BLOOM's float32 slopes (1 .. 128 heads) and padded bias, MPT's bias
+   rows: bit-identical to posenc's bloom / mpt regimes except where torch's float32 pow is not correctly rounded
+   (4 BLOOM slopes, 1 ulp), and every one passes `posenc check alibi` in its regime.
 
 Usage: heldout_test.py POSENC_BINARY [DATA_DIR]      Python 3 standard library only.
 """
@@ -290,6 +293,90 @@ for case in manifest["cases"]:
     for regime in must_fail:
         expect_exit(case["file"], case["model"], f"table: the {regime} check fails it (float32 steps)",
                     base + ["--regime", regime], 1)
+
+# ---- 5. ALiBi (BLOOM build_alibi_tensor, MPT build_mpt_alibi_tensor; float32 torch) ----------------------------
+# BLOOM's slopes for n = 1 .. 32, 40, ..., 128 heads and a padded bias; MPT's bias rows (sequence length 6) for n = 1
+# .. 32, 40, 48, 64, 66, 72, 128. posenc's emulated regimes replay those float32 steps correctly rounded: the numbers
+# must be bit-identical except where torch's float32 pow is not correctly rounded, and every number must pass
+# `posenc check alibi` in its regime (the envelope row alibi.check.envelope, a pow 2 ulp off allowed).
+def write_npy_f32(path, shape, values):
+    header = "{'descr': '<f4', 'fortran_order': False, 'shape': (%s), }" % "".join(f"{d}, " for d in shape)
+    header += " " * ((64 - (10 + len(header) + 1) % 64) % 64) + "\n"
+    with open(path, "wb") as f:
+        f.write(b"\x93NUMPY\x01\x00" + struct.pack("<H", len(header)) + header.encode("latin1"))
+        f.write(struct.pack("<%df" % len(values), *values))
+
+
+def posenc_json(args):
+    rc, out = posenc(*args, "--format", "json")
+    if rc != 0:
+        raise RuntimeError(f"`posenc {' '.join(args)}` exited {rc}: {out[-500:]}")
+    return json.loads(out)
+
+
+with tempfile.TemporaryDirectory() as tmp:
+    bloom = json.load(open(os.path.join(DATA, "alibi_bloom.json")))
+    same = total = 0
+    off = []
+    for n, slopes in sorted(bloom["slopes_f32_by_heads"].items(), key=lambda kv: int(kv[0])):
+        mine = posenc_json(["freqs", "alibi", "--preset", "bloom", "--heads", n])["slopes"]
+        for h, (a, b) in enumerate(zip(mine, slopes)):
+            total += 1
+            if f32_bits(a) == f32_bits(b):
+                same += 1
+            else:
+                off.append(f"n={n} h={h}: {(b - a) / ulp32(a):+.0f} ulp")
+        path = os.path.join(tmp, f"bloom_slopes_{n}.npy")
+        write_npy_f32(path, (len(slopes),), slopes)
+        ok, _ = expect_exit("alibi_bloom.json", "bloom", f"slopes of {n} heads: posenc check alibi --slopes passes",
+                            ["check", "alibi", "--preset", "bloom", "--heads", n, "--slopes", "--in", path], 0)
+    record("alibi_bloom.json", "bloom", "slopes: posenc freqs alibi --preset bloom vs BLOOM's",
+           len(off) <= 4, f"{same}/{total} bit-identical; differing: {'; '.join(off) or 'none'}", scheme="alibi")
+    if len(off) <= 4:  # torch.pow (not correctly rounded) was 1 ulp off for 4 slopes when the data were made
+        passed += 1
+        print(f"ok   alibi_bloom.json: {same}/{total} slopes bit-identical ({'; '.join(off)})")
+    else:
+        fail(f"alibi_bloom.json: {total - same} slopes differ from BLOOM's: {'; '.join(off)}")
+    # The padded bias: 6 heads, one row per key, positions counted over the tokens.
+    mask = "".join(str(v) for v in bloom["padded_mask"][0])
+    rows = bloom["padded_bias_6_heads"]
+    path = os.path.join(tmp, "bloom_padded.npy")
+    write_npy_f32(path, (6, 1, len(mask)), [v for r in rows for v in r])
+    expect_exit("alibi_bloom.json", "bloom", f"padded bias (key mask {mask}): posenc check alibi passes",
+                ["check", "alibi", "--preset", "bloom", "--heads", "6", "--in", path, "--key-mask", mask], 0)
+    mine = posenc_json(["bias", "alibi", "--preset", "bloom", "--heads", "6", "--key-length", str(len(mask)),
+                        "--query-length", "1", "--key-mask", mask])["bias"]
+    ok = all(f32_bits(a) == f32_bits(b) for r1, r2 in zip(mine, rows) for a, b in zip(r1, r2))
+    record("alibi_bloom.json", "bloom", "padded bias: posenc bias alibi --preset bloom --key-mask vs BLOOM's", ok,
+           "bit-identical" if ok else "differs", scheme="alibi")
+    if ok:
+        passed += 1
+        print("ok   alibi_bloom.json: padded bias bit-identical")
+    else:
+        fail(f"alibi_bloom.json: padded bias differs: {mine} vs {rows}")
+
+    mpt = json.load(open(os.path.join(DATA, "alibi_mpt.json")))
+    L = mpt["sequence_length"]
+    same = total = 0
+    for n, rows in sorted(mpt["bias_by_heads"].items(), key=lambda kv: int(kv[0])):
+        mine = posenc_json(["bias", "alibi", "--preset", "mpt", "--heads", n, "--key-length", str(L),
+                            "--query-length", "1", "--bias-max", str(mpt["alibi_bias_max"])])["bias"]
+        for r1, r2 in zip(mine, rows):
+            for a, b in zip(r1, r2):
+                total += 1
+                same += f32_bits(a) == f32_bits(b)
+        path = os.path.join(tmp, f"mpt_{n}.npy")
+        write_npy_f32(path, (int(n), 1, L), [v for r in rows for v in r])
+        expect_exit("alibi_mpt.json", "mpt", f"bias of {n} heads: posenc check alibi --preset mpt passes",
+                    ["check", "alibi", "--preset", "mpt", "--heads", n, "--in", path], 0)
+    ok = same == total
+    record("alibi_mpt.json", "mpt", "bias rows: posenc bias alibi --preset mpt vs MPT's", ok,
+           f"{same}/{total} bit-identical", scheme="alibi")
+    if ok:
+        passed += 1
+        print(f"ok   alibi_mpt.json: {same}/{total} bias values bit-identical")
+    else:
+        fail(f"alibi_mpt.json: {total - same} of {total} bias values differ from MPT's")
 
 results_dir = os.environ.get("POSENC_RESULTS_DIR")
 if results_dir:

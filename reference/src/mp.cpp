@@ -182,6 +182,12 @@ Real rn_div(Binary b, const Real& x, const Real& y, unsigned bits) {
 Real rn_exp(Binary b, const Real& x, unsigned bits) {
   return rn_op(b, bits, {&x}, [&](mpfr_ptr r, mpfr_rnd_t m) { return mpfr_exp(r, raw(x), m); });
 }
+Real rn_exp2(Binary b, const Real& x, unsigned bits) {
+  return rn_op(b, bits, {&x}, [&](mpfr_ptr r, mpfr_rnd_t m) { return mpfr_exp2(r, raw(x), m); });
+}
+Real rn_pow_ui(Binary b, const Real& x, unsigned long k, unsigned bits) {
+  return rn_op(b, bits, {&x}, [&](mpfr_ptr r, mpfr_rnd_t m) { return mpfr_pow_ui(r, raw(x), k, m); });
+}
 Real rn_log(Binary b, const Real& x, unsigned bits) {
   return rn_op(b, bits, {&x}, [&](mpfr_ptr r, mpfr_rnd_t m) { return mpfr_log(r, raw(x), m); });
 }

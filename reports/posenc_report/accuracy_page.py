@@ -75,12 +75,17 @@ def _label(s: dict, schemes: set) -> str:
     return " ".join(parts)
 
 
+def x_of(series: dict) -> str:
+    """The series' x quantity: "position" (tables, caches), "distance" (relative biases)."""
+    return str(series.get("x") or "position")
+
+
 def _points(s: dict, positive_only: bool) -> list:
-    pts = []
+    pts, key = [], x_of(s)
     for p in s.get("points") or []:
-        if not isinstance(p, dict) or not md.is_number(p.get("position")) or not md.is_number(p.get("max_error")):
+        if not isinstance(p, dict) or not md.is_number(p.get(key)) or not md.is_number(p.get("max_error")):
             continue
-        x = ZERO_AT if p["position"] == 0 else p["position"]
+        x = ZERO_AT if p[key] == 0 else p[key]
         if x <= 0 or (positive_only and p["max_error"] <= 0):
             continue
         pts.append((x, p["max_error"]))
@@ -96,7 +101,8 @@ def position_tics(xmax: float) -> list:
     return tics
 
 
-def error_plot(name: str, title: str, ylabel: str, group: list, bounds: list, logy: bool) -> Plot:
+def error_plot(name: str, title: str, ylabel: str, group: list, bounds: list, logy: bool,
+               xname: str = "position") -> Plot:
     schemes = {str(s.get("scheme")) for s in group}
     series = [Series(_label(s, schemes), _points(s, logy), "linespoints pt 7 ps 0.6") for s in group]
     xmax = max([x for s in series for x, _ in s.rows] + [16])
@@ -104,7 +110,7 @@ def error_plot(name: str, title: str, ylabel: str, group: list, bounds: list, lo
     for label, value in bounds:
         series.append(Series(label, [(ZERO_AT, value), (xmax * 1.5, value)], "lines lw 1.5", dashed=True,
                              colour="#888888"))
-    return Plot(name=name, title=title, xlabel="position (log scale; position 0 drawn at 1/4)", ylabel=ylabel,
+    return Plot(name=name, title=title, xlabel=f"{xname} (log scale; {xname} 0 drawn at 1/4)", ylabel=ylabel,
                 series=series, logx=2, logy=10 if logy else None, xtics=position_tics(xmax),
                 xrange=(ZERO_AT * 0.8, xmax * 1.5), yrange=None if logy else (0, ymax * 1.15))
 
@@ -131,31 +137,33 @@ def plots(ctx, series: list, budget: list) -> list:
     value' plot per dtype for series measured against another regime's oracle (emulated vs exact)."""
     rows_by_id = {r.get("id"): r for r in budget}
     by_dtype = defaultdict(list)
-    for s in series:
-        by_dtype[str(s.get("dtype") or "unknown")].append(s)
+    for s in series:  # one group per output type and x quantity (positions and distances do not share an axis)
+        by_dtype[(str(s.get("dtype") or "unknown"), x_of(s))].append(s)
     out = []
-    for dtype in sorted(by_dtype):
-        own = [s for s in by_dtype[dtype] if reference_of(s) == str(s.get("regime") or "exact")]
-        other = [s for s in by_dtype[dtype] if reference_of(s) != str(s.get("regime") or "exact")]
+    for dtype, xname in sorted(by_dtype):
+        group = by_dtype[(dtype, xname)]
+        suffix = "" if xname == "position" else f"-{xname}"
+        own = [s for s in group if reference_of(s) == str(s.get("regime") or "exact")]
+        other = [s for s in group if reference_of(s) != str(s.get("regime") or "exact")]
         if own:
             metric = _metric_of(own)
-            plot = error_plot(f"accuracy-{dtype}", f"{dtype}: max error against the oracle of the same regime",
-                              f"max {metric}", own, _bounds_for(own, rows_by_id), logy=False)
-            out.append((ctx.renderer.image(plot, f"{dtype} error vs position"),
-                        f"**{dtype}** output: maximum error per probed position, one line per preset × regime, "
+            plot = error_plot(f"accuracy-{dtype}{suffix}", f"{dtype}: max error against the oracle of the same regime",
+                              f"max {metric}", own, _bounds_for(own, rows_by_id), logy=False, xname=xname)
+            out.append((ctx.renderer.image(plot, f"{dtype} error vs {xname}"),
+                        f"**{dtype}** output: maximum error per probed {xname}, one line per preset × regime, "
                         "each against the multiprecision oracle of its own regime (exact: the mathematical value; "
                         "emulated: the named implementation's rounding steps done exactly). Dashed lines: "
                         "budget bounds named by the series. Illustrates the accuracy claims of the budget rows "
                         f"for {dtype}."))
         if other:
             refs = sorted({reference_of(s) for s in other})
-            plot = error_plot(f"accuracy-{dtype}-vs-{'-'.join(refs)}",
+            plot = error_plot(f"accuracy-{dtype}{suffix}-vs-{'-'.join(refs)}",
                               f"{dtype}: emulated regimes measured against the {'/'.join(refs)} value",
-                              f"max {_metric_of(other)} (log)", other, [], logy=True)
+                              f"max {_metric_of(other)} (log)", other, [], logy=True, xname=xname)
             out.append((ctx.renderer.image(plot, f"{dtype} emulated vs exact"),
                         f"**{dtype}**, emulated regimes against the {'/'.join(refs)} value: the distance between "
-                        "what an implementation computes (its float32 frequency and angle rounding) and the "
-                        "mathematical value. It is expected to grow with position — this is the convention's "
+                        "what an implementation computes (its float32 frequency, angle or slope rounding) and the "
+                        f"mathematical value. It is expected to grow with {xname} — this is the convention's "
                         "behaviour, not a kernel error. Points with zero error are not drawn on this log axis."))
     return out
 
@@ -169,7 +177,8 @@ def _series_table(series: list) -> str:
                      md.cell(reference_of(s)), md.cell(s.get("dtype")), md.num(s.get("dim")),
                      md.code(s.get("metric")), md.num(len(pts)),
                      md.num(worst["max_error"]) if worst else "—",
-                     md.position(worst.get("position")) if worst else "—")
+                     (md.position(worst.get(x_of(s))) + ("" if x_of(s) == "position" else f" ({x_of(s)})"))
+                     if worst else "—")
                     + ((md.code(s.get("_run")),) if with_run else ()))
     return md.table(["scheme", "preset", "regime", "measured against", "dtype", "d", "metric", "positions",
                      "max error", "at position"] + (["run"] if with_run else []), rows,

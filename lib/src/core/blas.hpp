@@ -37,6 +37,16 @@ inline void gemm_nt(blasint m, blasint n, blasint k, const double* a, const doub
   cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, m, n, k, 1.0, a, k, b, k, 0.0, c, n);
 }
 
+// C (m x n) = alpha A (m x k) B^T + C, row-major, leading dimensions k, k, ldc (beta = 1: C is read, not cleared).
+inline void gemm_nt_accumulate(blasint m, blasint n, blasint k, double alpha, const float* a, const float* b, float* c,
+                               blasint ldc) {
+  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, m, n, k, static_cast<float>(alpha), a, k, b, k, 1.0f, c, ldc);
+}
+inline void gemm_nt_accumulate(blasint m, blasint n, blasint k, double alpha, const double* a, const double* b,
+                               double* c, blasint ldc) {
+  cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, m, n, k, alpha, a, k, b, k, 1.0, c, ldc);
+}
+
 // Upper triangle of C (n x n) = A A^T (A is n x k), row-major.
 inline void syrk_upper(blasint n, blasint k, const float* a, float* c) {
   cblas_ssyrk(CblasRowMajor, CblasUpper, CblasNoTrans, n, k, 1.0f, a, k, 0.0f, c, n);

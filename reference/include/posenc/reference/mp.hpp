@@ -89,6 +89,8 @@ enum class Binary { f32, f64 };
 Real rn_mul(Binary, const Real& a, const Real& b, unsigned bits = kDefaultBits);
 Real rn_div(Binary, const Real& a, const Real& b, unsigned bits = kDefaultBits);
 Real rn_exp(Binary, const Real& x, unsigned bits = kDefaultBits);
+Real rn_exp2(Binary, const Real& x, unsigned bits = kDefaultBits);                    // 2^x
+Real rn_pow_ui(Binary, const Real& x, unsigned long k, unsigned bits = kDefaultBits);  // x^k, k a non-negative integer
 Real rn_log(Binary, const Real& x, unsigned bits = kDefaultBits);
 Real rn_sin(Binary, const Real& x, unsigned bits = kDefaultBits);
 Real rn_cos(Binary, const Real& x, unsigned bits = kDefaultBits);

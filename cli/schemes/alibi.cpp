@@ -1,0 +1,384 @@
+// cli/schemes/alibi.cpp — ALiBi on the command line: its registration (description, presets and flags come from
+// SpecTraits<AlibiSpec>, cli/spec_options.hpp) and what is its own:
+//   posenc freqs alibi    the slopes m_h of the regime (and the exponent e_h of m_h = 2^(-b e_h))
+//   posenc bias alibi     the bias matrix [heads, query_length, key_length] of the variant (--mask causal: -inf
+//                         where a key is not visible)
+//   posenc scores alibi   scale <q_i, k_j> + bias for q [heads, Lq, d], k [heads, Lk, d] (bias rows + BLAS gemm)
+//   posenc check alibi    a user's bias tensor (or --slopes vector) against the oracle: budget row (exact) and the
+//                         emulation envelope (ofirpress, bloom, mpt)
+#include <cstdint>
+#include <cstdio>
+#include <limits>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "alibi/check.hpp"
+#include "args.hpp"
+#include "output.hpp"
+#include "posenc/alibi.hpp"
+#include "posenc/alibi_spec.hpp"
+#include "posenc/error.hpp"
+#include "registry.hpp"
+#include "spec_options.hpp"
+#include "verbs.hpp"
+
+namespace posenc::cli {
+namespace {
+
+using Spec = AlibiSpec;
+constexpr const char* kScheme = "alibi";
+
+// --key-mask: 0/1 per key, as digits ("0011111") or comma-separated ("0,0,1,1"); not given: every key is a token.
+std::vector<std::uint8_t> parse_key_mask(const std::optional<std::string>& given) {
+  std::vector<std::uint8_t> m;
+  if (!given) return m;
+  const std::string& text = *given;
+  for (char c : text) {
+    if (c == '0' || c == '1') m.push_back(static_cast<std::uint8_t>(c - '0'));
+    else if (c != ',' && c != ' ')
+      throw UsageError("--key-mask: '" + text + "' is not a key mask; accepted: one 0 (padding) or 1 (token) per key, "
+                       "e.g. 0011111 or 0,0,1,1,1");
+  }
+  if (m.empty()) throw UsageError("--key-mask: '" + text + "' holds no 0/1 entries; accepted: one 0 or 1 per key");
+  return m;
+}
+
+AlibiMask parse_mask(const std::string& text) {
+  if (const auto m = enum_from_string<AlibiMask>(text)) return *m;
+  throw UsageError("--mask: '" + text + "' is not a mask; accepted: " + enum_names<AlibiMask>());
+}
+
+// A length flag: an integer in [1, 2^31 - 1].
+std::size_t parse_length(const std::string& flag, const std::string& text) {
+  const std::int64_t v = parse_int64(flag, text);
+  if (v < 1 || v >= kAlibiMaxLength)
+    throw UsageError(flag + ": " + text + " is out of range; accepted: an integer in [1, " +
+                     std::to_string(kAlibiMaxLength - 1) + "]");
+  return static_cast<std::size_t>(v);
+}
+
+// The geometry of --query-length / --key-length / --key-mask / --mask, checked as the library checks it (errors
+// renamed to the flags).
+AlibiGeometry geometry_of(const Spec& s, std::size_t lq, std::size_t lk, const std::vector<std::uint8_t>& mask,
+                          AlibiMask m) {
+  AlibiGeometry g{.query_length = lq, .key_length = lk, .key_mask = mask, .mask = m};
+  try {
+    (void)alibi_bias_size(s, g);
+  } catch (const Error& e) {
+    const std::string p = e.parameter();
+    const std::string flag = p == "query_length" ? "--query-length" : p == "key_length" ? "--key-length"
+                             : p == "key_mask"   ? "--key-mask"
+                                                 : p;
+    throw UsageError(flag + ": " + e.value() + " is out of range; accepted: " + e.accepted());
+  }
+  return g;
+}
+
+// ---- freqs (slopes) ------------------------------------------------------------------------------------
+
+struct FreqFlags {
+  SpecOptions<Spec> spec;
+  OutFlags out;
+};
+
+void run_freqs(FreqFlags& f) {
+  const Spec s = f.spec.build();
+  const Format format = choose_format(f.out.format, f.out.out);
+  const AlibiPlan plan = make_plan(s);
+  const std::span<const double> m = plan.slopes();
+  const std::size_t n = m.size(), c = alibi_power_of_two_floor(n);
+  std::vector<std::int64_t> head(n), num(n), den(n);
+  for (std::size_t h = 0; h < n; ++h) {
+    head[h] = static_cast<std::int64_t>(h);
+    num[h] = static_cast<std::int64_t>(h < c ? h + 1 : 2 * (h - c) + 1);
+    den[h] = static_cast<std::int64_t>(h < c ? c : 2 * c);
+  }
+  Output out(f.out.out, format == Format::npy);
+  switch (format) {
+    case Format::npy: write_npy(out.file(), m, {n}); break;
+    case Format::json: {
+      Json head_json = result_head(s);
+      head_json["heads"] = n;
+      head_json["note"] = s.regime == AlibiRegime::exact
+                              ? "m_h = 2^(-bias_max * e_num[h] / e_den[h]) rounded to double"
+                              : "the float32 slope of the regime's steps (exact in double); the exact slope is "
+                                "2^(-bias_max * e_num[h] / e_den[h])";
+      const std::vector<JsonArray> arrays{{"e_num", std::span<const std::int64_t>(num), 0},
+                                          {"e_den", std::span<const std::int64_t>(den), 0},
+                                          {"slopes", m, 0}};
+      write_json(out.file(), head_json, arrays);
+      break;
+    }
+    case Format::csv:
+      write_csv(out.file(), {{"head", head}, {"e_num", num}, {"e_den", den}}, {"slope"}, m, n);
+      break;
+  }
+  out.commit();
+}
+
+// ---- bias --------------------------------------------------------------------------------------------
+
+struct BiasFlags {
+  SpecOptions<Spec> spec;
+  OutFlags out;
+  std::string query_length, key_length = "8", mask = "none", dtype = "f32", threads;
+  std::optional<std::string> key_mask;
+};
+
+template <class T>
+void run_bias_typed(const BiasFlags& f, const Spec& s, const AlibiGeometry& g, Format format, Output& out) {
+  const TableOptions opts = parse_threads(f.threads);
+  const std::size_t n = alibi_bias_size(s, g);
+  auto data = allocate<T>(n, "a bias of " + std::to_string(s.heads) + " x " + std::to_string(g.query_length) + " x " +
+                                 std::to_string(g.key_length) + " values");
+  const std::span<T> bias(data.get(), n);
+  make_plan(s).bias(g, bias, opts);
+  const std::span<const T> values(bias);
+  const std::size_t H = s.heads, Lq = g.query_length, Lk = g.key_length;
+  switch (format) {
+    case Format::npy: write_npy(out.file(), values, {H, Lq, Lk}); break;
+    case Format::json: {
+      Json head = result_head(s);
+      head["shape"] = {H, Lq, Lk};
+      head["mask"] = std::string(to_string(g.mask));
+      head["dtype"] = sizeof(T) == 4 ? "f32" : "f64";
+      head["note"] = "bias[h][i][j]: query row i at key position key_length - query_length + i, key j at position j; " +
+                     std::string(EnumTraits<AlibiVariant>::values[*enum_index(s.variant)].meaning);
+      std::vector<JsonArray> arrays;
+      std::vector<std::int64_t> km(g.key_mask.begin(), g.key_mask.end());
+      if (!km.empty()) arrays.push_back({"key_mask", std::span<const std::int64_t>(km), 0});
+      arrays.push_back({"bias", values, Lk});
+      write_json(out.file(), head, arrays);
+      break;
+    }
+    case Format::csv: {
+      std::vector<std::int64_t> hh(H * Lq), ii(H * Lq);
+      for (std::size_t r = 0; r < H * Lq; ++r) {
+        hh[r] = static_cast<std::int64_t>(r / Lq);
+        ii[r] = static_cast<std::int64_t>(r % Lq);
+      }
+      write_csv(out.file(), {{"head", std::move(hh)}, {"query", std::move(ii)}}, numbered_names("k", Lk), values, H * Lq);
+      break;
+    }
+  }
+  out.commit();
+}
+
+void run_bias(BiasFlags& f) {
+  const Spec s = f.spec.build();
+  const std::size_t lk = parse_length("--key-length", f.key_length);
+  const std::size_t lq = f.query_length.empty() ? lk : parse_length("--query-length", f.query_length);
+  const std::vector<std::uint8_t> km = parse_key_mask(f.key_mask);
+  const AlibiGeometry g = geometry_of(s, lq, lk, km, parse_mask(f.mask));
+  const bool f64 = parse_output_dtype(f.dtype) == DType::f64;
+  const Format format = choose_format(f.out.format, f.out.out);
+  Output out(f.out.out, format == Format::npy);  // the destination is checked before anything is computed
+  if (f64) run_bias_typed<double>(f, s, g, format, out);
+  else run_bias_typed<float>(f, s, g, format, out);
+}
+
+// ---- scores ------------------------------------------------------------------------------------------
+
+struct ScoresFlags {
+  SpecOptions<Spec> spec;
+  std::string q_path, k_path, mask = "causal", threads;
+  std::optional<std::string> key_mask;
+  std::optional<std::string> scale;
+  OutFlags out;
+};
+
+void run_scores(ScoresFlags& f, CLI::App* app) {
+  NpyArray q = read_input("--q", f.q_path), k = read_input("--k", f.k_path);
+  for (const auto& [name, a] : {std::pair<const char*, NpyArray*>{"--q", &q}, {"--k", &k}})
+    if (a->shape.size() != 2 && a->shape.size() != 3)
+      throw UsageError(std::string(name) + ": holds an array of shape " + shape_text(a->shape) +
+                       "; accepted: [heads, tokens, head_dim] or [tokens, head_dim] (one head)");
+  const std::size_t hq = q.shape.size() == 3 ? q.shape[0] : 1, hk = k.shape.size() == 3 ? k.shape[0] : 1;
+  const std::size_t d = q.shape.back();
+  if (k.shape.back() != d)
+    throw UsageError("--k: head_dim " + std::to_string(k.shape.back()) + " differs from --q's " + std::to_string(d));
+  if (hq != hk) throw UsageError("--k: " + std::to_string(hk) + " heads differ from --q's " + std::to_string(hq));
+  const Spec s = f.spec.build();
+  if (s.heads != hq)
+    throw Error(kScheme, f.spec.given("--heads") ? "--heads" : "heads (from the preset or --spec)", std::to_string(s.heads),
+                "the heads of --q and --k, " + std::to_string(hq), "differs from the input");
+  const std::size_t lq = q.shape[q.shape.size() - 2], lk = k.shape[k.shape.size() - 2];
+  if (lq > lk)
+    throw UsageError("--q: " + std::to_string(lq) + " queries but --k has " + std::to_string(lk) +
+                     " keys; the queries are the last query_length keys (Lq <= Lk)");
+  const std::vector<std::uint8_t> km = parse_key_mask(f.key_mask);
+  const AlibiGeometry g = geometry_of(s, lq, lk, km, parse_mask(f.mask));
+  const double scale = f.scale ? parse_double("--scale", *f.scale) : 1.0 / std::sqrt(static_cast<double>(d));
+  if (!std::isfinite(scale))
+    throw UsageError("--scale: " + *f.scale + " is out of range; accepted: a finite real");
+  (void)app;
+  const TableOptions opts = parse_threads(f.threads);
+  const bool f64 = q.stored == NpyType::f64 && k.stored == NpyType::f64;
+  check_memory(s.heads * lq * lk * (f64 ? 8 : 4), "the scores tensor");
+  const Format format = choose_format(f.out.format, f.out.out, {Format::npy, Format::json});
+  Output out(f.out.out, format == Format::npy);
+  auto emit = [&](auto values) {
+    if (format == Format::npy) {
+      write_npy(out.file(), values, std::vector<std::size_t>{s.heads, lq, lk});
+    } else {
+      Json head = result_head(s);
+      head["shape"] = {s.heads, lq, lk};
+      head["scale"] = scale;
+      head["mask"] = std::string(to_string(g.mask));
+      head["note"] = "scores[h][i][j] = scale * <q[h][i], k[h][j]> + bias[h][i][j] (-inf where masked)";
+      const std::vector<JsonArray> arrays{{"scores", values, lk}};
+      write_json(out.file(), head, arrays);
+    }
+    out.commit();
+  };
+  const AlibiPlan plan = make_plan(s);
+  if (f64) {
+    std::vector<double> sc(s.heads * lq * lk);
+    plan.scores(std::span<const double>(q.values), std::span<const double>(k.values), d, g, scale, std::span<double>(sc), opts);
+    emit(std::span<const double>(sc));
+  } else {
+    const std::vector<float> q32(q.values.begin(), q.values.end()), k32(k.values.begin(), k.values.end());
+    std::vector<float> sc(s.heads * lq * lk);
+    plan.scores(std::span<const float>(q32), std::span<const float>(k32), d, g, scale, std::span<float>(sc), opts);
+    emit(std::span<const float>(sc));
+  }
+}
+
+// ---- check -------------------------------------------------------------------------------------------
+
+struct CheckFlags {
+  SpecOptions<Spec> spec;
+  InputFlags in;
+  ReportFlags report;
+  std::string threads;
+  std::optional<std::string> key_mask;
+  bool slopes = false;
+  double ulp_pow = 2.0;
+};
+
+void run_check(CheckFlags& f, CLI::App* app) {
+  const NpyArray a = f.in.read();
+  const std::vector<std::size_t>& sh = a.shape;
+  const std::string file = "--in: '" + f.in.path + "' holds an array of shape " + shape_text(sh);
+  const TableOptions opts = parse_threads(f.threads);
+  test::CheckReport rep;
+  try {
+    check_ulp_allowance(app, "--ulp-pow", f.ulp_pow);
+    const test::alibi::EnvelopeAllowance allowance{f.ulp_pow};
+    const Json describe = {{"file", f.in.path}, {"stored", std::string(to_string(a.stored))}, {"shape", shape_text(sh)}};
+    if (f.slopes) {
+      if (sh.size() != 1) throw UsageError(file + "; accepted with --slopes: one slope per head, shape (heads,)");
+      const Spec s = f.spec.build();
+      rep = test::alibi::check_slopes(s, a.values, dtype_of(a.stored), describe, allowance);
+    } else {
+      if (sh.size() != 3 && sh.size() != 2)
+        throw UsageError(file + "; accepted: [heads, query_length, key_length] (or [query_length, key_length]: one head)");
+      const Spec s = f.spec.build();
+      test::alibi::BiasInput in;
+      in.values = a.values;
+      in.heads = sh.size() == 3 ? sh[0] : 1;
+      in.query_length = sh[sh.size() - 2];
+      in.key_length = sh.back();
+      in.key_mask = parse_key_mask(f.key_mask);
+      in.stored = dtype_of(a.stored);
+      in.describe = describe;
+      if (in.heads != s.heads)
+        throw Error(kScheme, f.spec.given("--heads") ? "--heads" : "heads (from the preset or --spec)",
+                    std::to_string(s.heads), "the first dimension of --in, " + std::to_string(in.heads),
+                    "differs from the input");
+      if (in.query_length > in.key_length)
+        throw UsageError(file + "; the queries are the last query_length keys, so query_length <= key_length");
+      if (!in.key_mask.empty() && in.key_mask.size() != in.key_length)
+        throw UsageError("--key-mask: " + std::to_string(in.key_mask.size()) + " entries; accepted: one per key, " +
+                         std::to_string(in.key_length) + " (the last dimension of --in)");
+      rep = test::alibi::check_bias(s, in, allowance, opts.threads);
+    }
+  } catch (const Error& e) {
+    throw SpecOptions<Spec>::renamed(e);
+  }
+  f.report.write(rep.to_json(), rep.to_markdown());
+  exit_status() = rep.passed() ? 0 : 1;
+}
+
+}  // namespace
+
+POSENC_CLI_SCHEME(alibi) {
+  registry.add_scheme({kScheme, describe_scheme<Spec>()});
+  const std::string mask_help = "0/1 per key (1 token, 0 padding), e.g. 0011111: BLOOM's key_counted positions count "
+                                "the tokens; with --mask causal padding keys get -inf";
+  {
+    auto f = std::make_shared<FreqFlags>();
+    CLI::App* c = registry.command("freqs", kScheme, "The slopes m_h of the regime, with the exponent e_h of 2^(-b e_h)");
+    f->spec.add_to(c);
+    f->out.add_to(c, "json | csv | npy");
+    c->footer("Example: posenc freqs alibi --heads 12 --format csv\n"
+              "Example: posenc freqs alibi --preset bloom --heads 112 --format json");
+    c->callback([f] { run_freqs(*f); });
+  }
+  {
+    auto f = std::make_shared<BiasFlags>();
+    CLI::App* c = registry.command("bias", kScheme,
+                                   "The bias matrix [heads, query_length, key_length] of the variant (queries are the "
+                                   "last query_length keys)");
+    f->spec.add_to(c);
+    c->add_option("--key-length", f->key_length, "Keys Lk at positions 0 .. Lk-1: an integer in [1, 2147483647] (default 8)")
+        ->type_name("N")->group("Geometry");
+    c->add_option("--query-length", f->query_length,
+                  "Queries Lq <= Lk, the last Lq keys: an integer in [1, 2147483647] (default Lk; 1: a decoder step)")
+        ->type_name("N")->group("Geometry");
+    c->add_option("--key-mask", f->key_mask, mask_help)->type_name("BITS")->group("Geometry");
+    c->add_option("--mask", f->mask, "none (default): the bias only; causal: -inf where a key is not visible")
+        ->type_name(enum_names<AlibiMask>())->group("Geometry");
+    c->add_option("--dtype", f->dtype, "f32 (default) | f64")->type_name("T")->group("Output");
+    c->add_option("--threads", f->threads, "threads (0: OpenMP's default count; capped at the processors)")->type_name("N");
+    f->out.add_to(c, "npy | json | csv");
+    c->footer("Example: posenc bias alibi --preset mpt --heads 32 --key-length 2048 --out bias.npy\n"
+              "Example: posenc bias alibi --heads 6 --variant key_counted --key-length 8 --key-mask 00111111 --format json");
+    c->callback([f] { run_bias(*f); });
+  }
+  {
+    auto f = std::make_shared<ScoresFlags>();
+    CLI::App* c = registry.command("scores", kScheme,
+                                   "scale * <q_i, k_j> + bias for q [heads, Lq, d] and k [heads, Lk, d]: bias rows, "
+                                   "then one BLAS gemm per head accumulating into them");
+    f->spec.add_to(c);
+    c->add_option("--q", f->q_path, "Queries: .npy [heads, Lq, head_dim] or [Lq, head_dim]")->type_name("FILE")->required()->group("Input");
+    c->add_option("--k", f->k_path, "Keys: .npy [heads, Lk, head_dim] or [Lk, head_dim]")->type_name("FILE")->required()->group("Input");
+    c->add_option("--scale", f->scale, "Score scale: a finite real (default 1/sqrt(head_dim))")->type_name("X")->group("Input");
+    c->add_option("--key-mask", f->key_mask, mask_help)->type_name("BITS")->group("Input");
+    c->add_option("--mask", f->mask, "causal (default): -inf where a key is not visible; none: the bias only")
+        ->type_name(enum_names<AlibiMask>())->group("Input");
+    c->add_option("--threads", f->threads, "threads for the bias rows (0: OpenMP's default count)")->type_name("N");
+    f->out.add_to(c, "npy | json");
+    c->footer("f64 when both inputs are f64, else f32.\n"
+              "Example: posenc scores alibi --preset gpt-neox --heads 8 --q q.npy --k k.npy --out s.npy");
+    c->callback([f, c] { run_scores(*f, c); });
+  }
+  {
+    auto f = std::make_shared<CheckFlags>();
+    CLI::App* c = registry.command(
+        "check", kScheme,
+        "Your bias tensor (.npy [heads, Lq, Lk]) or, with --slopes, your slopes against m_h x (budget rows "
+        "alibi.check.exact.<dtype>) and, for the ofirpress, bloom and mpt regimes, their float32 steps (emulation "
+        "envelope); exit 0 pass, 1 fail");
+    f->spec.add_to(c);
+    f->in.add_to(c);
+    c->add_flag("--slopes", f->slopes, "--in holds the slopes, shape (heads,)")->group("Input");
+    c->add_option("--key-mask", f->key_mask, mask_help)->type_name("BITS")->group("Input");
+    c->add_option("--ulp-pow", f->ulp_pow, "Envelope: ulps a float32 pow may be off correctly rounded (default 2)")
+        ->type_name("A")
+        ->check(CLI::Range(0.0, 1.0e6))
+        ->group("Envelope");
+    c->add_option("--threads", f->threads, "OpenMP threads for the oracle (0: default)")->type_name("N");
+    f->report.add_to(c);
+    c->footer("-inf entries are accepted where a causal mask puts them (a key after the query, or a padding key).\n"
+              "Example: posenc check alibi --preset bloom --heads 16 --in bias.npy --key-mask 0011111111\n"
+              "Example: posenc check alibi --heads 12 --slopes --in slopes.npy");
+    c->callback([f, c] { run_check(*f, c); });
+  }
+}
+
+}  // namespace posenc::cli

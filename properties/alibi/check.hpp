@@ -1,0 +1,48 @@
+// properties/alibi/check.hpp — `posenc check alibi`: a user's bias tensor or slopes held to the budget table (exact
+// mathematics) and to the emulation envelope of the ofirpress / BLOOM / MPT float32 steps (support/check_report.hpp).
+// No test framework: the CLI links it (through posenc_accuracy) and the properties test it (ALIBI-CHECK-*).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <span>
+#include <vector>
+
+#include "posenc/alibi.hpp"
+#include "support/check_report.hpp"
+
+namespace posenc::test::alibi {
+
+// How far a real implementation's float32 slope step may be from correctly rounded (ulps of float32): torch /
+// Sleef float32 pow (BLOOM), torch exp2 (MPT), glibc double pow then a cast (ofirpress).
+struct EnvelopeAllowance {
+  double pow_ulps = 2.0;
+};
+
+// The envelope E of an emulated bias RN32(x32 s_e) = e (row alibi.check.envelope): a real implementation lies
+// within E of posenc's emulation given the allowance.
+double envelope(double x, double slope32, double e, const EnvelopeAllowance& = {});
+
+// A user's bias tensor [heads][query_length][key_length] (values exact in double; -inf where the user masked).
+// key_mask: empty or key_length entries (BLOOM's key_counted positions; with it, padding keys may be -inf).
+struct BiasInput {
+  std::span<const double> values;
+  std::size_t heads = 0, query_length = 0, key_length = 0;
+  std::vector<std::uint8_t> key_mask;
+  DType stored = DType::f32;
+  nlohmann::ordered_json describe;  // file, shape, ... (copied into the report)
+};
+
+// Every finite entry against the exact m_h x (row alibi.check.exact.<stored>) and, for the emulated regimes,
+// against posenc's emulation within the envelope (row alibi.check.envelope); -inf is accepted exactly where a
+// causal mask puts it (key after the query, or a padding key) and counted; the verdict is held to the spec's
+// regime. Columns of the report are heads; bands are |x|. Throws posenc::Error naming "heads", "key_mask" or
+// "values" when the input disagrees with the spec.
+CheckReport check_bias(const AlibiSpec&, const BiasInput&, const EnvelopeAllowance& = {}, int threads = 0);
+
+// A user's slopes, one per head: each held as the bias at x = 1 (the same rows).
+CheckReport check_slopes(const AlibiSpec&, std::span<const double> slopes, DType stored,
+                         const nlohmann::ordered_json& describe, const EnvelopeAllowance& = {});
+
+}  // namespace posenc::test::alibi

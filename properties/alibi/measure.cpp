@@ -1,0 +1,160 @@
+#include "alibi/measure.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <set>
+
+#include "posenc/reference/alibi.hpp"
+#include "posenc/spec_json.hpp"
+
+namespace posenc::test::alibi {
+namespace {
+
+namespace rf = posenc::reference;
+using R = AlibiRow;
+
+bool emulated(const AlibiSpec& s) { return s.regime != AlibiRegime::exact; }
+
+// A masked entry must be -inf: recorded under bias.identity.bitwise as 0 (it is) or as the value it holds instead
+// (any finite value or NaN is a nonzero bitwise distance from 0, +inf a class mismatch).
+void masked_entry(const Sink& sink, double y, const Describe& what) {
+  const double v = y == -std::numeric_limits<double>::infinity() ? 0.0 : (y == 0 ? 1.0 : y);
+  emit(sink, R::bias_identity, v, rf::make_real(0.0, 53), [&] { return what() + " (masked: must be -inf, is " + format_real(y) + ")"; });
+}
+
+}  // namespace
+
+std::string spec_label(const AlibiSpec& s) { return "spec=" + to_json(s).dump(); }
+
+std::string geometry_label(const AlibiGeometry& g) {
+  std::string m;
+  for (auto v : g.key_mask) m += static_cast<char>('0' + v);
+  return "Lq=" + std::to_string(g.query_length) + " Lk=" + std::to_string(g.key_length) +
+         " mask=" + std::string(to_string(g.mask)) + (m.empty() ? "" : " key_mask=" + m);
+}
+
+bool masked(const AlibiGeometry& g, std::size_t i, std::size_t j) {
+  if (g.mask != AlibiMask::causal) return false;
+  const std::size_t qi = g.key_length - g.query_length + i;
+  return j > qi || (!g.key_mask.empty() && g.key_mask[j] == 0);
+}
+
+std::vector<std::size_t> sample_indices(std::size_t size, std::size_t n, std::vector<std::size_t> must) {
+  std::set<std::size_t> out;
+  if (size == 0) return {};
+  if (size <= n) {
+    for (std::size_t i = 0; i < size; ++i) out.insert(i);
+  } else {
+    out.insert(0);
+    out.insert(size - 1);
+    for (std::size_t m : must)
+      if (m < size) out.insert(m);
+    for (std::size_t i = 1; out.size() < n && i + 1 < n; ++i) out.insert(i * (size - 1) / (n - 1));
+  }
+  return {out.begin(), out.end()};
+}
+
+void measure_slopes(const AlibiSpec& s, const Sink& sink) {
+  const rf::AlibiOracle o(s);
+  const AlibiPlan plan(s);
+  const auto f = plan.slopes();
+  for (std::size_t h = 0; h < f.size(); ++h) {
+    auto what = [&] { return spec_label(s) + " h=" + std::to_string(h); };
+    emit(sink, emulated(s) ? R::slope_emulated : R::slope_exact_f64, f[h], o.slope(h), what);
+  }
+}
+
+void measure_bias(const AlibiSpec& s, const AlibiGeometry& g, const Sink& sink, std::size_t max_heads,
+                  std::size_t max_rows, std::size_t max_cols) {
+  const AlibiPlan plan(s);
+  const rf::AlibiOracle o(s);
+  AlibiSpec exact_spec = s;
+  exact_spec.regime = AlibiRegime::exact;
+  const rf::AlibiOracle ex(exact_spec);
+  const std::size_t n = alibi_bias_size(s, g), Lq = g.query_length, Lk = g.key_length;
+  std::vector<float> b32(n);
+  std::vector<double> b64(n);
+  plan.bias(g, std::span<float>(b32));
+  plan.bias(g, std::span<double>(b64));
+  const auto slopes = plan.slopes();
+  for (std::size_t h : sample_indices(s.heads, max_heads)) {
+    for (std::size_t i : sample_indices(Lq, max_rows)) {
+      const std::size_t qi = Lk - Lq + i;
+      std::vector<std::size_t> must{qi, qi + 1};
+      if (qi > 0) must.push_back(qi - 1);
+      for (std::size_t j : sample_indices(Lk, max_cols, must)) {
+        const std::size_t at = (h * Lq + i) * Lk + j;
+        auto what = [&] {
+          return spec_label(s) + " " + geometry_label(g) + " h=" + std::to_string(h) + " i=" + std::to_string(i) +
+                 " j=" + std::to_string(j);
+        };
+        if (masked(g, i, j)) {
+          masked_entry(sink, b32[at], what);
+          masked_entry(sink, b64[at], what);
+          continue;
+        }
+        const Real ref = o.bias(h, i, j, Lq, Lk, g.key_mask);
+        if (emulated(s)) {
+          emit(sink, R::bias_emulated, b32[at], ref, what);
+          emit(sink, R::bias_emulated, b64[at], ref, what);
+          const auto x = static_cast<double>(rf::alibi_multiplier(s, i, j, Lq, Lk, g.key_mask));
+          const Real exact_ref = ex.bias(h, i, j, Lq, Lk, g.key_mask);
+          const double m = static_cast<double>(ex.slope(h));
+          emit(sink, R::emulated_vs_exact, b32[at], exact_ref, what,
+               emulated_vs_exact_scale(x, slopes[h], m, b32[at]));
+        } else {
+          emit(sink, R::bias_exact_f32, b32[at], ref, what);
+          emit(sink, R::bias_exact_f64, b64[at], ref, what);
+        }
+      }
+    }
+  }
+}
+
+void measure_scores(const AlibiSpec& s, const AlibiGeometry& g, std::size_t d, std::span<const double> q,
+                    std::span<const double> k, double scale, const Sink& sink, std::size_t max_rows,
+                    std::size_t max_cols) {
+  const AlibiPlan plan(s);
+  const rf::AlibiOracle o(s);
+  const std::size_t n = alibi_bias_size(s, g), Lq = g.query_length, Lk = g.key_length, H = s.heads;
+  const std::vector<float> q32(q.begin(), q.end()), k32(k.begin(), k.end());
+  std::vector<float> s32(n), b32(n);
+  std::vector<double> s64(n), b64(n);
+  plan.scores(std::span<const float>(q32), std::span<const float>(k32), d, g, scale, std::span<float>(s32));
+  plan.scores(q, k, d, g, scale, std::span<double>(s64));
+  plan.bias(g, std::span<float>(b32));
+  plan.bias(g, std::span<double>(b64));
+  const rf::PrecisionGuard guard(320);
+  for (std::size_t h = 0; h < H; ++h)
+    for (std::size_t i : sample_indices(Lq, max_rows ? max_rows : Lq, {255, 256, 511, 512}))  // causal gemm seams
+      for (std::size_t j : [&] {
+             const std::size_t qi = Lk - Lq + i;
+             return sample_indices(Lk, max_cols ? max_cols : Lk, {qi, qi + 1, qi > 0 ? qi - 1 : 0});
+           }()) {
+        const std::size_t at = (h * Lq + i) * Lk + j;
+        auto what = [&] {
+          return spec_label(s) + " " + geometry_label(g) + " d=" + std::to_string(d) + " scale=" +
+                 format_real(scale) + " h=" + std::to_string(h) + " i=" + std::to_string(i) + " j=" + std::to_string(j);
+        };
+        if (masked(g, i, j)) {
+          masked_entry(sink, s32[at], what);
+          masked_entry(sink, s64[at], what);
+          continue;
+        }
+        const auto qh = q.subspan((h * Lq + i) * d, d), kh = k.subspan((h * Lk + j) * d, d);
+        double sum_abs = 0;
+        for (std::size_t c = 0; c < d; ++c) sum_abs += std::fabs(qh[c] * kh[c]);
+        sum_abs *= 1 + 1e-15 * static_cast<double>(d);
+        // scale <q, k> + the spec's own bias value (the bias rows are held to their own budget rows).
+        const Real dot = o.score(h, i, j, Lq, Lk, qh, kh, scale, g.key_mask) - o.exact_bias(h, i, j, Lq, Lk, g.key_mask);
+        const Real r32 = Real(dot + rf::make_real(static_cast<double>(b32[at]), 53));
+        const Real r64 = Real(dot + rf::make_real(b64[at], 53));
+        emit(sink, R::scores_f32, s32[at], r32, what,
+             scores_error_scale(DType::f32, d, std::fabs(scale), sum_abs, std::fabs(b32[at])));
+        emit(sink, R::scores_f64, s64[at], r64, what,
+             scores_error_scale(DType::f64, d, std::fabs(scale), sum_abs, std::fabs(b64[at])));
+      }
+}
+
+}  // namespace posenc::test::alibi
