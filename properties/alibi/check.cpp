@@ -135,10 +135,7 @@ CheckReport check_bias(const AlibiSpec& spec, const BiasInput& in, const Envelop
       }
     }
   }
-  for (std::size_t r = 0; r < rep.references.size(); ++r) {
-    rep.references[r] = CheckAccumulator(rep.references[r].name(), rep.references[r].row(), in.stored, H);
-    for (const auto& l : local) rep.references[r].merge(l[r]);
-  }
+  rep.merge_threads(local);
   std::uint64_t nm = 0;
   for (auto m : masked) nm += m;
   rep.input["masked_entries"] = nm;

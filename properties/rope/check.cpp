@@ -121,10 +121,7 @@ CheckReport check_cache(const RopeSpec& spec, const CacheInput& in, const Envelo
         }
       }
   }
-  for (std::size_t i = 0; i < rep.references.size(); ++i) {
-    rep.references[i] = CheckAccumulator(rep.references[i].name(), rep.references[i].row(), in.stored, in.cols);
-    for (const auto& l : local) rep.references[i].merge(l[i]);
-  }
+  rep.merge_threads(local);
   std::ostringstream o;
   if (emu) {
     rep.held_to = 1;
@@ -233,10 +230,7 @@ CheckReport check_rotated(const RopeSpec& spec, const RotatedInput& in, const En
       if (emu) acc[1].add(p, c, y[c], em[c], 0.0);  // E = 0: bit for bit
     }
   }
-  for (std::size_t i = 0; i < rep.references.size(); ++i) {
-    rep.references[i] = CheckAccumulator(rep.references[i].name(), rep.references[i].row(), in.stored, d);
-    for (const auto& l : local) rep.references[i].merge(l[i]);
-  }
+  rep.merge_threads(local);
   std::ostringstream o;
   if (emu) {
     rep.held_to = 1;

@@ -67,10 +67,7 @@ CheckReport check_table(const SinusoidalSpec& spec, const TableInput& in, const 
       if (emu) acc[1].add(p, c, y, oracle.emulated(p, c), oracle.envelope(p, c, allowance));
     }
   }
-  for (std::size_t i = 0; i < rep.references.size(); ++i) {
-    rep.references[i] = CheckAccumulator(rep.references[i].name(), rep.references[i].row(), in.stored, in.cols);
-    for (const auto& l : local) rep.references[i].merge(l[i]);
-  }
+  rep.merge_threads(local);
   if (spec.regime == Regime::emulated) {
     rep.held_to = 1;
     std::ostringstream o;

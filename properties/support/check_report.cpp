@@ -212,4 +212,9 @@ std::string CheckReport::to_markdown() const {
   return o.str();
 }
 
+void CheckReport::merge_threads(const std::vector<std::vector<CheckAccumulator>>& per_thread) {
+  for (const auto& accs : per_thread)
+    for (std::size_t i = 0; i < references.size(); ++i) references[i].merge(accs.at(i));
+}
+
 }  // namespace posenc::test

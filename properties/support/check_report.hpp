@@ -82,6 +82,8 @@ struct CheckReport {
   std::string note;              // how the verdict was reached (which row/envelope and why)
 
   bool passed() const { return references.at(held_to).passed(); }
+  // Adds per-thread accumulators (each a copy of `references` made before any entry was added) into references.
+  void merge_threads(const std::vector<std::vector<CheckAccumulator>>& per_thread);
   nlohmann::ordered_json to_json() const;
   std::string to_markdown() const;
 };
