@@ -78,8 +78,8 @@ namespace posenc_bench {
 namespace {
 
 namespace cases = posenc::cases::alibi;
-using posenc::AlibiGeometry;
-using posenc::AlibiMask;
+using posenc::BiasGeometry;
+using posenc::BiasMask;
 using posenc::AlibiPlan;
 using posenc::AlibiRegime;
 using posenc::AlibiSpec;
@@ -135,7 +135,7 @@ void fill_uniform(std::span<float> x, std::uint32_t seed) {
 // ---- bias -------------------------------------------------------------------------------------------------
 struct BiasCase {
   AlibiSpec spec;
-  AlibiMask mask;
+  BiasMask mask;
 };
 
 // The integer x the variant multiplies at (query row i, key j) of an L x L geometry (queries at 0..L-1).
@@ -167,7 +167,7 @@ void bm_bias(benchmark::State& st, const BiasCase& c, const std::string& what) {
     st.SkipWithError(e.what());
     return;
   }
-  const AlibiGeometry g{.query_length = L, .key_length = L, .key_mask = {}, .mask = c.mask};
+  const BiasGeometry g{.query_length = L, .key_length = L, .key_mask = {}, .mask = c.mask};
   const std::size_t n = H * L * L;
   const std::span<T> out = scratch_span<T>(0, n);
   fill_nan(out, threads);
@@ -197,7 +197,7 @@ void bm_bias(benchmark::State& st, const BiasCase& c, const std::string& what) {
                          " is %.9g; m_h x = 2^(-%g (h+1)/%zu) * %" PRId64 " = %.9g (relative tolerance %g)",
                          what.c_str(), H, L, threads, h, i, j, got, c.spec.bias_max, H,
                          variant_x(c.spec.variant, Li, i, j), want, tol));
-    if (c.mask == AlibiMask::causal) {
+    if (c.mask == BiasMask::causal) {
       const double above = out[(h * L + 0) * L + (L - 1)];
       if (!(std::isinf(above) && above < 0))
         sanity_failure(fmt("%s (heads %zu, L %zu, threads %d): head %zu, row 0, key %zu (above the diagonal) is %.9g, "
@@ -279,7 +279,7 @@ void bm_scores(benchmark::State& st, bool fused, const std::string& what) {
   const std::span<float> out = scratch_span<float>(0, L * L);
   fill_nan(out, 1);  // one thread: no OpenMP workers left spinning next to OpenBLAS's (parallel.hpp)
   const double scale = 1.0 / std::sqrt(static_cast<double>(d));
-  const AlibiGeometry g{.query_length = L, .key_length = L, .key_mask = {}, .mask = AlibiMask::causal};
+  const BiasGeometry g{.query_length = L, .key_length = L, .key_mask = {}, .mask = BiasMask::causal};
   const posenc::TableOptions opt{.threads = threads};
   {
     const BlasThreads blas(threads);
@@ -359,20 +359,20 @@ void register_bias(std::int64_t L, bool with_f64) {
   struct Kernel {
     const char* variant;
     AlibiSpec (*spec)();
-    AlibiMask mask;
+    BiasMask mask;
   };
   static constexpr Kernel kKernels[] = {
       {"exact_relative_f32",
        [] { return AlibiSpec{.heads = usize(kHeads), .variant = AlibiVariant::relative, .regime = AlibiRegime::exact}; },
-       AlibiMask::none},
+       BiasMask::none},
       {"exact_relative_causal_f32",
        [] { return AlibiSpec{.heads = usize(kHeads), .variant = AlibiVariant::relative, .regime = AlibiRegime::exact}; },
-       AlibiMask::causal},
-      {"bloom_key_counted_f32", [] { return posenc::alibi_preset("bloom", usize(kHeads)); }, AlibiMask::none},
-      {"mpt_key_shifted_f32", [] { return posenc::alibi_preset("mpt", usize(kHeads)); }, AlibiMask::none},
+       BiasMask::causal},
+      {"bloom_key_counted_f32", [] { return posenc::alibi_preset("bloom", usize(kHeads)); }, BiasMask::none},
+      {"mpt_key_shifted_f32", [] { return posenc::alibi_preset("mpt", usize(kHeads)); }, BiasMask::none},
       {"exact_symmetric_f32",
        [] { return AlibiSpec{.heads = usize(kHeads), .variant = AlibiVariant::symmetric, .regime = AlibiRegime::exact}; },
-       AlibiMask::none},
+       BiasMask::none},
   };
   for (const Kernel& k : kKernels) {
     const BiasCase c{k.spec(), k.mask};
@@ -383,7 +383,7 @@ void register_bias(std::int64_t L, bool with_f64) {
   add_bias("store_f32", L, [](benchmark::State& st) { bm_bias_store<float>(st, false); });
   if (with_f64) {
     const BiasCase c{AlibiSpec{.heads = usize(kHeads), .variant = AlibiVariant::relative, .regime = AlibiRegime::exact},
-                     AlibiMask::none};
+                     BiasMask::none};
     add_bias("exact_relative_f64", L,
              [c](benchmark::State& st) { bm_bias<double>(st, c, "alibi/bias/exact_relative_f64"); });
     add_bias("stream_store_f64", L, [](benchmark::State& st) { bm_bias_store<double>(st, true); });

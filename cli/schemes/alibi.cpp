@@ -7,6 +7,7 @@
 //   posenc check alibi    a user's bias tensor (or --slopes vector) against the oracle: budget row (exact) and the
 //                         emulation envelope (ofirpress, bloom, mpt)
 #include <cstdint>
+#include <functional>
 #include <cstdio>
 #include <limits>
 #include <memory>
@@ -17,6 +18,7 @@
 
 #include "alibi/check.hpp"
 #include "args.hpp"
+#include "bias_verbs.hpp"
 #include "output.hpp"
 #include "posenc/alibi.hpp"
 #include "posenc/alibi_spec.hpp"
@@ -31,50 +33,9 @@ namespace {
 using Spec = AlibiSpec;
 constexpr const char* kScheme = "alibi";
 
-// --key-mask: 0/1 per key, as digits ("0011111") or comma-separated ("0,0,1,1"); not given: every key is a token.
-std::vector<std::uint8_t> parse_key_mask(const std::optional<std::string>& given) {
-  std::vector<std::uint8_t> m;
-  if (!given) return m;
-  const std::string& text = *given;
-  for (char c : text) {
-    if (c == '0' || c == '1') m.push_back(static_cast<std::uint8_t>(c - '0'));
-    else if (c != ',' && c != ' ')
-      throw UsageError("--key-mask: '" + text + "' is not a key mask; accepted: one 0 (padding) or 1 (token) per key, "
-                       "e.g. 0011111 or 0,0,1,1,1");
-  }
-  if (m.empty()) throw UsageError("--key-mask: '" + text + "' holds no 0/1 entries; accepted: one 0 or 1 per key");
-  return m;
-}
-
-AlibiMask parse_mask(const std::string& text) {
-  if (const auto m = enum_from_string<AlibiMask>(text)) return *m;
-  throw UsageError("--mask: '" + text + "' is not a mask; accepted: " + enum_names<AlibiMask>());
-}
-
-// A length flag: an integer in [1, 2^31 - 1].
-std::size_t parse_length(const std::string& flag, const std::string& text) {
-  const std::int64_t v = parse_int64(flag, text);
-  if (v < 1 || v >= kAlibiMaxLength)
-    throw UsageError(flag + ": " + text + " is out of range; accepted: an integer in [1, " +
-                     std::to_string(kAlibiMaxLength - 1) + "]");
-  return static_cast<std::size_t>(v);
-}
-
-// The geometry of --query-length / --key-length / --key-mask / --mask, checked as the library checks it (errors
-// renamed to the flags).
-AlibiGeometry geometry_of(const Spec& s, std::size_t lq, std::size_t lk, const std::vector<std::uint8_t>& mask,
-                          AlibiMask m) {
-  AlibiGeometry g{.query_length = lq, .key_length = lk, .key_mask = mask, .mask = m};
-  try {
-    (void)alibi_bias_size(s, g);
-  } catch (const Error& e) {
-    const std::string p = e.parameter();
-    const std::string flag = p == "query_length" ? "--query-length" : p == "key_length" ? "--key-length"
-                             : p == "key_mask"   ? "--key-mask"
-                                                 : p;
-    throw UsageError(flag + ": " + e.value() + " is out of range; accepted: " + e.accepted());
-  }
-  return g;
+// The geometry, checked as the library checks it (errors renamed to the flags).
+std::function<void(const BiasGeometry&)> size_check(const Spec& s) {
+  return [s](const BiasGeometry& g) { (void)alibi_bias_size(s, g); };
 }
 
 // ---- freqs (slopes) ------------------------------------------------------------------------------------
@@ -124,55 +85,26 @@ void run_freqs(FreqFlags& f) {
 struct BiasFlags {
   SpecOptions<Spec> spec;
   OutFlags out;
-  std::string query_length, key_length = "8", mask = "none", dtype = "f32", threads;
-  std::optional<std::string> key_mask;
+  BiasGeometryFlags geometry;
+  std::string dtype = "f32", threads;
 };
 
 template <class T>
-void run_bias_typed(const BiasFlags& f, const Spec& s, const AlibiGeometry& g, Format format, Output& out) {
+void run_bias_typed(const BiasFlags& f, const Spec& s, const BiasGeometry& g, Format format, Output& out) {
   const TableOptions opts = parse_threads(f.threads);
   const std::size_t n = alibi_bias_size(s, g);
   auto data = allocate<T>(n, "a bias of " + std::to_string(s.heads) + " x " + std::to_string(g.query_length) + " x " +
                                  std::to_string(g.key_length) + " values");
   const std::span<T> bias(data.get(), n);
   make_plan(s).bias(g, bias, opts);
-  const std::span<const T> values(bias);
-  const std::size_t H = s.heads, Lq = g.query_length, Lk = g.key_length;
-  switch (format) {
-    case Format::npy: write_npy(out.file(), values, {H, Lq, Lk}); break;
-    case Format::json: {
-      Json head = result_head(s);
-      head["shape"] = {H, Lq, Lk};
-      head["mask"] = std::string(to_string(g.mask));
-      head["dtype"] = sizeof(T) == 4 ? "f32" : "f64";
-      head["note"] = "bias[h][i][j]: query row i at key position key_length - query_length + i, key j at position j; " +
-                     std::string(EnumTraits<AlibiVariant>::values[*enum_index(s.variant)].meaning);
-      std::vector<JsonArray> arrays;
-      std::vector<std::int64_t> km(g.key_mask.begin(), g.key_mask.end());
-      if (!km.empty()) arrays.push_back({"key_mask", std::span<const std::int64_t>(km), 0});
-      arrays.push_back({"bias", values, Lk});
-      write_json(out.file(), head, arrays);
-      break;
-    }
-    case Format::csv: {
-      std::vector<std::int64_t> hh(H * Lq), ii(H * Lq);
-      for (std::size_t r = 0; r < H * Lq; ++r) {
-        hh[r] = static_cast<std::int64_t>(r / Lq);
-        ii[r] = static_cast<std::int64_t>(r % Lq);
-      }
-      write_csv(out.file(), {{"head", std::move(hh)}, {"query", std::move(ii)}}, numbered_names("k", Lk), values, H * Lq);
-      break;
-    }
-  }
-  out.commit();
+  write_bias_tensor(out, format, result_head(s),
+                    std::string(EnumTraits<AlibiVariant>::values[*enum_index(s.variant)].meaning),
+                    std::span<const T>(bias), g, s.heads);
 }
 
 void run_bias(BiasFlags& f) {
   const Spec s = f.spec.build();
-  const std::size_t lk = parse_length("--key-length", f.key_length);
-  const std::size_t lq = f.query_length.empty() ? lk : parse_length("--query-length", f.query_length);
-  const std::vector<std::uint8_t> km = parse_key_mask(f.key_mask);
-  const AlibiGeometry g = geometry_of(s, lq, lk, km, parse_mask(f.mask));
+  const BiasGeometry g = f.geometry.geometry(size_check(s));
   const bool f64 = parse_output_dtype(f.dtype) == DType::f64;
   const Format format = choose_format(f.out.format, f.out.out);
   Output out(f.out.out, format == Format::npy);  // the destination is checked before anything is computed
@@ -190,61 +122,24 @@ struct ScoresFlags {
   OutFlags out;
 };
 
-void run_scores(ScoresFlags& f, CLI::App* app) {
-  NpyArray q = read_input("--q", f.q_path), k = read_input("--k", f.k_path);
-  for (const auto& [name, a] : {std::pair<const char*, NpyArray*>{"--q", &q}, {"--k", &k}})
-    if (a->shape.size() != 2 && a->shape.size() != 3)
-      throw UsageError(std::string(name) + ": holds an array of shape " + shape_text(a->shape) +
-                       "; accepted: [heads, tokens, head_dim] or [tokens, head_dim] (one head)");
-  const std::size_t hq = q.shape.size() == 3 ? q.shape[0] : 1, hk = k.shape.size() == 3 ? k.shape[0] : 1;
-  const std::size_t d = q.shape.back();
-  if (k.shape.back() != d)
-    throw UsageError("--k: head_dim " + std::to_string(k.shape.back()) + " differs from --q's " + std::to_string(d));
-  if (hq != hk) throw UsageError("--k: " + std::to_string(hk) + " heads differ from --q's " + std::to_string(hq));
+void run_scores(ScoresFlags& f) {
+  const ScoresInput in = read_scores_input(f.q_path, f.k_path);
   const Spec s = f.spec.build();
-  if (s.heads != hq)
+  if (s.heads != in.heads)
     throw Error(kScheme, f.spec.given("--heads") ? "--heads" : "heads (from the preset or --spec)", std::to_string(s.heads),
-                "the heads of --q and --k, " + std::to_string(hq), "differs from the input");
-  const std::size_t lq = q.shape[q.shape.size() - 2], lk = k.shape[k.shape.size() - 2];
-  if (lq > lk)
-    throw UsageError("--q: " + std::to_string(lq) + " queries but --k has " + std::to_string(lk) +
-                     " keys; the queries are the last query_length keys (Lq <= Lk)");
+                "the heads of --q and --k, " + std::to_string(in.heads), "differs from the input");
   const std::vector<std::uint8_t> km = parse_key_mask(f.key_mask);
-  const AlibiGeometry g = geometry_of(s, lq, lk, km, parse_mask(f.mask));
-  const double scale = f.scale ? parse_double("--scale", *f.scale) : 1.0 / std::sqrt(static_cast<double>(d));
-  if (!std::isfinite(scale))
-    throw UsageError("--scale: " + *f.scale + " is out of range; accepted: a finite real");
-  (void)app;
+  const BiasGeometry g = checked_geometry(in.query_length, in.key_length, km, parse_mask(f.mask), size_check(s));
+  const double scale = scores_scale(f.scale, in.head_dim);
   const TableOptions opts = parse_threads(f.threads);
-  const bool f64 = q.stored == NpyType::f64 && k.stored == NpyType::f64;
-  check_memory(s.heads * lq * lk * (f64 ? 8 : 4), "the scores tensor");
   const Format format = choose_format(f.out.format, f.out.out, {Format::npy, Format::json});
   Output out(f.out.out, format == Format::npy);
-  auto emit = [&](auto values) {
-    if (format == Format::npy) {
-      write_npy(out.file(), values, std::vector<std::size_t>{s.heads, lq, lk});
-    } else {
-      Json head = result_head(s);
-      head["shape"] = {s.heads, lq, lk};
-      head["scale"] = scale;
-      head["mask"] = std::string(to_string(g.mask));
-      head["note"] = "scores[h][i][j] = scale * <q[h][i], k[h][j]> + bias[h][i][j] (-inf where masked)";
-      const std::vector<JsonArray> arrays{{"scores", values, lk}};
-      write_json(out.file(), head, arrays);
-    }
-    out.commit();
-  };
   const AlibiPlan plan = make_plan(s);
-  if (f64) {
-    std::vector<double> sc(s.heads * lq * lk);
-    plan.scores(std::span<const double>(q.values), std::span<const double>(k.values), d, g, scale, std::span<double>(sc), opts);
-    emit(std::span<const double>(sc));
-  } else {
-    const std::vector<float> q32(q.values.begin(), q.values.end()), k32(k.values.begin(), k.values.end());
-    std::vector<float> sc(s.heads * lq * lk);
-    plan.scores(std::span<const float>(q32), std::span<const float>(k32), d, g, scale, std::span<float>(sc), opts);
-    emit(std::span<const float>(sc));
-  }
+  const std::size_t d = in.head_dim;
+  run_scores_typed(
+      in, out, format, result_head(s), scale, g,
+      [&](std::span<const float> q, std::span<const float> k, std::span<float> o) { plan.scores(q, k, d, g, scale, o, opts); },
+      [&](std::span<const double> q, std::span<const double> k, std::span<double> o) { plan.scores(q, k, d, g, scale, o, opts); });
 }
 
 // ---- check -------------------------------------------------------------------------------------------
@@ -324,14 +219,7 @@ POSENC_CLI_SCHEME(alibi) {
                                    "The bias matrix [heads, query_length, key_length] of the variant (queries are the "
                                    "last query_length keys)");
     f->spec.add_to(c);
-    c->add_option("--key-length", f->key_length, "Keys Lk at positions 0 .. Lk-1: an integer in [1, 2147483647] (default 8)")
-        ->type_name("N")->group("Geometry");
-    c->add_option("--query-length", f->query_length,
-                  "Queries Lq <= Lk, the last Lq keys: an integer in [1, 2147483647] (default Lk; 1: a decoder step)")
-        ->type_name("N")->group("Geometry");
-    c->add_option("--key-mask", f->key_mask, mask_help)->type_name("BITS")->group("Geometry");
-    c->add_option("--mask", f->mask, "none (default): the bias only; causal: -inf where a key is not visible")
-        ->type_name(enum_names<AlibiMask>())->group("Geometry");
+    f->geometry.add_to(c, mask_help);
     c->add_option("--dtype", f->dtype, "f32 (default) | f64")->type_name("T")->group("Output");
     c->add_option("--threads", f->threads, "threads (0: OpenMP's default count; capped at the processors)")->type_name("N");
     f->out.add_to(c, "npy | json | csv");
@@ -350,12 +238,12 @@ POSENC_CLI_SCHEME(alibi) {
     c->add_option("--scale", f->scale, "Score scale: a finite real (default 1/sqrt(head_dim))")->type_name("X")->group("Input");
     c->add_option("--key-mask", f->key_mask, mask_help)->type_name("BITS")->group("Input");
     c->add_option("--mask", f->mask, "causal (default): -inf where a key is not visible; none: the bias only")
-        ->type_name(enum_names<AlibiMask>())->group("Input");
+        ->type_name(enum_names<BiasMask>())->group("Input");
     c->add_option("--threads", f->threads, "threads for the bias rows (0: OpenMP's default count)")->type_name("N");
     f->out.add_to(c, "npy | json");
     c->footer("f64 when both inputs are f64, else f32.\n"
               "Example: posenc scores alibi --preset gpt-neox --heads 8 --q q.npy --k k.npy --out s.npy");
-    c->callback([f, c] { run_scores(*f, c); });
+    c->callback([f] { run_scores(*f); });
   }
   {
     auto f = std::make_shared<CheckFlags>();

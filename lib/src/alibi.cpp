@@ -11,10 +11,7 @@
 #include <string>
 #include <type_traits>
 
-#include "core/angle_table.hpp"  // AlignedBuffer
-#include "core/blas.hpp"
-#include "core/parallel.hpp"
-#include "core/streaming.hpp"
+#include "core/bias_rows.hpp"
 
 namespace posenc {
 namespace {
@@ -134,43 +131,17 @@ struct AlibiPlan::Impl {
 
 namespace {
 
-std::size_t checked_size(const AlibiSpec& s, const AlibiGeometry& g) {
-  check_alibi_lengths(g.query_length, g.key_length);
-  if (!g.key_mask.empty()) {
-    if (g.key_mask.size() != g.key_length)
-      throw Error(kWhere, "key_mask", std::to_string(g.key_mask.size()) + " entries",
-                  "empty or exactly key_length = " + std::to_string(g.key_length) + " entries");
-    for (std::size_t j = 0; j < g.key_mask.size(); ++j)
-      if (g.key_mask[j] > 1)
-        throw Error(kWhere, "key_mask", "entry " + std::to_string(j) + " = " + std::to_string(g.key_mask[j]),
-                    "0 (padding) or 1 (token)");
-  }
-  if (!enum_index(g.mask)) throw Error(kWhere, "mask", std::to_string(static_cast<int>(g.mask)), enum_names<AlibiMask>());
-  std::size_t n = 0;
-  if (__builtin_mul_overflow(s.heads, g.query_length, &n) || __builtin_mul_overflow(n, g.key_length, &n))
-    throw Error(kWhere, "query_length", std::to_string(g.query_length),
-                "a geometry whose heads * query_length * key_length fits in size_t");
-  return n;
-}
-
-// Rows are written in blocks of this many query rows (one work item: one head, one block).
-constexpr std::size_t kRowBlock = 64;
-// Causal scores: query rows per gemm call (each call stops at the last key its rows see).
-constexpr std::size_t kScoresRowBlock = 256;
+std::size_t checked_size(const AlibiSpec& s, const BiasGeometry& g) { return core::check_bias_geometry(kWhere, s.heads, g); }
 
 template <class T>
-void bias_impl(const AlibiPlan::Impl& P, const AlibiGeometry& g, std::span<T> out, const TableOptions& o) {
+void bias_impl(const AlibiPlan::Impl& P, const BiasGeometry& g, std::span<T> out, const TableOptions& o) {
   const std::size_t total = checked_size(P.spec, g);
   if (out.size() != total)
     throw Error(kWhere, "out", std::to_string(out.size()) + " elements",
                 "exactly heads * query_length * key_length = " + std::to_string(total) + " elements");
-  const std::size_t H = P.spec.heads, Lq = g.query_length, Lk = g.key_length;
-  const auto past = static_cast<std::int64_t>(Lk - Lq);
+  const std::size_t Lk = g.key_length;
   const AlibiVariant var = P.spec.variant;
-  const bool causal = g.mask == AlibiMask::causal;
   const bool per_key = var == AlibiVariant::key || var == AlibiVariant::key_shifted || var == AlibiVariant::key_counted;
-  const bool patch_padding = causal && !g.key_mask.empty();
-  const T ninf = -std::numeric_limits<T>::infinity();
 
   // key_counted's positions c_j (cumsum(mask) - 1) * mask.
   std::vector<std::int64_t> counted;
@@ -183,114 +154,31 @@ void bias_impl(const AlibiPlan::Impl& P, const AlibiGeometry& g, std::span<T> ou
       counted[j] = (run - 1) * m;
     }
   }
-
-  // Per-thread scratch: the head's vector E (rows are slices of it: Lk values for the per-key variants, Lk + Lq - 1
-  // for relative and symmetric, whose row i starts at E[Lq - 1 - i]) and, when padding keys must be masked, a row
-  // to patch.
-  const std::size_t blocks_per_head = (Lq + kRowBlock - 1) / kRowBlock;
-  const std::size_t items = H * blocks_per_head;
-  const int threads = std::min<int>(core::thread_count(o, total), static_cast<int>(std::min<std::size_t>(items, 1 << 20)));
-  const std::size_t ext = per_key ? Lk : Lk + Lq - 1;
-  const std::size_t stride = (ext + (patch_padding ? Lk : 0) + 15) / 16 * 16;
-  core::AlignedBuffer<T> scratch(stride * static_cast<std::size_t>(std::max(threads, 1)));
-  const bool tails = per_key && causal && !patch_padding;
-  core::AlignedBuffer<T> fill_row(tails ? Lk : 0);  // -inf, for the masked tails of per-key rows
-  if (tails) std::fill(fill_row.get(), fill_row.get() + Lk, ninf);
-  const bool stream = o.streaming_stores && core::worth_streaming(total * sizeof(T));
-  std::vector<std::size_t> built(static_cast<std::size_t>(std::max(threads, 1)), H);  // head whose E a thread holds
-
-  core::parallel_for(items, threads, [&](int t, std::size_t item) {
-    const std::size_t h = item / blocks_per_head, b = item % blocks_per_head;
-    T* E = scratch.get() + static_cast<std::size_t>(t) * stride;
-    T* row = E + ext;
+  const auto last = -static_cast<std::int64_t>(Lk - 1);
+  auto build = [&](std::size_t h, T* E, std::size_t n) {
     const Slope& m = P.slope[h];
-    // E for this head: a thread's items run in order, so it is built once per run of one head's blocks (the
-    // values depend only on the head and the distance, so which thread builds it never matters).
-    if (built[static_cast<std::size_t>(t)] != h) {
-    built[static_cast<std::size_t>(t)] = h;
-    if (per_key) {
-      if (var == AlibiVariant::key) fill_values(E, Lk, m, P.exact, 0);
-      else if (var == AlibiVariant::key_shifted) fill_values(E, Lk, m, P.exact, -static_cast<std::int64_t>(Lk - 1));
-      else
-        for (std::size_t j = 0; j < Lk; ++j) E[j] = value<T>(m, P.exact, counted[j]);
+    if (var == AlibiVariant::key) {
+      fill_values(E, n, m, P.exact, 0);
+    } else if (var == AlibiVariant::key_shifted) {
+      fill_values(E, n, m, P.exact, last);
+    } else if (var == AlibiVariant::key_counted) {
+      for (std::size_t j = 0; j < n; ++j) E[j] = value<T>(m, P.exact, counted[j]);
     } else {
-      // E[t] = bias at x = t - (Lk - 1) for t < Lk (key at or before the query), then the keys after it:
-      // relative 0 (or -inf), symmetric the value at x = -(u - (Lk - 1)) = E[2 (Lk - 1) - u] (an index >= Lk - Lq).
-      fill_values(E, Lk, m, P.exact, -static_cast<std::int64_t>(Lk - 1));
-      if (causal) std::fill(E + Lk, E + ext, ninf);
-      else if (var == AlibiVariant::relative) std::fill(E + Lk, E + ext, T(0));
+      // Toeplitz: E[t] = the bias of a key t - (Lk - 1) positions after the query: m (t - (Lk - 1)) up to the
+      // query; beyond it relative 0, symmetric the mirror value E[2 (Lk - 1) - t].
+      fill_values(E, std::min(n, Lk), m, P.exact, last);
+      if (var == AlibiVariant::relative) std::fill(E + std::min(n, Lk), E + n, T(0));
       else
-        for (std::size_t u = Lk; u < ext; ++u) E[u] = E[2 * (Lk - 1) - u];
+        for (std::size_t t = Lk; t < n; ++t) E[t] = E[2 * (Lk - 1) - t];
     }
-    }
-    const std::size_t i0 = b * kRowBlock, i1 = std::min(Lq, i0 + kRowBlock);
-    for (std::size_t i = i0; i < i1; ++i) {
-      T* dst = out.data() + (h * Lq + i) * Lk;
-      const auto qi = static_cast<std::size_t>(past) + i;  // the query's key position
-      const T* src;
-      if (per_key) {
-        if (!causal) {
-          src = E;
-        } else if (!patch_padding) {
-          core::store_row(dst, E, qi + 1, stream);
-          if (qi + 1 < Lk) core::store_row(dst + qi + 1, fill_row.get(), Lk - qi - 1, stream);
-          continue;
-        } else {
-          std::memcpy(row, E, (qi + 1) * sizeof(T));
-          std::fill(row + qi + 1, row + Lk, ninf);
-          src = row;
-        }
-      } else {
-        src = E + (Lk - 1 - qi);
-      }
-      if (patch_padding) {
-        if (src != row) std::memcpy(row, src, Lk * sizeof(T));
-        for (std::size_t j = 0; j < Lk; ++j)
-          if (g.key_mask[j] == 0) row[j] = ninf;
-        src = row;
-      }
-      core::store_row(dst, src, Lk, stream);
-    }
-  });
-  if (stream) core::store_fence();
+  };
+  core::write_bias_rows(P.spec.heads, g, per_key ? core::RowShape::per_key : core::RowShape::toeplitz, build, out, o);
 }
 
 template <class T>
 void scores_impl(const AlibiPlan& plan, const AlibiPlan::Impl& P, std::span<const T> q, std::span<const T> k,
-                 std::size_t d, const AlibiGeometry& g, double scale, std::span<T> out, const TableOptions& o) {
-  const std::size_t total = checked_size(P.spec, g);
-  const std::size_t H = P.spec.heads, Lq = g.query_length, Lk = g.key_length;
-  if (d < 1 || d > (std::size_t{1} << 16))
-    throw Error(kWhere, "head_dim", std::to_string(d), "an integer in [1, 65536]");
-  if (!std::isfinite(scale)) throw Error(kWhere, "scale", format_real(scale), "a finite real");
-  auto need = [&](const char* what, std::size_t have, std::size_t rows, const char* shape) {
-    std::size_t n = 0;
-    if (__builtin_mul_overflow(H, rows, &n) || __builtin_mul_overflow(n, d, &n) || have != n)
-      throw Error(kWhere, what, std::to_string(have) + " elements",
-                  std::string("exactly ") + shape + " = " + std::to_string(n) + " elements");
-  };
-  need("q", q.size(), Lq, "heads * query_length * head_dim");
-  need("k", k.size(), Lk, "heads * key_length * head_dim");
-  if (out.size() != total)
-    throw Error(kWhere, "scores", std::to_string(out.size()) + " elements",
-                "exactly heads * query_length * key_length = " + std::to_string(total) + " elements");
-  const blasint m = core::to_blasint(Lq, "alibi scores", "query_length");
-  const blasint n = core::to_blasint(Lk, "alibi scores", "key_length");
-  const blasint kk = core::to_blasint(d, "alibi scores", "head_dim");
-  warn_if_blas_fallback();
-  plan.bias(g, out, o);  // the bias rows (streamed when the output is larger than the caches)
-  // With the causal mask, a block of query rows [i0, i1) sees keys 0 .. q_{i1-1} only: the gemm of that block stops
-  // there (the entries beyond are -inf already, and -inf + a finite product is -inf), which halves the work of a
-  // square matrix. Without it, one gemm per head.
-  const bool causal = g.mask == AlibiMask::causal;
-  const std::size_t block = causal ? kScoresRowBlock : Lq, past = Lk - Lq;
-  for (std::size_t h = 0; h < H; ++h)
-    for (std::size_t i0 = 0; i0 < Lq; i0 += block) {
-      const std::size_t rows = std::min(block, Lq - i0), keys = causal ? past + i0 + rows : Lk;
-      core::gemm_nt_accumulate(causal ? static_cast<blasint>(rows) : m, causal ? static_cast<blasint>(keys) : n, kk,
-                               scale, q.data() + (h * Lq + i0) * d, k.data() + h * Lk * d,
-                               out.data() + (h * Lq + i0) * Lk, n);
-    }
+                 std::size_t d, const BiasGeometry& g, double scale, std::span<T> out, const TableOptions& o) {
+  core::fused_scores(kWhere, P.spec.heads, q, k, d, g, scale, out, [&](std::span<T> o_) { plan.bias(g, o_, o); });
 }
 
 }  // namespace
@@ -302,15 +190,15 @@ AlibiPlan::AlibiPlan(const AlibiSpec& spec) {
 const AlibiSpec& AlibiPlan::spec() const noexcept { return impl_->spec; }
 std::span<const double> AlibiPlan::slopes() const noexcept { return impl_->slopes; }
 
-void AlibiPlan::bias(const AlibiGeometry& g, std::span<float> out, const TableOptions& o) const { bias_impl(*impl_, g, out, o); }
-void AlibiPlan::bias(const AlibiGeometry& g, std::span<double> out, const TableOptions& o) const { bias_impl(*impl_, g, out, o); }
+void AlibiPlan::bias(const BiasGeometry& g, std::span<float> out, const TableOptions& o) const { bias_impl(*impl_, g, out, o); }
+void AlibiPlan::bias(const BiasGeometry& g, std::span<double> out, const TableOptions& o) const { bias_impl(*impl_, g, out, o); }
 
-void AlibiPlan::scores(std::span<const float> q, std::span<const float> k, std::size_t head_dim, const AlibiGeometry& g,
+void AlibiPlan::scores(std::span<const float> q, std::span<const float> k, std::size_t head_dim, const BiasGeometry& g,
                        double scale, std::span<float> out, const TableOptions& o) const {
   scores_impl(*this, *impl_, q, k, head_dim, g, scale, out, o);
 }
 void AlibiPlan::scores(std::span<const double> q, std::span<const double> k, std::size_t head_dim,
-                       const AlibiGeometry& g, double scale, std::span<double> out, const TableOptions& o) const {
+                       const BiasGeometry& g, double scale, std::span<double> out, const TableOptions& o) const {
   scores_impl(*this, *impl_, q, k, head_dim, g, scale, out, o);
 }
 
@@ -332,7 +220,7 @@ double AlibiPlan::bias_value_f64(std::size_t head, std::int64_t x) const {
   return value<double>(impl_->slope[head], impl_->exact, x);
 }
 
-std::size_t alibi_bias_size(const AlibiSpec& s, const AlibiGeometry& g) {
+std::size_t alibi_bias_size(const AlibiSpec& s, const BiasGeometry& g) {
   validate(s);
   return checked_size(s, g);
 }
@@ -341,10 +229,10 @@ std::vector<double> alibi_slopes(const AlibiSpec& s) {
   const AlibiPlan p(s);
   return {p.slopes().begin(), p.slopes().end()};
 }
-void alibi_bias(const AlibiSpec& s, const AlibiGeometry& g, std::span<float> out, const TableOptions& o) {
+void alibi_bias(const AlibiSpec& s, const BiasGeometry& g, std::span<float> out, const TableOptions& o) {
   AlibiPlan(s).bias(g, out, o);
 }
-void alibi_bias(const AlibiSpec& s, const AlibiGeometry& g, std::span<double> out, const TableOptions& o) {
+void alibi_bias(const AlibiSpec& s, const BiasGeometry& g, std::span<double> out, const TableOptions& o) {
   AlibiPlan(s).bias(g, out, o);
 }
 

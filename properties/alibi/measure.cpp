@@ -27,15 +27,15 @@ void masked_entry(const Sink& sink, double y, const Describe& what) {
 
 std::string spec_label(const AlibiSpec& s) { return "spec=" + to_json(s).dump(); }
 
-std::string geometry_label(const AlibiGeometry& g) {
+std::string geometry_label(const BiasGeometry& g) {
   std::string m;
   for (auto v : g.key_mask) m += static_cast<char>('0' + v);
   return "Lq=" + std::to_string(g.query_length) + " Lk=" + std::to_string(g.key_length) +
          " mask=" + std::string(to_string(g.mask)) + (m.empty() ? "" : " key_mask=" + m);
 }
 
-bool masked(const AlibiGeometry& g, std::size_t i, std::size_t j) {
-  if (g.mask != AlibiMask::causal) return false;
+bool masked(const BiasGeometry& g, std::size_t i, std::size_t j) {
+  if (g.mask != BiasMask::causal) return false;
   const std::size_t qi = g.key_length - g.query_length + i;
   return j > qi || (!g.key_mask.empty() && g.key_mask[j] == 0);
 }
@@ -65,7 +65,7 @@ void measure_slopes(const AlibiSpec& s, const Sink& sink) {
   }
 }
 
-void measure_bias(const AlibiSpec& s, const AlibiGeometry& g, const Sink& sink, std::size_t max_heads,
+void measure_bias(const AlibiSpec& s, const BiasGeometry& g, const Sink& sink, std::size_t max_heads,
                   std::size_t max_rows, std::size_t max_cols) {
   const AlibiPlan plan(s);
   const rf::AlibiOracle o(s);
@@ -112,7 +112,7 @@ void measure_bias(const AlibiSpec& s, const AlibiGeometry& g, const Sink& sink, 
   }
 }
 
-void measure_scores(const AlibiSpec& s, const AlibiGeometry& g, std::size_t d, std::span<const double> q,
+void measure_scores(const AlibiSpec& s, const BiasGeometry& g, std::size_t d, std::span<const double> q,
                     std::span<const double> k, double scale, const Sink& sink, std::size_t max_rows,
                     std::size_t max_cols) {
   const AlibiPlan plan(s);

@@ -21,21 +21,21 @@ void measure_slopes(const AlibiSpec&, const Sink&);
 // and up to `max_cols` keys per row (the first and last, the diagonal and its neighbours, evenly spread others;
 // everything when the geometry is that small) vs the oracle: rows bias.exact.f32/f64 or bias.emulated.bitwise,
 // bias.emulated_vs_exact.ratio for the emulated regimes, bias.identity.bitwise for masked entries (-inf).
-void measure_bias(const AlibiSpec&, const AlibiGeometry&, const Sink&, std::size_t max_heads = 4,
+void measure_bias(const AlibiSpec&, const BiasGeometry&, const Sink&, std::size_t max_heads = 4,
                   std::size_t max_rows = 6, std::size_t max_cols = 24);
 
 // AlibiPlan::scores (f32 and f64) for q [heads][Lq][d], k [heads][Lk][d] (float32 numbers held in doubles) vs
 // scale <q, k> + the fast bias in MPFR: rows scores.f32 / scores.f64 (ratio), masked entries -inf.
 // max_rows / max_cols (0: every one) sample the query rows and keys as measure_bias does (around the diagonal).
-void measure_scores(const AlibiSpec&, const AlibiGeometry&, std::size_t head_dim, std::span<const double> q,
+void measure_scores(const AlibiSpec&, const BiasGeometry&, std::size_t head_dim, std::span<const double> q,
                     std::span<const double> k, double scale, const Sink&, std::size_t max_rows = 0,
                     std::size_t max_cols = 0);
 
 // Whether (row i, key j) is masked by the geometry's causal mask (key after the query, or a padding key).
-bool masked(const AlibiGeometry&, std::size_t i, std::size_t j);
+bool masked(const BiasGeometry&, std::size_t i, std::size_t j);
 
 std::string spec_label(const AlibiSpec&);
-std::string geometry_label(const AlibiGeometry&);
+std::string geometry_label(const BiasGeometry&);
 
 // Up to n indices of [0, size) including 0, size - 1 and `must` (when < size), evenly spread otherwise.
 std::vector<std::size_t> sample_indices(std::size_t size, std::size_t n, std::vector<std::size_t> must = {});

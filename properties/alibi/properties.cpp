@@ -54,9 +54,9 @@ AlibiSpec make_spec(std::size_t heads, AlibiVariant v, AlibiRegime r, double b =
 // or holes), the causal mask or none. The case owns its mask (RapidCheck keeps generated values while it shrinks).
 struct GeometryCase {
   std::size_t query_length = 1, key_length = 1;
-  AlibiMask mask = AlibiMask::none;
+  BiasMask mask = BiasMask::none;
   std::vector<std::uint8_t> key_mask;
-  AlibiGeometry view() const { return {query_length, key_length, key_mask, mask}; }
+  BiasGeometry view() const { return {query_length, key_length, key_mask, mask}; }
 };
 
 rc::Gen<GeometryCase> geometry_gen(std::size_t max_len) {
@@ -68,7 +68,7 @@ rc::Gen<GeometryCase> geometry_gen(std::size_t max_len) {
                              : *rc::gen::inRange<std::size_t>(1, max_len + 1);
     g.key_length = std::min(g.key_length, max_len);
     g.query_length = *rc::gen::arbitrary<bool>() ? 1 : *rc::gen::inRange<std::size_t>(1, g.key_length + 1);
-    g.mask = *rc::gen::element(AlibiMask::none, AlibiMask::causal);
+    g.mask = *rc::gen::element(BiasMask::none, BiasMask::causal);
     const int mk = *rc::gen::inRange(0, 3);
     if (mk == 1) {  // left padding
       const std::size_t pad = *rc::gen::inRange<std::size_t>(0, g.key_length);
@@ -194,7 +194,7 @@ POSENC_PROPERTY(Alibi, BiasMatchesOracle,
   AlibiSpec s = *rc::gen::arbitrary<AlibiSpec>();
   s.heads = std::min<std::size_t>(s.heads, 24);
   const GeometryCase gc = *geometry_gen(300);
-  const AlibiGeometry g = gc.view();
+  const BiasGeometry g = gc.view();
   tag(claim, regime_region(s));
   tag(claim, g.query_length == 1 ? "Lq = 1" : "Lq > 1");
   count_case(claim);
@@ -216,8 +216,8 @@ POSENC_CLAIM_TEST(Alibi, BiasMatchesOracleAtHardPlaces,
         for (std::size_t L : {std::size_t{63}, std::size_t{65}, std::size_t{129}}) {
           AlibiSpec s = alibi_preset(preset.name, n);
           if (exact) s.regime = AlibiRegime::exact;
-          for (AlibiMask m : {AlibiMask::none, AlibiMask::causal}) {
-            const AlibiGeometry g{.query_length = L, .key_length = L, .key_mask = {}, .mask = m};
+          for (BiasMask m : {BiasMask::none, BiasMask::causal}) {
+            const BiasGeometry g{.query_length = L, .key_length = L, .key_mask = {}, .mask = m};
             count_case(claim);
             measure_bias(s, g, sink, 3, 4, 12);
           }
@@ -226,7 +226,7 @@ POSENC_CLAIM_TEST(Alibi, BiasMatchesOracleAtHardPlaces,
   for (AlibiRegime r : kRegimes)
     for (AlibiVariant v : {AlibiVariant::relative, AlibiVariant::key_shifted}) {
       const AlibiSpec s = make_spec(1, v, r);
-      const AlibiGeometry g{.query_length = 1, .key_length = (std::size_t{1} << 24) + 4};
+      const BiasGeometry g{.query_length = 1, .key_length = (std::size_t{1} << 24) + 4};
       count_case(claim);
       measure_bias(s, g, sink, 2, 1, 40);
     }
@@ -244,7 +244,7 @@ POSENC_PROPERTY(Alibi, BiasIsLinearInDistanceAndToeplitz,
   s.heads = std::min<std::size_t>(s.heads, 8);
   if (s.variant == AlibiVariant::key_counted) s.variant = AlibiVariant::key;
   const std::size_t Lk = *rc::gen::inRange<std::size_t>(2, 200), Lq = *rc::gen::inRange<std::size_t>(1, Lk + 1);
-  const AlibiGeometry g{.query_length = Lq, .key_length = Lk};
+  const BiasGeometry g{.query_length = Lq, .key_length = Lk};
   tag(claim, regime_region(s));
   count_case(claim);
   // Oracle: differences of consecutive keys in the exact regime.
@@ -318,7 +318,7 @@ POSENC_PROPERTY(Alibi, VariantsGiveTheSameSoftmaxUnderTheCausalMask,
     const std::size_t pad = *rc::gen::inRange<std::size_t>(0, Lk - Lq + 1);  // every query row is a token
     std::fill(mask.begin(), mask.begin() + static_cast<std::ptrdiff_t>(pad), 0);
   }
-  const AlibiGeometry g{.query_length = Lq, .key_length = Lk, .key_mask = mask, .mask = AlibiMask::causal};
+  const BiasGeometry g{.query_length = Lq, .key_length = Lk, .key_mask = mask, .mask = BiasMask::causal};
   tag(claim, left_pad ? "left padding" : "no padding");
   count_case(claim);
   const std::vector<AlibiVariant> vars =
@@ -382,7 +382,7 @@ POSENC_CLAIM_TEST(Alibi, SymmetricIsNotSoftmaxEquivalentWithoutTheMask,
                    kPress, Oracle::identity, {R::softmax_exact}}) {
   for (std::size_t n : ca::kHeadCounts)
     for (std::size_t L : {std::size_t{2}, std::size_t{16}, std::size_t{160}}) {
-      const AlibiGeometry g{.query_length = L, .key_length = L};
+      const BiasGeometry g{.query_length = L, .key_length = L};
       std::vector<double> sym(n * L * L);
       make_plan(make_spec(n, AlibiVariant::symmetric, AlibiRegime::exact)).bias(g, std::span<double>(sym));
       for (AlibiVariant v : {AlibiVariant::relative, AlibiVariant::key, AlibiVariant::key_shifted, AlibiVariant::key_counted}) {
@@ -414,7 +414,7 @@ POSENC_PROPERTY(Alibi, FusedScoresMatchOracle,
   AlibiSpec s = *rc::gen::arbitrary<AlibiSpec>();
   s.heads = std::min<std::size_t>(s.heads, 3);
   const GeometryCase gc = *geometry_gen(10);
-  const AlibiGeometry g = gc.view();
+  const BiasGeometry g = gc.view();
   const std::size_t d = *rc::gen::element<std::size_t>(1, 2, 7, 16, 64, 128);
   const double scale = *rc::gen::element(1.0, 0.125, 1 / std::sqrt(static_cast<double>(d)), 0.0);
   auto vec = [&](std::size_t count) {
@@ -447,9 +447,9 @@ POSENC_CLAIM_TEST(Alibi, FusedCausalScoresAcrossGemmRowBlocks,
       std::vector<std::uint8_t> mask(lk, 1);
       mask[3] = mask[300] = 0;
       for (bool padded : {false, true}) {
-        const AlibiGeometry g{.query_length = lq, .key_length = lk,
+        const BiasGeometry g{.query_length = lq, .key_length = lk,
                               .key_mask = padded ? std::span<const std::uint8_t>(mask) : std::span<const std::uint8_t>(),
-                              .mask = AlibiMask::causal};
+                              .mask = BiasMask::causal};
         std::vector<double> q(n * lq * d), k(n * lk * d);
         for (double& v : q) v = next();
         for (double& v : k) v = next();
@@ -471,7 +471,7 @@ POSENC_PROPERTY(Alibi, ValuesIndependentOfGeometryThreadsAndStorePath,
   if (s.variant == AlibiVariant::key_counted || s.variant == AlibiVariant::key_shifted) s.variant = AlibiVariant::relative;
   // 1100 keys: 4.6 MiB per head, beyond the streaming-store threshold (4 MiB).
   const std::size_t Lk = *rc::gen::element<std::size_t>(64, 65, 300, 1100);
-  const AlibiGeometry full{.query_length = Lk, .key_length = Lk, .mask = *rc::gen::element(AlibiMask::none, AlibiMask::causal)};
+  const BiasGeometry full{.query_length = Lk, .key_length = Lk, .mask = *rc::gen::element(BiasMask::none, BiasMask::causal)};
   tag(claim, regime_region(s));
   count_case(claim);
   const AlibiPlan plan(s);
@@ -480,12 +480,12 @@ POSENC_PROPERTY(Alibi, ValuesIndependentOfGeometryThreadsAndStorePath,
   plan.bias(full, std::span<float>(b), TableOptions{.threads = 2, .streaming_stores = true});
   RC_ASSERT(std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0);
   // A decoder step: Lq = 1 is the last row; a shorter context: the last row shifted.
-  AlibiGeometry step = full;
+  BiasGeometry step = full;
   step.query_length = 1;
   std::vector<float> c(alibi_bias_size(s, step));
   plan.bias(step, std::span<float>(c));
   const std::size_t Ls = Lk / 2;
-  AlibiGeometry shorter = step;
+  BiasGeometry shorter = step;
   shorter.key_length = Ls;
   std::vector<float> e(alibi_bias_size(s, shorter));
   plan.bias(shorter, std::span<float>(e));
@@ -514,7 +514,7 @@ POSENC_CLAIM_TEST(AlibiCheck, CheckPassesPosencBiasesAndRefusesWrongConventions,
   const std::size_t L = 40;
   for (const auto& preset : SpecTraits<AlibiSpec>::presets()) {
     const AlibiSpec s = alibi_preset(preset.name, 6);
-    const AlibiGeometry g{.query_length = L, .key_length = L, .mask = AlibiMask::causal};
+    const BiasGeometry g{.query_length = L, .key_length = L, .mask = BiasMask::causal};
     std::vector<float> b32(alibi_bias_size(s, g));
     make_plan(s).bias(g, std::span<float>(b32));
     std::vector<double> v(b32.begin(), b32.end());
@@ -550,7 +550,7 @@ POSENC_CLAIM_TEST(AlibiCheck, CheckPassesPosencBiasesAndRefusesWrongConventions,
   // Every distance off by one (the exact relative variant of 4 heads, rows shifted by one key).
   {
     const AlibiSpec s = make_spec(4, AlibiVariant::relative, AlibiRegime::exact);
-    const AlibiGeometry g{.query_length = L, .key_length = L};
+    const BiasGeometry g{.query_length = L, .key_length = L};
     std::vector<double> v(alibi_bias_size(s, g)), w(v.size());
     make_plan(s).bias(g, std::span<double>(v));
     for (std::size_t r = 0; r < 4 * L; ++r)
@@ -561,7 +561,7 @@ POSENC_CLAIM_TEST(AlibiCheck, CheckPassesPosencBiasesAndRefusesWrongConventions,
   // Exact biases stored in every type; one entry 2 ulp off fails.
   for (DType t : {DType::f16, DType::bf16, DType::f32, DType::f64}) {
     const AlibiSpec s = make_spec(5, AlibiVariant::relative, AlibiRegime::exact);
-    const AlibiGeometry g{.query_length = L, .key_length = L};
+    const BiasGeometry g{.query_length = L, .key_length = L};
     std::vector<double> v(alibi_bias_size(s, g));
     make_plan(s).bias(g, std::span<double>(v));
     if (t != DType::f64)
@@ -632,7 +632,7 @@ POSENC_CLAIM_TEST(AlibiErrors, InvalidArgumentsThrowErrorNamingTheParameter,
   expect_error(claim, "key_mask", [&] { plan.bias({.query_length = 3, .key_length = 5, .key_mask = bad_mask}, std::span<float>(out)); }, "mask value 2");
   expect_error(claim, "key_mask", [&] { plan.bias({.query_length = 3, .key_length = 5, .key_mask = short_mask}, std::span<float>(out)); }, "short mask");
   expect_error(claim, "out", [&] { plan.bias({.query_length = 3, .key_length = 4}, std::span<float>(out)); }, "wrong out size");
-  expect_error(claim, "mask", [&] { plan.bias({.query_length = 3, .key_length = 5, .mask = static_cast<AlibiMask>(7)}, std::span<float>(out)); }, "mask 7");
+  expect_error(claim, "mask", [&] { plan.bias({.query_length = 3, .key_length = 5, .mask = static_cast<BiasMask>(7)}, std::span<float>(out)); }, "mask 7");
   std::vector<float> q(4 * 3 * 8), k(4 * 5 * 8);
   expect_error(claim, "head_dim", [&] { plan.scores(q, k, 0, {.query_length = 3, .key_length = 5}, 1.0, std::span<float>(out)); }, "head_dim 0");
   expect_error(claim, "scale", [&] { plan.scores(q, k, 8, {.query_length = 3, .key_length = 5}, std::nan(""), std::span<float>(out)); }, "scale NaN");

@@ -99,7 +99,7 @@ POSENC_SWEEP(alibi) {
                              AlibiVariant::key_counted, AlibiVariant::symmetric}) {
         AlibiSpec ms = s;
         ms.variant = v;
-        for (AlibiMask mask : {AlibiMask::none, AlibiMask::causal}) {
+        for (BiasMask mask : {BiasMask::none, BiasMask::causal}) {
           alibi::measure_bias(ms, {.query_length = 257, .key_length = 300, .mask = mask}, ctx.aggregate, 4, 4, 24);
           alibi::measure_bias(ms, {.query_length = 1, .key_length = 5000, .mask = mask}, ctx.aggregate, 4, 1, 40);
         }

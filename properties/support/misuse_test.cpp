@@ -202,7 +202,7 @@ TEST(Misuse, AlibiSpecsThatAreNotValid) {
     posenc::AlibiSpec s;
     mutate(s);
     std::vector<float> out(8 * 2 * 2);
-    const posenc::AlibiGeometry g{.query_length = 2, .key_length = 2};
+    const posenc::BiasGeometry g{.query_length = 2, .key_length = 2};
     EXPECT_ERROR_NAMING(posenc::AlibiPlan{s}, field);
     EXPECT_ERROR_NAMING(posenc::make_plan(s), field);
     EXPECT_ERROR_NAMING(posenc::alibi_slopes(s), field);
@@ -223,7 +223,7 @@ TEST(Misuse, AlibiBiasScoresAndValues) {
   EXPECT_ERROR_NAMING(plan.bias({.query_length = 1, .key_length = kHuge}, o), "key_length");
   EXPECT_ERROR_NAMING(plan.bias({.query_length = 3, .key_length = 4, .key_mask = mask3}, o), "key_mask");
   EXPECT_ERROR_NAMING(plan.bias({.query_length = 3, .key_length = 4, .key_mask = mask_bad}, o), "key_mask");
-  EXPECT_ERROR_NAMING(plan.bias({.query_length = 3, .key_length = 4, .mask = static_cast<posenc::AlibiMask>(9)}, o), "mask");
+  EXPECT_ERROR_NAMING(plan.bias({.query_length = 3, .key_length = 4, .mask = static_cast<posenc::BiasMask>(9)}, o), "mask");
   EXPECT_EQ(out.back(), 7.0f) << "a refused call wrote past what it was given";
   EXPECT_ERROR_NAMING(posenc::alibi_bias_size(plan.spec(), {.query_length = 9, .key_length = 4}), "query_length");
   std::vector<double> out64(2 * 3 * 4);
@@ -232,7 +232,7 @@ TEST(Misuse, AlibiBiasScoresAndValues) {
   EXPECT_ERROR_NAMING(plan.bias_value_f64(0, std::int64_t{1} << 31), "x");
   EXPECT_ERROR_NAMING(plan.bias_value_f64(0, kMin), "x");
   std::vector<float> q(2 * 3 * 4), k(2 * 4 * 4);
-  const posenc::AlibiGeometry g{.query_length = 3, .key_length = 4};
+  const posenc::BiasGeometry g{.query_length = 3, .key_length = 4};
   EXPECT_ERROR_NAMING(plan.scores(q, k, 0, g, 1.0, o), "head_dim");
   EXPECT_ERROR_NAMING(plan.scores(q, k, kHuge, g, 1.0, o), "head_dim");
   EXPECT_ERROR_NAMING(plan.scores(q, k, 4, g, std::numeric_limits<double>::infinity(), o), "scale");

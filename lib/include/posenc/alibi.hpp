@@ -41,30 +41,14 @@
 #include <vector>
 
 #include "posenc/alibi_spec.hpp"
+#include "posenc/bias.hpp"
 #include "posenc/error.hpp"
 #include "posenc/options.hpp"
 
 namespace posenc {
 
-enum class AlibiMask { none, causal };
-
-template <>
-struct EnumTraits<AlibiMask> {
-  static constexpr std::array<EnumValue<AlibiMask>, 2> values{{
-      {AlibiMask::none, "none", "the bias only"},
-      {AlibiMask::causal, "causal", "-inf where the key is in the query's future (or padding, with a key mask)"},
-  }};
-};
-
-struct AlibiGeometry {
-  std::size_t query_length = 1;
-  std::size_t key_length = 1;
-  std::span<const std::uint8_t> key_mask = {};  // empty, or key_length entries of 0 / 1
-  AlibiMask mask = AlibiMask::none;
-};
-
 // Values of a bias matrix: heads * query_length * key_length.
-std::size_t alibi_bias_size(const AlibiSpec&, const AlibiGeometry&);
+std::size_t alibi_bias_size(const AlibiSpec&, const BiasGeometry&);
 
 class AlibiPlan {
  public:
@@ -82,14 +66,14 @@ class AlibiPlan {
   double bias_value_f64(std::size_t head, std::int64_t x) const;
 
   // The bias matrix [heads][query_length][key_length].
-  void bias(const AlibiGeometry&, std::span<float> out, const TableOptions& = {}) const;
-  void bias(const AlibiGeometry&, std::span<double> out, const TableOptions& = {}) const;
+  void bias(const BiasGeometry&, std::span<float> out, const TableOptions& = {}) const;
+  void bias(const BiasGeometry&, std::span<double> out, const TableOptions& = {}) const;
 
   // scores[h][i][j] = scale * <q[h][i], k[h][j]> + bias (+ mask); q [heads][Lq][head_dim], k [heads][Lk][head_dim].
   // Accuracy: budget rows alibi.scores.*.
-  void scores(std::span<const float> q, std::span<const float> k, std::size_t head_dim, const AlibiGeometry&,
+  void scores(std::span<const float> q, std::span<const float> k, std::size_t head_dim, const BiasGeometry&,
               double scale, std::span<float> out, const TableOptions& = {}) const;
-  void scores(std::span<const double> q, std::span<const double> k, std::size_t head_dim, const AlibiGeometry&,
+  void scores(std::span<const double> q, std::span<const double> k, std::size_t head_dim, const BiasGeometry&,
               double scale, std::span<double> out, const TableOptions& = {}) const;
 
   struct Impl;
@@ -102,7 +86,7 @@ inline AlibiPlan make_plan(const AlibiSpec& spec) { return AlibiPlan(spec); }
 
 // One-shot forms.
 std::vector<double> alibi_slopes(const AlibiSpec&);
-void alibi_bias(const AlibiSpec&, const AlibiGeometry&, std::span<float> out, const TableOptions& = {});
-void alibi_bias(const AlibiSpec&, const AlibiGeometry&, std::span<double> out, const TableOptions& = {});
+void alibi_bias(const AlibiSpec&, const BiasGeometry&, std::span<float> out, const TableOptions& = {});
+void alibi_bias(const AlibiSpec&, const BiasGeometry&, std::span<double> out, const TableOptions& = {});
 
 }  // namespace posenc

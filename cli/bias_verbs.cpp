@@ -1,0 +1,172 @@
+#include "bias_verbs.hpp"
+
+#include <cmath>
+#include <utility>
+
+#include "args.hpp"
+#include "posenc/alibi_spec.hpp"  // kAlibiMaxLength: key positions < 2^31 in every bias scheme
+#include "posenc/error.hpp"
+
+namespace posenc::cli {
+
+std::vector<std::uint8_t> parse_key_mask(const std::optional<std::string>& given) {
+  std::vector<std::uint8_t> m;
+  if (!given) return m;
+  const std::string& text = *given;
+  for (char c : text) {
+    if (c == '0' || c == '1') m.push_back(static_cast<std::uint8_t>(c - '0'));
+    else if (c != ',' && c != ' ')
+      throw UsageError("--key-mask: '" + text + "' is not a key mask; accepted: one 0 (padding) or 1 (token) per key, "
+                       "e.g. 0011111 or 0,0,1,1,1");
+  }
+  if (m.empty()) throw UsageError("--key-mask: '" + text + "' holds no 0/1 entries; accepted: one 0 or 1 per key");
+  return m;
+}
+
+BiasMask parse_mask(const std::string& text) {
+  if (const auto m = enum_from_string<BiasMask>(text)) return *m;
+  throw UsageError("--mask: '" + text + "' is not a mask; accepted: " + enum_names<BiasMask>());
+}
+
+std::size_t parse_length(const std::string& flag, const std::string& text) {
+  const std::int64_t v = parse_int64(flag, text);
+  if (v < 1 || v >= kAlibiMaxLength)
+    throw UsageError(flag + ": " + text + " is out of range; accepted: an integer in [1, " +
+                     std::to_string(kAlibiMaxLength - 1) + "]");
+  return static_cast<std::size_t>(v);
+}
+
+BiasGeometry checked_geometry(std::size_t lq, std::size_t lk, const std::vector<std::uint8_t>& key_mask, BiasMask m,
+                              const std::function<void(const BiasGeometry&)>& check) {
+  BiasGeometry g{.query_length = lq, .key_length = lk, .key_mask = key_mask, .mask = m};
+  try {
+    check(g);
+  } catch (const Error& e) {
+    const std::string p = e.parameter();
+    const std::string flag = p == "query_length" ? "--query-length" : p == "key_length" ? "--key-length"
+                             : p == "key_mask"   ? "--key-mask"
+                                                 : p;
+    throw UsageError(flag + ": " + e.value() + " is out of range; accepted: " + e.accepted());
+  }
+  return g;
+}
+
+void BiasGeometryFlags::add_to(CLI::App* c, const std::string& key_mask_help) {
+  c->add_option("--key-length", key_length, "Keys Lk at positions 0 .. Lk-1: an integer in [1, 2147483647] (default 8)")
+      ->type_name("N")->group("Geometry");
+  c->add_option("--query-length", query_length,
+                "Queries Lq <= Lk, the last Lq keys: an integer in [1, 2147483647] (default Lk; 1: a decoder step)")
+      ->type_name("N")->group("Geometry");
+  c->add_option("--key-mask", key_mask, key_mask_help)->type_name("BITS")->group("Geometry");
+  c->add_option("--mask", mask, "none (default): the bias only; causal: -inf where a key is not visible")
+      ->type_name(enum_names<BiasMask>())->group("Geometry");
+}
+
+BiasGeometry BiasGeometryFlags::geometry(const std::function<void(const BiasGeometry&)>& check) {
+  const std::size_t lk = parse_length("--key-length", key_length);
+  const std::size_t lq = query_length.empty() ? lk : parse_length("--query-length", query_length);
+  key_mask_values = parse_key_mask(key_mask);
+  return checked_geometry(lq, lk, key_mask_values, parse_mask(mask), check);
+}
+
+namespace {
+
+template <class T>
+void write_bias_impl(Output& out, Format format, Json head, const std::string& note, std::span<const T> values,
+                     const BiasGeometry& g, std::size_t H) {
+  const std::size_t Lq = g.query_length, Lk = g.key_length;
+  switch (format) {
+    case Format::npy: write_npy(out.file(), values, {H, Lq, Lk}); break;
+    case Format::json: {
+      head["shape"] = {H, Lq, Lk};
+      head["mask"] = std::string(to_string(g.mask));
+      head["dtype"] = sizeof(T) == 4 ? "f32" : "f64";
+      head["note"] = "bias[h][i][j]: query row i at key position key_length - query_length + i, key j at position j; " +
+                     note;
+      std::vector<JsonArray> arrays;
+      std::vector<std::int64_t> km(g.key_mask.begin(), g.key_mask.end());
+      if (!km.empty()) arrays.push_back({"key_mask", std::span<const std::int64_t>(km), 0});
+      arrays.push_back({"bias", values, Lk});
+      write_json(out.file(), head, arrays);
+      break;
+    }
+    case Format::csv: {
+      std::vector<std::int64_t> hh(H * Lq), ii(H * Lq);
+      for (std::size_t r = 0; r < H * Lq; ++r) {
+        hh[r] = static_cast<std::int64_t>(r / Lq);
+        ii[r] = static_cast<std::int64_t>(r % Lq);
+      }
+      write_csv(out.file(), {{"head", std::move(hh)}, {"query", std::move(ii)}}, numbered_names("k", Lk), values, H * Lq);
+      break;
+    }
+  }
+  out.commit();
+}
+
+template <class T>
+void write_scores_impl(Output& out, Format format, Json head, double scale, const BiasGeometry& g, std::size_t H,
+                       std::span<const T> values) {
+  const std::size_t lq = g.query_length, lk = g.key_length;
+  if (format == Format::npy) {
+    write_npy(out.file(), values, std::vector<std::size_t>{H, lq, lk});
+  } else {
+    head["shape"] = {H, lq, lk};
+    head["scale"] = scale;
+    head["mask"] = std::string(to_string(g.mask));
+    head["note"] = "scores[h][i][j] = scale * <q[h][i], k[h][j]> + bias[h][i][j] (-inf where masked)";
+    const std::vector<JsonArray> arrays{{"scores", values, lk}};
+    write_json(out.file(), head, arrays);
+  }
+  out.commit();
+}
+
+}  // namespace
+
+void write_bias_tensor(Output& out, Format format, Json head, const std::string& note, std::span<const float> values,
+                       const BiasGeometry& g, std::size_t heads) {
+  write_bias_impl(out, format, std::move(head), note, values, g, heads);
+}
+void write_bias_tensor(Output& out, Format format, Json head, const std::string& note, std::span<const double> values,
+                       const BiasGeometry& g, std::size_t heads) {
+  write_bias_impl(out, format, std::move(head), note, values, g, heads);
+}
+void write_scores(Output& out, Format format, Json head, double scale, const BiasGeometry& g, std::size_t heads,
+                  std::span<const float> values) {
+  write_scores_impl(out, format, std::move(head), scale, g, heads, values);
+}
+void write_scores(Output& out, Format format, Json head, double scale, const BiasGeometry& g, std::size_t heads,
+                  std::span<const double> values) {
+  write_scores_impl(out, format, std::move(head), scale, g, heads, values);
+}
+
+ScoresInput read_scores_input(const std::string& q_path, const std::string& k_path) {
+  ScoresInput in;
+  in.q = read_input("--q", q_path);
+  in.k = read_input("--k", k_path);
+  for (const auto& [name, a] : {std::pair<const char*, NpyArray*>{"--q", &in.q}, {"--k", &in.k}})
+    if (a->shape.size() != 2 && a->shape.size() != 3)
+      throw UsageError(std::string(name) + ": holds an array of shape " + shape_text(a->shape) +
+                       "; accepted: [heads, tokens, head_dim] or [tokens, head_dim] (one head)");
+  const std::size_t hq = in.q.shape.size() == 3 ? in.q.shape[0] : 1, hk = in.k.shape.size() == 3 ? in.k.shape[0] : 1;
+  const std::size_t d = in.q.shape.back();
+  if (in.k.shape.back() != d)
+    throw UsageError("--k: head_dim " + std::to_string(in.k.shape.back()) + " differs from --q's " + std::to_string(d));
+  if (hq != hk) throw UsageError("--k: " + std::to_string(hk) + " heads differ from --q's " + std::to_string(hq));
+  in.heads = hq;
+  in.head_dim = d;
+  in.query_length = in.q.shape[in.q.shape.size() - 2];
+  in.key_length = in.k.shape[in.k.shape.size() - 2];
+  if (in.query_length > in.key_length)
+    throw UsageError("--q: " + std::to_string(in.query_length) + " queries but --k has " +
+                     std::to_string(in.key_length) + " keys; the queries are the last query_length keys (Lq <= Lk)");
+  in.f64 = in.q.stored == NpyType::f64 && in.k.stored == NpyType::f64;
+  return in;
+}
+
+double scores_scale(const std::optional<std::string>& given, std::size_t head_dim) {
+  const double scale = given ? parse_double("--scale", *given) : 1.0 / std::sqrt(static_cast<double>(head_dim));
+  if (!std::isfinite(scale)) throw UsageError("--scale: " + *given + " is out of range; accepted: a finite real");
+  return scale;
+}
+
+}  // namespace posenc::cli

@@ -1,0 +1,87 @@
+// cli/bias_verbs.hpp — what the command lines of the additive-bias schemes (ALiBi, KERPLE, ...) share: the geometry
+// flags (--query-length, --key-length, --key-mask, --mask), writing a [heads, Lq, Lk] bias tensor in every format,
+// and reading and checking the --q / --k inputs of `posenc scores`.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "npy_reader.hpp"
+#include "output.hpp"
+#include "posenc/bias.hpp"
+#include "verbs.hpp"
+
+namespace posenc::cli {
+
+// The geometry flags of `posenc bias <scheme>` (and --key-mask / --mask of scores).
+struct BiasGeometryFlags {
+  std::string query_length, key_length = "8", mask = "none";
+  std::optional<std::string> key_mask;
+  std::vector<std::uint8_t> key_mask_values;  // parsed by geometry()
+
+  // --key-length, --query-length, --key-mask, --mask (group "Geometry"); key_mask_help says what the mask does.
+  void add_to(CLI::App* c, const std::string& key_mask_help);
+  // The geometry, checked by `check` (the scheme's size function: its Errors are renamed to the flags).
+  BiasGeometry geometry(const std::function<void(const BiasGeometry&)>& check);
+};
+
+// --key-mask: 0/1 per key, as digits ("0011111") or comma-separated ("0,0,1,1"); not given: empty (every key a
+// token). --mask: none | causal.
+std::vector<std::uint8_t> parse_key_mask(const std::optional<std::string>& given);
+BiasMask parse_mask(const std::string& text);
+// A length flag: an integer in [1, 2^31 - 1].
+std::size_t parse_length(const std::string& flag, const std::string& text);
+// The geometry checked by `check`, its Errors renamed to the flags (UsageError).
+BiasGeometry checked_geometry(std::size_t lq, std::size_t lk, const std::vector<std::uint8_t>& key_mask, BiasMask m,
+                              const std::function<void(const BiasGeometry&)>& check);
+
+// Writes bias [heads][Lq][Lk] in the format (head: result_head(spec) plus what the scheme adds; note: one line
+// of what an entry is) and commits the output.
+void write_bias_tensor(Output& out, Format format, Json head, const std::string& note, std::span<const float> values,
+                       const BiasGeometry& g, std::size_t heads);
+void write_bias_tensor(Output& out, Format format, Json head, const std::string& note, std::span<const double> values,
+                       const BiasGeometry& g, std::size_t heads);
+
+// The --q / --k inputs of `posenc scores <scheme>`: shape [heads, L, d] or [L, d] (one head), equal heads and d,
+// Lq <= Lk (UsageError naming the flag otherwise).
+struct ScoresInput {
+  NpyArray q, k;
+  std::size_t heads = 1, head_dim = 0, query_length = 0, key_length = 0;
+  bool f64 = false;  // both inputs stored as f64: compute in double
+};
+ScoresInput read_scores_input(const std::string& q_path, const std::string& k_path);
+// --scale (default 1/sqrt(head_dim)), finite.
+double scores_scale(const std::optional<std::string>& given, std::size_t head_dim);
+
+// Writes scores [heads][Lq][Lk] (npy or json) and commits the output.
+void write_scores(Output& out, Format format, Json head, double scale, const BiasGeometry& g, std::size_t heads,
+                  std::span<const float> values);
+void write_scores(Output& out, Format format, Json head, double scale, const BiasGeometry& g, std::size_t heads,
+                  std::span<const double> values);
+
+// Runs the scheme's scores in f32 or f64 (as the inputs are stored) and writes them: compute(q, k, out) for each type.
+template <class Compute32, class Compute64>
+void run_scores_typed(const ScoresInput& in, Output& out, Format format, const Json& head, double scale,
+                      const BiasGeometry& g, Compute32&& c32, Compute64&& c64) {
+  const std::size_t n = in.heads * in.query_length * in.key_length;
+  check_memory(n * (in.f64 ? 8 : 4), "the scores tensor");
+  if (in.f64) {
+    std::vector<double> sc(n);
+    c64(std::span<const double>(in.q.values), std::span<const double>(in.k.values), std::span<double>(sc));
+    write_scores(out, format, head, scale, g, in.heads, std::span<const double>(sc));
+  } else {
+    const std::vector<float> q32(in.q.values.begin(), in.q.values.end()), k32(in.k.values.begin(), in.k.values.end());
+    std::vector<float> sc(n);
+    c32(std::span<const float>(q32), std::span<const float>(k32), std::span<float>(sc));
+    write_scores(out, format, head, scale, g, in.heads, std::span<const float>(sc));
+  }
+}
+
+}  // namespace posenc::cli
