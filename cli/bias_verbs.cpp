@@ -1,6 +1,8 @@
 #include "bias_verbs.hpp"
 
+#include <cerrno>
 #include <cmath>
+#include <cstdlib>
 #include <utility>
 
 #include "args.hpp"
@@ -34,6 +36,39 @@ std::size_t parse_length(const std::string& flag, const std::string& text) {
     throw UsageError(flag + ": " + text + " is out of range; accepted: an integer in [1, " +
                      std::to_string(kAlibiMaxLength - 1) + "]");
   return static_cast<std::size_t>(v);
+}
+
+std::vector<double> parse_per_head_list(const std::string& flag, const std::string& text, std::size_t heads) {
+  const std::string accepted = "comma-separated reals, one per head (" + std::to_string(heads) +
+                               "), or one real for every head, e.g. 0.5 or 0.5,1,2";
+  auto bad = [&](const std::string& problem) {
+    return UsageError(flag + ": '" + text + "' " + problem + "; accepted: " + accepted);
+  };
+  std::vector<double> v;
+  const bool one = text.find(',') == std::string::npos;
+  std::size_t start = 0;
+  for (std::size_t item = 1;; ++item) {
+    const std::size_t comma = text.find(',', start);
+    std::string s = text.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+    const std::size_t first = s.find_first_not_of(' '), last = s.find_last_not_of(' ');
+    s = first == std::string::npos ? std::string() : s.substr(first, last - first + 1);
+    if (s.empty()) throw bad(one ? "is empty" : "has an empty item (item " + std::to_string(item) + ")");
+    const std::string which = one ? std::string() : "(item " + std::to_string(item) + ", '" + s + "') ";
+    char* end = nullptr;
+    errno = 0;
+    const double x = std::strtod(s.c_str(), &end);
+    if (end != s.c_str() + s.size() || s.find_first_of(" \t\n") != std::string::npos)
+      throw bad(which + "is not a real");
+    if (errno == ERANGE) throw bad(which + "is out of the range of a double");
+    v.push_back(x);
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  if (v.size() == 1) return std::vector<double>(heads, v[0]);
+  if (v.size() != heads)
+    throw bad("has " + std::to_string(v.size()) + " values for " + std::to_string(heads) +
+              (heads == 1 ? " head" : " heads"));
+  return v;
 }
 
 BiasGeometry checked_geometry(std::size_t lq, std::size_t lk, const std::vector<std::uint8_t>& key_mask, BiasMask m,

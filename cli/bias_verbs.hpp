@@ -38,6 +38,11 @@ std::vector<std::uint8_t> parse_key_mask(const std::optional<std::string>& given
 BiasMask parse_mask(const std::string& text);
 // A length flag: an integer in [1, 2^31 - 1].
 std::size_t parse_length(const std::string& flag, const std::string& text);
+// A per-head list flag (KERPLE's --bias-p 1.2,0.8): comma-separated reals (spaces around an item allowed), one
+// per head, or ONE real used for every head; `heads` values out. UsageError naming the flag, the text typed and
+// the accepted form for an empty item, an item that is not a whole real (as strtod reads it), one beyond the range
+// of a double, or a count other than 1 and `heads`. nan and inf are read: the scheme's own check refuses them.
+std::vector<double> parse_per_head_list(const std::string& flag, const std::string& text, std::size_t heads);
 // The geometry checked by `check`, its Errors renamed to the flags (UsageError).
 BiasGeometry checked_geometry(std::size_t lq, std::size_t lk, const std::vector<std::uint8_t>& key_mask, BiasMask m,
                               const std::function<void(const BiasGeometry&)>& check);

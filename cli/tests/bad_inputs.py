@@ -11,6 +11,9 @@ later is swept with no change to this file. For each option the values tried fol
              outside the stated range ("a real in (a, b]", "a finite real > a");
   choice     an unknown name, the empty string, two names at once;
   positions  malformed lists and ranges (reversed, zero or negative step, empty items, 2^41, overflow);
+  real list  (type LIST: one real per head, or one for all) the real junk, malformed lists (empty items, other
+             separators, a bad item after a good one), the reals just outside the range its help states ("each a
+             real in [a, b]"), and one value more than the base gives (when the base gives more than one);
   files      a missing file, a directory, a file of junk (--in, --q, --k, --spec); --out into a missing
              directory and with an unknown extension;
   flags      a value given to a flag that takes none.
@@ -70,6 +73,13 @@ BASES = {
     ("check", "alibi"): (["--preset", "bloom", "--heads", "4", "--in", "in.npy", "--key-mask", "00111111", "--format", "json"],
                          {"in.npy": ["bias", "alibi", "--preset", "bloom", "--heads", "4", "--key-length", "8",
                                      "--key-mask", "00111111"]}),
+    ("scores", "kerple"): (["--heads", "2", "--bias-p", "1,0.5", "--bias-a", "0.1,0.02", "--q", "q.npy", "--k", "k.npy"],
+                           {"q.npy": (2, 3, 16), "k.npy": (2, 5, 16)}),
+    ("check", "kerple"): (["--preset", "kerple-log", "--heads", "4", "--bias-p", "1.1,0.9,1.4,0.005", "--bias-a",
+                           "0.02,0.1,0.5,1", "--in", "in.npy", "--key-mask", "00111111", "--format", "json"],
+                          {"in.npy": ["bias", "kerple", "--preset", "kerple-log", "--heads", "4", "--bias-p",
+                                      "1.1,0.9,1.4,0.005", "--bias-a", "0.02,0.1,0.5,1", "--key-length", "8",
+                                      "--key-mask", "00111111", "--mask", "causal"]}),
 }
 
 INT_JUNK = ["", "abc", "1.5", "0x10", "12abc", "nan", "inf", "9223372036854775808", "-9223372036854775809",
@@ -78,6 +88,7 @@ REAL_JUNK = ["", "abc", "nan", "inf", "-inf", "1e999", "-1e999", "1.0.0", "5x", 
 POSITION_JUNK = ["", "abc", "5:2", "0:4:0", "0:4:-1", "0,,2", "1:", ":", "-", "0:2199023255552", "2199023255552",
                  "0:99999999999999999999", "0:1e3", "1,2,x"]
 CHOICE_JUNK = ["", "nosuch"]
+LIST_JUNK = ["1,,2", ",", "1,", ",1", "1;2", "1 2", "1,abc", "1,2x", "1,nan", "1,-inf", "1,1e999"]
 
 
 def parse_help(verb, scheme):
@@ -134,6 +145,9 @@ def bad_values(flag, typ, desc, format_from_extension):
         return "positions", POSITION_JUNK
     if typ == "BITS":  # a 0/1 mask per key
         return "bits", ["", "abc", "0120", "2", ",,"]
+    if typ == "LIST":  # reals, one per head or one for every head (main() adds a count the base's heads refuse)
+        m = re.search(r"each (a real in [\[(][-+0-9.e]+, [-+0-9.e]+[\])])", desc)
+        return "real list", REAL_JUNK + LIST_JUNK + (range_values(m.group(1), False) if m else [])
     if "|" in typ or typ in ("NAME", "FORM", "FMT", "T"):
         return "choice", CHOICE_JUNK + (["exact,hf"] if "|" in typ else [])
     if typ == "" :
@@ -223,6 +237,10 @@ def main():
         from_ext = any(o[0] == "--format" and "from the --out extension" in o[2] for o in opts)
         for flag, typ, desc, excludes in opts:
             kind, values = bad_values(flag, typ, desc, from_ext)
+            if kind == "real list" and flag in base:  # one value more than the base's list (its head count)
+                given = base[base.index(flag) + 1].split(",")
+                if len(given) > 1:
+                    values = values + [",".join(["1"] * (len(given) + 1))]
             row = {"command": f"{verb} {scheme}", "flag": flag, "kind": kind or "not swept", "tried": len(values),
                    "refused": 0, "failures": 0}
             rows.append(row)

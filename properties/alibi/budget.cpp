@@ -163,12 +163,6 @@ const BudgetRegistration<AlibiRow> kRegistration(make_rows);
 
 namespace alibi {
 
-double scores_error_scale(DType t, std::size_t d, double abs_scale, double sum_abs_qk, double abs_bias) {
-  const double u = t == DType::f32 ? std::ldexp(1.0, -24) : std::ldexp(1.0, -53);
-  const double n = static_cast<double>(d) + 2;
-  const double gamma = n * u / (1 - n * u);
-  return (gamma + u) * (abs_scale * (1 + u) * sum_abs_qk + abs_bias) * (1 + 1e-12) + std::ldexp(1.0, -1000);
-}
 double softmax_scale(double p, double delta) { return p * std::expm1(2 * delta) * (1 + 1e-9) + std::ldexp(1.0, -1000); }
 double emulated_vs_exact_scale(double x, double slope32, double exact_slope, double bias32) {
   const double x32 = static_cast<float>(x);

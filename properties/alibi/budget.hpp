@@ -31,9 +31,6 @@ POSENC_BUDGET_KEYS(AlibiRow, "alibi", POSENC_ALIBI_ROWS)
 
 namespace alibi {
 
-// Per-case scale of the scores rows (ratio metric): the a-priori bound of |scores - (scale <q, k> + m x)| for
-// AlibiPlan::scores, given sum_c |q_c k_c|, |scale| and |bias|.
-double scores_error_scale(DType, std::size_t head_dim, double abs_scale, double sum_abs_qk, double abs_bias);
 // Per-case scale of the softmax row: the bound of |p_a - p_b| for softmax rows of two bias matrices whose entries
 // are within delta (largest over the row of the two entries' rounding bounds) of two exactly equivalent rows, given
 // p_b: p_b (exp(2 delta) - 1).

@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
-#include <set>
 
 #include "posenc/reference/alibi.hpp"
 #include "posenc/spec_json.hpp"
@@ -16,44 +15,13 @@ using R = AlibiRow;
 
 bool emulated(const AlibiSpec& s) { return s.regime != AlibiRegime::exact; }
 
-// A masked entry must be -inf: recorded under bias.identity.bitwise as 0 (it is) or as the value it holds instead
-// (any finite value or NaN is a nonzero bitwise distance from 0, +inf a class mismatch).
 void masked_entry(const Sink& sink, double y, const Describe& what) {
-  const double v = y == -std::numeric_limits<double>::infinity() ? 0.0 : (y == 0 ? 1.0 : y);
-  emit(sink, R::bias_identity, v, rf::make_real(0.0, 53), [&] { return what() + " (masked: must be -inf, is " + format_real(y) + ")"; });
+  test::masked_entry(sink, budget(R::bias_identity), y, what);
 }
 
 }  // namespace
 
 std::string spec_label(const AlibiSpec& s) { return "spec=" + to_json(s).dump(); }
-
-std::string geometry_label(const BiasGeometry& g) {
-  std::string m;
-  for (auto v : g.key_mask) m += static_cast<char>('0' + v);
-  return "Lq=" + std::to_string(g.query_length) + " Lk=" + std::to_string(g.key_length) +
-         " mask=" + std::string(to_string(g.mask)) + (m.empty() ? "" : " key_mask=" + m);
-}
-
-bool masked(const BiasGeometry& g, std::size_t i, std::size_t j) {
-  if (g.mask != BiasMask::causal) return false;
-  const std::size_t qi = g.key_length - g.query_length + i;
-  return j > qi || (!g.key_mask.empty() && g.key_mask[j] == 0);
-}
-
-std::vector<std::size_t> sample_indices(std::size_t size, std::size_t n, std::vector<std::size_t> must) {
-  std::set<std::size_t> out;
-  if (size == 0) return {};
-  if (size <= n) {
-    for (std::size_t i = 0; i < size; ++i) out.insert(i);
-  } else {
-    out.insert(0);
-    out.insert(size - 1);
-    for (std::size_t m : must)
-      if (m < size) out.insert(m);
-    for (std::size_t i = 1; out.size() < n && i + 1 < n; ++i) out.insert(i * (size - 1) / (n - 1));
-  }
-  return {out.begin(), out.end()};
-}
 
 void measure_slopes(const AlibiSpec& s, const Sink& sink) {
   const rf::AlibiOracle o(s);
@@ -151,9 +119,9 @@ void measure_scores(const AlibiSpec& s, const BiasGeometry& g, std::size_t d, st
         const Real r32 = Real(dot + rf::make_real(static_cast<double>(b32[at]), 53));
         const Real r64 = Real(dot + rf::make_real(b64[at], 53));
         emit(sink, R::scores_f32, s32[at], r32, what,
-             scores_error_scale(DType::f32, d, std::fabs(scale), sum_abs, std::fabs(b32[at])));
+             fused_scores_error_scale(DType::f32, d, std::fabs(scale), sum_abs, std::fabs(b32[at])));
         emit(sink, R::scores_f64, s64[at], r64, what,
-             scores_error_scale(DType::f64, d, std::fabs(scale), sum_abs, std::fabs(b64[at])));
+             fused_scores_error_scale(DType::f64, d, std::fabs(scale), sum_abs, std::fabs(b64[at])));
       }
 }
 

@@ -10,6 +10,7 @@
 
 #include "alibi/budget.hpp"
 #include "posenc/alibi.hpp"
+#include "support/bias_measure.hpp"
 #include "support/harness.hpp"
 
 namespace posenc::test::alibi {
@@ -31,13 +32,6 @@ void measure_scores(const AlibiSpec&, const BiasGeometry&, std::size_t head_dim,
                     std::span<const double> k, double scale, const Sink&, std::size_t max_rows = 0,
                     std::size_t max_cols = 0);
 
-// Whether (row i, key j) is masked by the geometry's causal mask (key after the query, or a padding key).
-bool masked(const BiasGeometry&, std::size_t i, std::size_t j);
-
 std::string spec_label(const AlibiSpec&);
-std::string geometry_label(const BiasGeometry&);
-
-// Up to n indices of [0, size) including 0, size - 1 and `must` (when < size), evenly spread otherwise.
-std::vector<std::size_t> sample_indices(std::size_t size, std::size_t n, std::vector<std::size_t> must = {});
 
 }  // namespace posenc::test::alibi

@@ -21,6 +21,7 @@
 #include "posenc/alibi.hpp"
 #include "posenc/error.hpp"
 #include "posenc/reference/alibi.hpp"
+#include "support/bias_cases.hpp"
 #include "support/claims.hpp"
 #include "support/harness.hpp"
 #include "support/spec_contract.hpp"
@@ -50,36 +51,7 @@ AlibiSpec make_spec(std::size_t heads, AlibiVariant v, AlibiRegime r, double b =
 
 // ---- generators -------------------------------------------------------------------------------------------
 
-// A geometry of up to `max_len` keys: Lq <= Lk (sometimes 1: a decoder step), a key mask sometimes (left padding
-// or holes), the causal mask or none. The case owns its mask (RapidCheck keeps generated values while it shrinks).
-struct GeometryCase {
-  std::size_t query_length = 1, key_length = 1;
-  BiasMask mask = BiasMask::none;
-  std::vector<std::uint8_t> key_mask;
-  BiasGeometry view() const { return {query_length, key_length, key_mask, mask}; }
-};
-
-rc::Gen<GeometryCase> geometry_gen(std::size_t max_len) {
-  return rc::gen::exec([max_len] {
-    GeometryCase g;
-    const int kind = *rc::gen::inRange(0, 3);
-    g.key_length = kind == 0 ? *rc::gen::elementOf(std::vector<std::size_t>(std::begin(ca::kHardLengths),
-                                                                            std::end(ca::kHardLengths)))
-                             : *rc::gen::inRange<std::size_t>(1, max_len + 1);
-    g.key_length = std::min(g.key_length, max_len);
-    g.query_length = *rc::gen::arbitrary<bool>() ? 1 : *rc::gen::inRange<std::size_t>(1, g.key_length + 1);
-    g.mask = *rc::gen::element(BiasMask::none, BiasMask::causal);
-    const int mk = *rc::gen::inRange(0, 3);
-    if (mk == 1) {  // left padding
-      const std::size_t pad = *rc::gen::inRange<std::size_t>(0, g.key_length);
-      g.key_mask.assign(g.key_length, 1);
-      std::fill(g.key_mask.begin(), g.key_mask.begin() + static_cast<std::ptrdiff_t>(pad), 0);
-    } else if (mk == 2) {  // any pattern
-      g.key_mask = *rc::gen::container<std::vector<std::uint8_t>>(g.key_length, rc::gen::inRange<std::uint8_t>(0, 2));
-    }
-    return g;
-  });
-}
+rc::Gen<GeometryCase> geometry_gen(std::size_t max_len) { return test::geometry_gen(max_len, ca::kHardLengths); }
 
 std::string regime_region(const AlibiSpec& s) {
   return std::string(to_string(s.regime)) + " " + std::string(to_string(s.variant));

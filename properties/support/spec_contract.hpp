@@ -14,7 +14,7 @@
 //                                    implementation it reproduces and its repository@commit;
 //   GeneratedSpecsAreValid           rc::gen::arbitrary<Spec>() yields valid specs and reaches every field's
 //                                    boundaries and every allowed enumerator.
-// and checks at compile time that the scheme provides a plan: make_plan(spec).spec() returns the spec.
+// and checks at compile time that the scheme provides a plan: make_plan(spec).spec() (or make_plan(spec, weights).spec(), with Spec::Weights) returns the spec.
 // The registry test (registry_test.cpp) fails for a registered scheme whose contract was not instantiated.
 #pragma once
 
@@ -40,6 +40,8 @@ namespace posenc::test::contract {
 template <class Spec>
 concept HasPlan = requires(const Spec& s) {
   { make_plan(s).spec() } -> std::convertible_to<const Spec&>;
+} || requires(const Spec& s, const typename Spec::Weights& w) {  // a scheme whose plan also takes trained weights
+  { make_plan(s, w).spec() } -> std::convertible_to<const Spec&>;
 };
 
 // The field index of a name (table order).
@@ -170,7 +172,7 @@ void check_round_trips(const Spec& s, bool in_rc) {
 #define POSENC_SPEC_CONTRACT(SpecType, Prefix, ID) POSENC_SPEC_CONTRACT_(SpecType, Prefix##Spec, ID)
 #define POSENC_SPEC_CONTRACT_(Spec, Suite, ID)                                                                   \
   static_assert(::posenc::DescribedSpec<Spec>, #Spec " has no SpecTraits description");                        \
-  static_assert(::posenc::test::contract::HasPlan<Spec>, #Spec ": the scheme must provide make_plan(spec)");    \
+  static_assert(::posenc::test::contract::HasPlan<Spec>, #Spec ": the scheme must provide make_plan(spec) or make_plan(spec, weights)");    \
   POSENC_CLAIM_TEST(Suite, EveryFieldRefusesEachSideOfEveryBoundary,                                            \
                     {ID "-SPEC-1", std::string(::posenc::SpecTraits<Spec>::scheme),                             \
                      "for every field f and every boundary b of its accepted range (given the fields before "  \

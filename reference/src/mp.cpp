@@ -191,6 +191,9 @@ Real rn_pow_ui(Binary b, const Real& x, unsigned long k, unsigned bits) {
 Real rn_log(Binary b, const Real& x, unsigned bits) {
   return rn_op(b, bits, {&x}, [&](mpfr_ptr r, mpfr_rnd_t m) { return mpfr_log(r, raw(x), m); });
 }
+Real rn_pow(Binary b, const Real& x, const Real& y, unsigned bits) {
+  return rn_op(b, bits, {&x, &y}, [&](mpfr_ptr r, mpfr_rnd_t m) { return mpfr_pow(r, raw(x), raw(y), m); });
+}
 Real rn_sin(Binary b, const Real& x, unsigned bits) {
   return rn_op(b, bits, {&x}, [&](mpfr_ptr r, mpfr_rnd_t m) { return mpfr_sin(r, raw(x), m); });
 }

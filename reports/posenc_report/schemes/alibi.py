@@ -8,12 +8,11 @@ Every number comes from the posenc CLI (`posenc freqs alibi`, `posenc bias alibi
 are computed here in float64 (math.fsum). Without a CLI the figures are not drawn and the page says why."""
 from __future__ import annotations
 
-import json
 import math
-import subprocess
 from fractions import Fraction
 
 from .. import md
+from ..cli_data import NEG_INF, CliData
 from ..gnuplot import Plot, Series
 
 SCHEME = "alibi"
@@ -34,7 +33,6 @@ HEADLINE_KERNELS = (
 CLAIMS_LINK = "[claims](claims.md#scheme-alibi)"
 VARIANTS = ("relative", "key", "key_shifted", "key_counted", "symmetric")
 EMULATED = ("ofirpress", "bloom", "mpt")
-NEG_INF = float("-inf")
 
 SLOPE_HEADS = (8, 12, 40, 66, 72, 128)        # (a): powers of two and the non-power-of-two tails
 TABLE_HEADS = (1, 3, 6, 12)                   # (a′)
@@ -46,49 +44,14 @@ CONVENTIONS_BLOOM = 4.8e-7                    # CONVENTIONS.md §2.13: "float32 
 ORACLE_BLOOM = (6.75e-7, 127, 126)            # what the MPFR oracle found (spec/include/posenc/alibi_spec.hpp)
 
 
-class AlibiCli:
+class AlibiCli(CliData):
     """`posenc freqs alibi` and `posenc bias alibi` as Python data, each call made once (cached); `error` says why
-    not, once one failed (later calls then return None)."""
-
-    def __init__(self, cli: str | None):
-        self.cli = cli
-        self.error = None if cli else "no --cli given"
-        self.calls = 0
-        self._cache: dict = {}
-
-    def _run(self, args: tuple) -> dict | None:
-        if args in self._cache:
-            return self._cache[args]
-        if self.error:
-            return None
-        cmd = [self.cli, *args, "--format", "json"]
-        self.calls += 1
-        try:
-            proc = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
-        except (OSError, subprocess.TimeoutExpired) as e:
-            self.error = f"could not run {self.cli}: {e}"
-            return None
-        if proc.returncode != 0:
-            msg = (proc.stderr.strip().splitlines() or ["(no message)"])[-1]
-            self.error = f"`posenc {' '.join(args)}` exited {proc.returncode}: {msg}"
-            return None
-        try:
-            data = json.loads(proc.stdout)
-            if not isinstance(data, dict):
-                raise ValueError("not a JSON object")
-        except ValueError as e:
-            self.error = f"`posenc {' '.join(args)}` printed no JSON object: {e}"
-            return None
-        self._cache[args] = data
-        return data
-
-    def _fail(self, args: tuple, why: str) -> None:
-        self.error = f"unexpected output of `posenc {' '.join(args)}`: {why}"
+    not, once one failed (later calls then return None). Running and caching: cli_data.CliData."""
 
     def freqs(self, heads: int, regime: str = "exact") -> dict | None:
         """{"slopes": [float] * heads, "e_num": [int], "e_den": [int], "bias_max": float}."""
         args = ("freqs", "alibi", "--heads", str(heads), "--regime", regime)
-        data = self._run(args)
+        data = self.run(args)
         if data is None:
             return None
         try:
@@ -96,10 +59,10 @@ class AlibiCli:
             e_num, e_den = [int(x) for x in data["e_num"]], [int(x) for x in data["e_den"]]
             bias_max = float((data.get("spec") or {}).get("bias_max", 8.0))
         except (KeyError, TypeError, ValueError) as e:
-            self._fail(args, f"{type(e).__name__}: {e}")
+            self.fail(args, f"{type(e).__name__}: {e}")
             return None
         if not len(slopes) == len(e_num) == len(e_den) == heads or not all(d > 0 for d in e_den):
-            self._fail(args, f"expected {heads} slopes and exponents")
+            self.fail(args, f"expected {heads} slopes and exponents")
             return None
         return {"slopes": slopes, "e_num": e_num, "e_den": e_den, "bias_max": bias_max}
 
@@ -110,20 +73,7 @@ class AlibiCli:
         args = ("bias", "alibi", "--heads", str(heads), "--variant", variant, "--key-length", str(key_length),
                 "--query-length", str(lq), *(("--mask", mask) if mask else ()),
                 *(("--key-mask", key_mask) if key_mask else ()), "--dtype", "f64")
-        data = self._run(args)
-        if data is None:
-            return None
-        rows = data.get("bias")
-        if data.get("shape") != [heads, lq, key_length] or not isinstance(rows, list) or len(rows) != heads * lq \
-                or not all(isinstance(r, list) and len(r) == key_length for r in rows):
-            self._fail(args, f"expected \"bias\" of shape [{heads}, {lq}, {key_length}]")
-            return None
-        try:
-            flat = [[NEG_INF if v is None else float(v) for v in r] for r in rows]
-        except (TypeError, ValueError) as e:
-            self._fail(args, f"{type(e).__name__}: {e}")
-            return None
-        return [flat[h * lq:(h + 1) * lq] for h in range(heads)]
+        return self.bias_tensor(args, self.run(args), heads, lq, key_length)
 
 
 def _not_drawn(name: str, why: str, kind: str = "plot") -> str:
