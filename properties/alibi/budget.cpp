@@ -25,13 +25,7 @@ namespace {
 
 using R = AlibiRow;
 
-double ulp32(double v) {
-  const double a = std::fabs(v);
-  if (a < std::ldexp(1.0, -126)) return std::ldexp(1.0, -149);
-  int e = 0;
-  std::frexp(a, &e);
-  return std::ldexp(1.0, e - 24);
-}
+double ulp32(double v) { return ulp(v, DType::f32); }  // support/accuracy.hpp
 
 std::vector<std::pair<R, BudgetRow>> make_rows() {
   std::vector<std::pair<R, BudgetRow>> r;

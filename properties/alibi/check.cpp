@@ -21,13 +21,7 @@ namespace rf = posenc::reference;
 constexpr unsigned kCheckBits = 128;  // the reference's own error (2^-128) is far below any ulp checked
 const std::string kWhere = "alibi check";
 
-double ulp32(double x) {
-  x = std::fabs(x);
-  if (x < 0x1p-126) return 0x1p-149;
-  int e = 0;
-  std::frexp(x, &e);
-  return std::ldexp(1.0, e - 24);
-}
+double ulp32(double x) { return ulp(x, DType::f32); }  // support/accuracy.hpp
 
 void check_allowance(const EnvelopeAllowance& a) {
   if (!(a.pow_ulps >= 0 && a.pow_ulps <= 1e6))

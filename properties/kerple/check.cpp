@@ -22,13 +22,7 @@ namespace rf = posenc::reference;
 constexpr unsigned kCheckBits = 128;  // the reference's own error (2^-128) is far below any ulp checked
 const std::string kWhere = "kerple check";
 
-double ulp32(double x) {
-  x = std::fabs(x);
-  if (x < 0x1p-126) return 0x1p-149;
-  int e = 0;
-  std::frexp(x, &e);
-  return std::ldexp(1.0, e - 24);
-}
+double ulp32(double x) { return ulp(x, DType::f32); }  // support/accuracy.hpp
 
 void check_allowance(const EnvelopeAllowance& a) {
   if (!(a.ulps >= 0 && a.ulps <= 1e6)) throw Error(kWhere, "ulp allowance", std::to_string(a.ulps), "a real in [0, 1e6]");
