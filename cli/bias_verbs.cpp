@@ -11,18 +11,23 @@
 
 namespace posenc::cli {
 
-std::vector<std::uint8_t> parse_key_mask(const std::optional<std::string>& given) {
+std::vector<std::uint8_t> parse_bits(const std::string& flag, const std::string& text, const std::string& what,
+                                     const std::string& unit) {
   std::vector<std::uint8_t> m;
-  if (!given) return m;
-  const std::string& text = *given;
   for (char c : text) {
     if (c == '0' || c == '1') m.push_back(static_cast<std::uint8_t>(c - '0'));
     else if (c != ',' && c != ' ')
-      throw UsageError("--key-mask: '" + text + "' is not a key mask; accepted: one 0 (padding) or 1 (token) per key, "
-                       "e.g. 0011111 or 0,0,1,1,1");
+      throw UsageError(flag + ": '" + text + "' is not " + what + "; accepted: one 0 (padding) or 1 (token) per " +
+                       unit + ", e.g. 0011111 or 0,0,1,1,1");
   }
-  if (m.empty()) throw UsageError("--key-mask: '" + text + "' holds no 0/1 entries; accepted: one 0 or 1 per key");
+  if (m.empty())
+    throw UsageError(flag + ": '" + text + "' holds no 0/1 entries; accepted: one 0 or 1 per " + unit);
   return m;
+}
+
+std::vector<std::uint8_t> parse_key_mask(const std::optional<std::string>& given) {
+  if (!given) return {};
+  return parse_bits("--key-mask", *given, "a key mask", "key");
 }
 
 BiasMask parse_mask(const std::string& text) {

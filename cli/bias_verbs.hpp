@@ -35,6 +35,10 @@ struct BiasGeometryFlags {
 // --key-mask: 0/1 per key, as digits ("0011111") or comma-separated ("0,0,1,1"); not given: empty (every key a
 // token). --mask: none | causal.
 std::vector<std::uint8_t> parse_key_mask(const std::optional<std::string>& given);
+// Any 0/1 mask flag in that syntax (learned's --mask: "an attention mask", one per "token"): UsageError naming the
+// flag, the text and `what` it is not, or that it holds no entries.
+std::vector<std::uint8_t> parse_bits(const std::string& flag, const std::string& text, const std::string& what,
+                                     const std::string& unit);
 BiasMask parse_mask(const std::string& text);
 // A length flag: an integer in [1, 2^31 - 1].
 std::size_t parse_length(const std::string& flag, const std::string& text);

@@ -27,8 +27,21 @@ std::string_view to_string(NpyType t) {
     case NpyType::bf16: return "bf16";
     case NpyType::f32: return "f32";
     case NpyType::f64: return "f64";
+    case NpyType::b1: return "bool";
+    case NpyType::i8: return "i8";
+    case NpyType::i16: return "i16";
+    case NpyType::i32: return "i32";
+    case NpyType::i64: return "i64";
+    case NpyType::u8: return "u8";
+    case NpyType::u16: return "u16";
+    case NpyType::u32: return "u32";
+    case NpyType::u64: return "u64";
   }
   return "?";
+}
+
+bool is_integer(NpyType t) {
+  return t != NpyType::f16 && t != NpyType::bf16 && t != NpyType::f32 && t != NpyType::f64;
 }
 
 std::size_t NpyArray::rows() const {
@@ -47,6 +60,35 @@ constexpr int kMaxNesting = 16;
 
 constexpr std::string_view kAcceptedDtypes =
     "'<f2' (f16), '<f4' (f32), '<f8' (f64), or '<u2'/'<V2' with --in-dtype bf16";
+constexpr std::string_view kAcceptedIntegers =
+    "'|b1' (bool), '|i1', '<i2', '<i4', '<i8', '|u1', '<u2', '<u4', '<u8' (integers with |v| < 2^53)";
+constexpr std::string_view kAcceptedNumbers =
+    "'|b1' (bool), '|i1', '<i2', '<i4', '<i8', '|u1', '<u2', '<u4', '<u8' (integers with |v| < 2^53), "
+    "'<f2' (f16), '<f4' (f32) or '<f8' (f64)";
+
+std::string_view accepted_dtypes(NpyKinds kinds) {
+  return kinds == NpyKinds::floats ? kAcceptedDtypes : kinds == NpyKinds::integers ? kAcceptedIntegers : kAcceptedNumbers;
+}
+
+// The integer type of a descr's code ("i4" -> i32) in *type, if it is one.
+bool integer_code(std::string_view code, NpyType* type) {
+  static constexpr std::pair<std::string_view, NpyType> kCodes[] = {
+      {"b1", NpyType::b1},  {"i1", NpyType::i8},  {"i2", NpyType::i16}, {"i4", NpyType::i32}, {"i8", NpyType::i64},
+      {"u1", NpyType::u8},  {"u2", NpyType::u16}, {"u4", NpyType::u32}, {"u8", NpyType::u64}};
+  for (const auto& [c, t] : kCodes)
+    if (c == code) return *type = t, true;
+  return false;
+}
+
+std::size_t item_size(NpyType t) {
+  switch (t) {
+    case NpyType::b1: case NpyType::i8: case NpyType::u8: return 1;
+    case NpyType::f16: case NpyType::bf16: case NpyType::i16: case NpyType::u16: return 2;
+    case NpyType::f32: case NpyType::i32: case NpyType::u32: return 4;
+    case NpyType::f64: case NpyType::i64: case NpyType::u64: return 8;
+  }
+  return 8;
+}
 constexpr std::string_view kAcceptedHeader =
     "a Python dict literal like {'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), }";
 constexpr std::string_view kAcceptedShape =
@@ -216,35 +258,58 @@ class HeaderParser {
   std::size_t i_ = 0;
 };
 
-// descr → the type to read, checked against the caller's declaration.
-NpyType dtype_of(const Literal& descr, std::string_view name, std::optional<NpyType> declared) {
+// descr → the type to read, checked against the caller's declaration and the kinds it takes.
+NpyType dtype_of(const Literal& descr, std::string_view name, std::optional<NpyType> declared, NpyKinds kinds) {
+  const std::string_view accepted = accepted_dtypes(kinds);
   if (descr.kind != Literal::Kind::string) {
     const bool structured = descr.text.starts_with('[');
     fail(name, "dtype " + excerpt(descr.text) + (structured ? " is a structured dtype" : " is not a dtype string"),
-         kAcceptedDtypes);
+         accepted);
   }
   const std::string_view s = descr.str;
   const char order = s.empty() ? '\0' : s[0];
   const std::string_view code = s.empty() ? s : s.substr(1);
+  const bool want_floats = kinds != NpyKinds::integers, want_integers = kinds != NpyKinds::floats;
   const bool is_float = code == "f2" || code == "f4" || code == "f8";
   const bool raw16 = code == "u2" || code == "V2";
-  if (std::string_view("<>=|").find(order) == std::string_view::npos || (!is_float && !raw16))
-    fail(name, "dtype " + quoted(s) + " is not a float type", kAcceptedDtypes);
-  if (order == '>')
-    fail(name, "dtype " + quoted(s) + " is big-endian",
-         "little-endian '<" + std::string(code) + "' (convert with a.astype('<" + std::string(code) + "'))");
-  if (order == '=')
-    fail(name, "dtype " + quoted(s) + " has native byte order '=' instead of an explicit one",
-         "explicit little-endian '<" + std::string(code) + "'");
-  if (order == '|' && code != "V2")  // '|' means "byte order not applicable": right for void, wrong for numbers
-    fail(name, "dtype " + quoted(s) + " has byte order '|', which is not valid for a float type", kAcceptedDtypes);
+  NpyType integer = NpyType::f64;
+  const bool is_int = want_integers && integer_code(code, &integer);
+  const bool known = (want_floats && (is_float || raw16)) || is_int;
+  const char* kind_text = kinds == NpyKinds::floats     ? " is not a float type"
+                          : kinds == NpyKinds::integers ? " is not an integer type"
+                                                        : " is not an integer or float type";
+  if (std::string_view("<>=|").find(order) == std::string_view::npos || !known)
+    fail(name, "dtype " + quoted(s) + kind_text, accepted);
+  // '<u2' with bf16 declared is bf16 data; otherwise an integer code names an integer type.
+  const bool as_integer = is_int && !(raw16 && want_floats && declared == NpyType::bf16);
+  // Byte order does not apply to one byte: NumPy writes '|' and reads any of the four.
+  const bool one_byte = as_integer && item_size(integer) == 1;
+  if (!one_byte) {
+    if (order == '>')
+      fail(name, "dtype " + quoted(s) + " is big-endian",
+           "little-endian '<" + std::string(code) + "' (convert with a.astype('<" + std::string(code) + "'))");
+    if (order == '=')
+      fail(name, "dtype " + quoted(s) + " has native byte order '=' instead of an explicit one",
+           "explicit little-endian '<" + std::string(code) + "'");
+    if (order == '|' && code != "V2")  // '|' means "byte order not applicable": right for void, wrong for numbers
+      fail(name, "dtype " + quoted(s) + " has byte order '|', which is not valid for a " +
+                     (as_integer ? "multi-byte integer type" : "float type"),
+           as_integer ? std::string("little-endian '<") + std::string(code) + "'" : std::string(accepted));
+  }
 
   const auto declared_descr = [](NpyType t) -> std::string {
     return t == NpyType::f16 ? "'<f2'" : t == NpyType::f32 ? "'<f4'" : t == NpyType::f64 ? "'<f8'" : "'<u2' or '<V2'";
   };
+  if (as_integer) {
+    if (declared)
+      fail(name, "dtype " + quoted(s) + " (" + std::string(to_string(integer)) + ") does not match the declared " +
+                     std::string(to_string(*declared)),
+           "dtype " + declared_descr(*declared) + " for the declared " + std::string(to_string(*declared)));
+    return integer;
+  }
   if (raw16) {
     if (declared == NpyType::bf16) return NpyType::bf16;
-    if (!declared) fail(name, "dtype " + quoted(s) + " is not a float type", kAcceptedDtypes);
+    if (!declared) fail(name, "dtype " + quoted(s) + kind_text, accepted);
     fail(name, "dtype " + quoted(s) + " holds raw 16-bit values, read only as bf16, not as the declared " +
                    std::string(to_string(*declared)),
          "dtype " + declared_descr(*declared) + " for the declared " + std::string(to_string(*declared)));
@@ -309,9 +374,59 @@ double half_to_double(std::uint16_t h) {
 // bfloat16 is the upper half of a binary32.
 double bf16_to_double(std::uint16_t b) { return std::bit_cast<float>(static_cast<std::uint32_t>(b) << 16); }
 
+// Element i of an array of `shape` as NumPy indexes it: "[1, 2]", "[5]", "[]".
+std::string index_text(std::uint64_t i, const std::vector<std::size_t>& shape) {
+  std::vector<std::uint64_t> idx(shape.size());
+  for (std::size_t k = shape.size(); k-- > 0;) {
+    idx[k] = shape[k] ? i % shape[k] : 0;
+    i = shape[k] ? i / shape[k] : 0;
+  }
+  std::string out = "[";
+  for (std::size_t k = 0; k < idx.size(); ++k) out += (k ? ", " : "") + std::to_string(idx[k]);
+  return out + "]";
+}
+
+// One integer element (little-endian, `t` an integer type) → double, exactly: |v| < 2^53 or an IoError.
+double integer_to_double(const char* p, NpyType t, std::uint64_t i, const std::vector<std::size_t>& shape,
+                         std::string_view name) {
+  constexpr std::uint64_t kExact = std::uint64_t{1} << 53;
+  const auto too_large = [&](const std::string& v) {
+    fail(name, "value " + v + " at index " + index_text(i, shape) + " has |v| >= 2^53, more than a double holds "
+                   "exactly",
+         "integers with |v| < 2^53 = 9007199254740992");
+  };
+  switch (t) {
+    case NpyType::b1: {
+      const auto b = static_cast<unsigned char>(*p);
+      if (b > 1)
+        fail(name, "byte " + std::to_string(b) + " at index " + index_text(i, shape) + " is not a bool",
+             "bool bytes 0 (False) and 1 (True)");
+      return b;
+    }
+    case NpyType::i8: return static_cast<std::int8_t>(little_endian<1>(p));
+    case NpyType::i16: return static_cast<std::int16_t>(little_endian<2>(p));
+    case NpyType::i32: return static_cast<std::int32_t>(little_endian<4>(p));
+    case NpyType::i64: {
+      const auto v = static_cast<std::int64_t>(little_endian<8>(p));
+      const std::uint64_t mag = v < 0 ? 0 - static_cast<std::uint64_t>(v) : static_cast<std::uint64_t>(v);
+      if (mag >= kExact) too_large(std::to_string(v));
+      return static_cast<double>(v);
+    }
+    case NpyType::u8: return static_cast<double>(little_endian<1>(p));
+    case NpyType::u16: return static_cast<double>(little_endian<2>(p));
+    case NpyType::u32: return static_cast<double>(little_endian<4>(p));
+    case NpyType::u64: {
+      const std::uint64_t v = little_endian<8>(p);
+      if (v >= kExact) too_large(std::to_string(v));
+      return static_cast<double>(v);
+    }
+    default: return 0;  // not an integer type: not reached
+  }
+}
+
 }  // namespace
 
-NpyArray parse_npy(std::string_view bytes, std::string_view name, std::optional<NpyType> declared) {
+NpyArray parse_npy(std::string_view bytes, std::string_view name, std::optional<NpyType> declared, NpyKinds kinds) {
   static constexpr std::string_view kMagic("\x93NUMPY", 6);
   if (!bytes.starts_with(kMagic)) {
     if (kMagic.starts_with(bytes))
@@ -352,7 +467,7 @@ NpyArray parse_npy(std::string_view bytes, std::string_view name, std::optional<
     if (!slot) fail(name, std::string("header has no ") + key + " key", kAcceptedHeader);
 
   NpyArray out;
-  out.stored = dtype_of(*descr, name, declared);
+  out.stored = dtype_of(*descr, name, declared, kinds);
   if (fortran->kind != Literal::Kind::boolean)
     fail(name, "fortran_order " + excerpt(fortran->text) + " is not True or False", "'fortran_order': False");
   if (fortran->flag)
@@ -361,7 +476,7 @@ NpyArray parse_npy(std::string_view bytes, std::string_view name, std::optional<
   out.shape = shape_of(*shape, name, &count);
 
   // count <= 2^40, so the byte count cannot overflow.
-  const std::size_t item = out.stored == NpyType::f64 ? 8 : out.stored == NpyType::f32 ? 4 : 2;
+  const std::size_t item = item_size(out.stored);
   const std::string_view data = bytes.substr(prefix + header_length);
   const std::uint64_t needed = count * item;
   if (data.size() < needed)
@@ -381,12 +496,13 @@ NpyArray parse_npy(std::string_view bytes, std::string_view name, std::optional<
       case NpyType::bf16: out.values.push_back(bf16_to_double(static_cast<std::uint16_t>(little_endian<2>(p)))); break;
       case NpyType::f32: out.values.push_back(std::bit_cast<float>(static_cast<std::uint32_t>(little_endian<4>(p)))); break;
       case NpyType::f64: out.values.push_back(std::bit_cast<double>(little_endian<8>(p))); break;
+      default: out.values.push_back(integer_to_double(p, out.stored, i, out.shape, name)); break;
     }
   }
   return out;
 }
 
-NpyArray read_npy(const std::string& path, std::optional<NpyType> declared) {
+NpyArray read_npy(const std::string& path, std::optional<NpyType> declared, NpyKinds kinds) {
   constexpr std::string_view kAccepted = "the path of a readable .npy file";
   const auto reason = [](int error) { return std::generic_category().message(error); };
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
@@ -409,7 +525,7 @@ NpyArray read_npy(const std::string& path, std::optional<NpyType> declared) {
     if (n == 0) break;
     bytes.append(buffer, static_cast<std::size_t>(n));
   }
-  return parse_npy(bytes, path, declared);
+  return parse_npy(bytes, path, declared, kinds);
 }
 
 }  // namespace posenc::cli

@@ -1,4 +1,5 @@
-// cli/npy_reader.hpp — reading NumPy .npy files of floating-point values.
+// cli/npy_reader.hpp — reading NumPy .npy files of floating-point values (and, where a caller asks for them,
+// of integers: token ids, attention masks, position ids).
 //
 // The format (numpy.lib.format):
 //   "\x93NUMPY", major, minor            versions 1.0 (then a little-endian u16 header length),
@@ -13,10 +14,15 @@
 // '<f4' (f32) or '<f8' (f64). bfloat16 is not a NumPy dtype: ml_dtypes saves it as '<V2', and a
 // bit-cast array as '<u2' ('|V2' is the same void type); such 16-bit raw data is read as bf16 (the upper
 // half of a float32) only when the caller declares bf16 (the CLI's `--in-dtype bf16`).
+// Integers (NpyKinds::integers or numbers, never by default): '|b1' (bool), '|i1', '<i2', '<i4', '<i8',
+// '|u1', '<u2', '<u4', '<u8' ('<' or '|' for the one-byte types, as NumPy accepts both); every value must
+// have |v| < 2^53, so that the double holding it is exact (a larger one is refused, naming its index). With
+// integers allowed, '<u2' is uint16 unless the caller declares bf16.
 // Refused, each with one line "<name>: <what is wrong>; accepted: <what is accepted>" (posenc::IoError):
 // a missing magic or unknown version, a truncated header or data, trailing bytes after the data, any
-// other dtype (integer, complex, object, structured), big-endian '>' or native '=' byte order, '|' on a
-// float, Fortran order, a bad shape, and a declared type that differs from the file's own.
+// other dtype (integer unless asked for, complex, object, structured; a float where only integers are
+// asked for), big-endian '>' or native '=' byte order, '|' on a multi-byte number, Fortran order, a bad
+// shape, and a declared type that differs from the file's own.
 //
 // Every value is converted exactly to double (f16, bf16 and f32 embed exactly; NaN payloads of f16 are
 // kept). Sizes from the header are checked against the bytes actually present before anything is
@@ -31,8 +37,14 @@
 
 namespace posenc::cli {
 
-enum class NpyType { f16, bf16, f32, f64 };
-std::string_view to_string(NpyType);  // "f16", "bf16", "f32", "f64"
+enum class NpyType { f16, bf16, f32, f64, b1, i8, i16, i32, i64, u8, u16, u32, u64 };
+// "f16", "bf16", "f32", "f64", "bool", "i8", "i16", "i32", "i64", "u8", "u16", "u32", "u64"
+std::string_view to_string(NpyType);
+bool is_integer(NpyType);  // bool and the integer types
+
+// Which element types a caller takes: floats (the default: every reader of values), integers (ids, masks:
+// integer and bool dtypes only) or numbers (both).
+enum class NpyKinds { floats, integers, numbers };
 
 struct NpyArray {
   NpyType stored = NpyType::f64;     // element type in the file
@@ -44,11 +56,14 @@ struct NpyArray {
 
 // Parses a whole .npy file held in memory; `name` (a path, usually) starts every error message.
 // declared = nullopt: the file's own dtype decides; otherwise it must agree with the file, and it is
-// the only way to read '<u2'/'<V2' data as bf16. Throws posenc::IoError.
-NpyArray parse_npy(std::string_view bytes, std::string_view name, std::optional<NpyType> declared = std::nullopt);
+// the only way to read '<u2'/'<V2' data as bf16 (declared applies to the float types only). `kinds`: the
+// element types taken. Throws posenc::IoError.
+NpyArray parse_npy(std::string_view bytes, std::string_view name, std::optional<NpyType> declared = std::nullopt,
+                   NpyKinds kinds = NpyKinds::floats);
 
 // Reads the file at `path` and parses it. A missing, unreadable or directory path throws
 // posenc::IoError naming the path and the system's reason.
-NpyArray read_npy(const std::string& path, std::optional<NpyType> declared = std::nullopt);
+NpyArray read_npy(const std::string& path, std::optional<NpyType> declared = std::nullopt,
+                  NpyKinds kinds = NpyKinds::floats);
 
 }  // namespace posenc::cli

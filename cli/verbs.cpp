@@ -61,6 +61,7 @@ DType dtype_of(NpyType t) {
     case NpyType::bf16: return DType::bf16;
     case NpyType::f32: return DType::f32;
     case NpyType::f64: return DType::f64;
+    default: break;  // integer types: read only where a caller asks for them (NpyKinds), never held to ulps
   }
   return DType::f64;
 }
@@ -105,9 +106,9 @@ PositionList parse_checked_positions(const std::string& flag, const std::string&
   return pl;
 }
 
-NpyArray read_input(const std::string& flag, const std::string& path, std::optional<NpyType> declared) {
+NpyArray read_input(const std::string& flag, const std::string& path, std::optional<NpyType> declared, NpyKinds kinds) {
   try {
-    return read_npy(path, declared);
+    return read_npy(path, declared, kinds);
   } catch (const IoError& e) {
     throw IoError(flag + ": " + e.what());
   }
@@ -120,17 +121,16 @@ void check_ulp_allowance(const CLI::App* app, const std::string& flag, double va
                    "' is out of range; accepted: a real in [0, 1e6]");
 }
 
-NpyArray InputFlags::read() const {
-  std::optional<NpyType> declared;
-  if (!dtype.empty()) {
-    if (dtype == "f16") declared = NpyType::f16;
-    else if (dtype == "bf16") declared = NpyType::bf16;
-    else if (dtype == "f32") declared = NpyType::f32;
-    else if (dtype == "f64") declared = NpyType::f64;
-    else throw UsageError("--in-dtype: '" + dtype + "' is not an element type; accepted: f16 | bf16 | f32 | f64");
-  }
-  return read_input("--in", path, declared);
+std::optional<NpyType> parse_declared_dtype(const std::string& flag, const std::string& text) {
+  if (text.empty()) return std::nullopt;
+  if (text == "f16") return NpyType::f16;
+  if (text == "bf16") return NpyType::bf16;
+  if (text == "f32") return NpyType::f32;
+  if (text == "f64") return NpyType::f64;
+  throw UsageError(flag + ": '" + text + "' is not an element type; accepted: f16 | bf16 | f32 | f64");
 }
+
+NpyArray InputFlags::read() const { return read_input("--in", path, parse_declared_dtype("--in-dtype", dtype)); }
 
 void ReportFlags::add_to(CLI::App* a) {
   a->add_option("--format", format, "md (default) | json")->type_name("FMT")->group("Output");

@@ -78,8 +78,13 @@ PositionList parse_checked_positions(const std::string& flag, const std::string&
 void check_position_of(const std::string& flag, const std::string& text, std::int64_t p,
                        const std::function<void(std::int64_t)>& check);
 
-// A .npy input named by a flag (--in, --q, --k): the reader's error prefixed by the flag.
-NpyArray read_input(const std::string& flag, const std::string& path, std::optional<NpyType> declared = std::nullopt);
+// A .npy input named by a flag (--in, --q, --k): the reader's error prefixed by the flag. `kinds`: the element types
+// taken (default floats; integers for token ids and masks).
+NpyArray read_input(const std::string& flag, const std::string& path, std::optional<NpyType> declared = std::nullopt,
+                    NpyKinds kinds = NpyKinds::floats);
+// The declared element type of a .npy input (--in-dtype, --weights-dtype): empty text = none (the file's own);
+// f16 | bf16 | f32 | f64; anything else a UsageError naming the flag.
+std::optional<NpyType> parse_declared_dtype(const std::string& flag, const std::string& text);
 
 // A check's ulp allowance for a float32 library function (--ulp-exp, --ulp-pow, --ulp-trig): a real in [0, 1e6].
 void check_ulp_allowance(const CLI::App* app, const std::string& flag, double value);

@@ -80,6 +80,10 @@ BASES = {
                           {"in.npy": ["bias", "kerple", "--preset", "kerple-log", "--heads", "4", "--bias-p",
                                       "1.1,0.9,1.4,0.005", "--bias-a", "0.02,0.1,0.5,1", "--key-length", "8",
                                       "--key-mask", "00111111", "--mask", "causal"]}),
+    ("table", "learned"): (["--preset", "roberta", "--weights", "w.npy", "--tokens", "0,31414,232,2,1,1", "--format",
+                            "json"], {"w.npy": (16, 8)}),
+    ("check", "learned"): (["--preset", "opt", "--in", "ids.npy", "--mask", "0011011", "--format", "json"],
+                           {"ids.npy": ["ids", "learned", "--preset", "opt", "--mask", "0011011"]}),
 }
 
 INT_JUNK = ["", "abc", "1.5", "0x10", "12abc", "nan", "inf", "9223372036854775808", "-9223372036854775809",

@@ -22,6 +22,7 @@ namespace {
 
 using posenc::IoError;
 using posenc::cli::NpyArray;
+using posenc::cli::NpyKinds;
 using posenc::cli::NpyType;
 using posenc::cli::parse_npy;
 using posenc::cli::read_npy;
@@ -66,9 +67,10 @@ std::string f64s(std::initializer_list<double> v) {
 std::string zeros(std::size_t n) { return std::string(n, '\0'); }
 
 // The refusal's message: one line, "t.npy: ...; accepted: ...", containing `phrase`.
-void expect_refused(const std::string& bytes, std::string_view phrase, std::optional<NpyType> declared = std::nullopt) {
+void expect_refused(const std::string& bytes, std::string_view phrase, std::optional<NpyType> declared = std::nullopt,
+                    NpyKinds kinds = NpyKinds::floats) {
   try {
-    parse_npy(bytes, kName, declared);
+    parse_npy(bytes, kName, declared, kinds);
     ADD_FAILURE() << "accepted, expected a refusal containing: " << phrase;
   } catch (const IoError& e) {
     const std::string what = e.what();
@@ -84,6 +86,12 @@ TEST(NpyReader, TypeNames) {
   EXPECT_EQ(to_string(NpyType::bf16), "bf16");
   EXPECT_EQ(to_string(NpyType::f32), "f32");
   EXPECT_EQ(to_string(NpyType::f64), "f64");
+  EXPECT_EQ(to_string(NpyType::b1), "bool");
+  EXPECT_EQ(to_string(NpyType::i64), "i64");
+  EXPECT_EQ(to_string(NpyType::u8), "u8");
+  EXPECT_FALSE(is_integer(NpyType::bf16));
+  EXPECT_TRUE(is_integer(NpyType::b1));
+  EXPECT_TRUE(is_integer(NpyType::u64));
 }
 
 TEST(NpyReader, F16ValuesAreExact) {
@@ -259,6 +267,84 @@ TEST(NpyReader, RefusesMalformedHeaders) {
   expect_refused(npy(std::string("{\x01\xff", 3), ""), "at \"\\x01\\xff");
 }
 
+// Integer dtypes: only where the caller asks for them; every value exact in double, |v| < 2^53.
+TEST(NpyReader, IntegersOnlyWhenAskedFor) {
+  struct Case {
+    std::string_view descr;
+    NpyType type;
+    int bytes;
+    std::uint64_t raw;  // the bit pattern of one element
+    double value;
+  };
+  const Case cases[] = {
+      {"|b1", NpyType::b1, 1, 1, 1.0},
+      {"|i1", NpyType::i8, 1, 0x80, -128.0},
+      {"<i1", NpyType::i8, 1, 0x7f, 127.0},   // NumPy reads any byte order for one byte
+      {"|u1", NpyType::u8, 1, 0xff, 255.0},
+      {"<i2", NpyType::i16, 2, 0x8000, -32768.0},
+      {"<u2", NpyType::u16, 2, 0xffff, 65535.0},
+      {"<i4", NpyType::i32, 4, 0xffffffff, -1.0},
+      {"<u4", NpyType::u32, 4, 0xffffffff, 4294967295.0},
+      {"<i8", NpyType::i64, 8, 0x001fffffffffffff, 9007199254740991.0},       // 2^53 - 1
+      {"<i8", NpyType::i64, 8, 0xffe0000000000001, -9007199254740991.0},      // -(2^53 - 1)
+      {"<u8", NpyType::u64, 8, 0x001fffffffffffff, 9007199254740991.0},
+  };
+  for (const Case& c : cases) {
+    const std::string bytes = npy(dict(c.descr, "(2,)"), le({0, c.raw}, c.bytes));
+    for (const NpyKinds kinds : {NpyKinds::integers, NpyKinds::numbers}) {
+      const NpyArray a = parse_npy(bytes, kName, std::nullopt, kinds);
+      EXPECT_EQ(a.stored, c.type) << c.descr;
+      EXPECT_EQ(a.values, (std::vector<double>{0.0, c.value})) << c.descr;
+    }
+    // Not by default: every reader of values (check, apply, scores) still takes floats only.
+    expect_refused(bytes, "is not a float type");
+  }
+  // A 2-D array keeps its shape; the int64 ids a position-id file holds.
+  const NpyArray ids = parse_npy(npy(dict("<i8", "(2, 3)"), le({2, 3, 4, 1, 1, 2}, 8)), kName, std::nullopt,
+                                 NpyKinds::integers);
+  EXPECT_EQ(ids.shape, (std::vector<std::size_t>{2, 3}));
+  EXPECT_EQ(ids.values, (std::vector<double>{2, 3, 4, 1, 1, 2}));
+  // numbers: floats too; integers: floats refused.
+  EXPECT_EQ(parse_npy(npy(dict("<f4", "(1,)"), f32s({2.5f})), kName, std::nullopt, NpyKinds::numbers).values,
+            std::vector<double>{2.5});
+  expect_refused(npy(dict("<f4", "(1,)"), f32s({2.5f})), "dtype '<f4' is not an integer type", std::nullopt,
+                 NpyKinds::integers);
+  expect_refused(npy(dict("<f4", "(1,)"), f32s({2.5f})), "'|b1' (bool), '|i1', '<i2'", std::nullopt,
+                 NpyKinds::integers);
+  expect_refused(npy(dict("<c8", "(1,)"), zeros(8)), "dtype '<c8' is not an integer or float type", std::nullopt,
+                 NpyKinds::numbers);
+  // '<u2' is uint16 with integers allowed, bf16 only when declared.
+  const std::string raw = npy(dict("<u2", "(1,)"), le({0x3f80}, 2));
+  EXPECT_EQ(parse_npy(raw, kName, std::nullopt, NpyKinds::numbers).values, std::vector<double>{16256});
+  EXPECT_EQ(parse_npy(raw, kName, NpyType::bf16, NpyKinds::numbers).stored, NpyType::bf16);
+  EXPECT_EQ(parse_npy(raw, kName, NpyType::bf16, NpyKinds::numbers).values, std::vector<double>{1.0});
+}
+
+TEST(NpyReader, RefusesIntegersADoubleCannotHold) {
+  for (const NpyKinds kinds : {NpyKinds::integers, NpyKinds::numbers}) {
+    expect_refused(npy(dict("<i8", "(2, 2)"), le({0, 0, 0, std::uint64_t{1} << 53}, 8)),
+                   "value 9007199254740992 at index [1, 1] has |v| >= 2^53", std::nullopt, kinds);
+    expect_refused(npy(dict("<i8", "(1,)"), le({0x8000000000000000}, 8)),
+                   "value -9223372036854775808 at index [0] has |v| >= 2^53", std::nullopt, kinds);
+    expect_refused(npy(dict("<u8", "(3,)"), le({1, 2, ~std::uint64_t{0}}, 8)),
+                   "value 18446744073709551615 at index [2]", std::nullopt, kinds);
+    expect_refused(npy(dict("<u8", "(1,)"), le({std::uint64_t{1} << 60}, 8)), "integers with |v| < 2^53", std::nullopt,
+                   kinds);
+  }
+}
+
+TEST(NpyReader, RefusesMalformedIntegers) {
+  const auto ints = NpyKinds::integers;
+  expect_refused(npy(dict("|b1", "(3,)"), le({0, 1, 2}, 1)), "byte 2 at index [2] is not a bool", std::nullopt, ints);
+  expect_refused(npy(dict(">i4", "(1,)"), zeros(4)), "dtype '>i4' is big-endian", std::nullopt, ints);
+  expect_refused(npy(dict("=i8", "(1,)"), zeros(8)), "has native byte order '='", std::nullopt, ints);
+  expect_refused(npy(dict("|i2", "(1,)"), zeros(2)), "not valid for a multi-byte integer type", std::nullopt, ints);
+  expect_refused(npy(dict("<i4", "(2,)"), zeros(4)), "truncated: 4 bytes of data", std::nullopt, ints);
+  expect_refused(npy(dict("|i1", "(2,)"), zeros(3)), "1 trailing bytes", std::nullopt, ints);
+  expect_refused(npy(dict("<i4", "(1,)"), zeros(4)), "dtype '<i4' (i32) does not match the declared f32",
+                 NpyType::f32, NpyKinds::numbers);
+}
+
 TEST(NpyReader, ReadsFilesAndNamesUnreadablePaths) {
   const std::filesystem::path dir = ::testing::TempDir();
   const std::string path = (dir / "posenc_npy_reader_test.npy").string();
@@ -269,6 +355,11 @@ TEST(NpyReader, ReadsFilesAndNamesUnreadablePaths) {
   const NpyArray a = read_npy(path);
   EXPECT_EQ(a.shape, (std::vector<std::size_t>{2, 1}));
   EXPECT_EQ(a.values, (std::vector<double>{0.5, 4}));
+  {
+    std::ofstream f(path, std::ios::binary);
+    f << npy(dict("<i8", "(2,)"), le({7, 3}, 8));
+  }
+  EXPECT_EQ(read_npy(path, std::nullopt, NpyKinds::integers).values, (std::vector<double>{7, 3}));
   std::remove(path.c_str());
 
   for (const auto& [bad, reason] : {std::pair<std::string, std::string_view>{(dir / "no_such_file.npy").string(),

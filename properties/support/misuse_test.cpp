@@ -12,6 +12,7 @@
 
 #include "posenc/alibi.hpp"
 #include "posenc/kerple.hpp"
+#include "posenc/learned.hpp"
 #include "posenc/linalg.hpp"
 #include "posenc/rope.hpp"
 #include "posenc/sinusoidal.hpp"
@@ -300,6 +301,39 @@ TEST(Misuse, KerpleBiasScoresAndValues) {
   EXPECT_ERROR_NAMING(plan.scores(q, std::span<const float>(k).first(5), 4, g, 1.0, o), "k");
   EXPECT_ERROR_NAMING(plan.scores(q, k, 4, g, 1.0, std::span<float>(out.data(), 5)), "scores");
   EXPECT_EQ(out.back(), 7.0f) << "a refused call wrote past what it was given";
+}
+
+TEST(Misuse, LearnedSpecsTablesAndInputs) {
+  const posenc::LearnedTable table{3, 2, {1, 2, 3, 4, 5, 6}};
+  for (auto [field, mutate] : std::vector<std::pair<std::string, void (*)(posenc::LearnedSpec&)>>{
+           {"id_map", [](posenc::LearnedSpec& s) { s.id_map = static_cast<posenc::IdMap>(9); }},
+           {"padding_idx", [](posenc::LearnedSpec& s) { s.padding_idx = -1; }},
+           {"offset", [](posenc::LearnedSpec& s) { s.offset = kMin; }},
+           {"offset", [](posenc::LearnedSpec& s) { s.id_map = posenc::IdMap::make_positions; s.offset = 1; }},
+       }) {
+    posenc::LearnedSpec s;
+    mutate(s);
+    EXPECT_ERROR_NAMING((posenc::LearnedPlan{s, table}), field);
+    EXPECT_ERROR_NAMING(posenc::make_plan(s, table), field);
+    EXPECT_ERROR_NAMING(posenc::position_ids(s, {.length = 2}), field);
+  }
+  EXPECT_ERROR_NAMING((posenc::LearnedPlan{posenc::LearnedSpec{}, posenc::LearnedTable{3, 2, {1, 2}}}), "table");
+  EXPECT_ERROR_NAMING((posenc::LearnedPlan{posenc::LearnedSpec{}, posenc::LearnedTable{kHuge, 2, {}}}), "table");
+  const posenc::LearnedPlan plan(posenc::LearnedSpec{}, table);
+  std::vector<double> out(2 * 2 + 1, 7.0);
+  const std::int64_t far[] = {0, 3}, huge[] = {kMin, 0};
+  EXPECT_ERROR_NAMING(plan.rows(far, std::span<double>(out.data(), 4)), "position id");
+  EXPECT_ERROR_NAMING(plan.rows(huge, std::span<double>(out.data(), 4)), "position id");
+  EXPECT_ERROR_NAMING(plan.rows(far, std::span<double>(out.data(), 5)), "out");
+  EXPECT_EQ(out.back(), 7.0) << "a refused call wrote past what it was given";
+  std::vector<float> o32(4);
+  EXPECT_ERROR_NAMING(plan.lookup({.length = 2, .past = 2}, std::span<float>(o32)), "position id");
+  EXPECT_ERROR_NAMING(plan.lookup({.length = 0}, std::span<double>(out.data(), 0)), "length");
+  EXPECT_ERROR_NAMING(plan.position_ids({.length = 2, .past = kMin}), "past");
+  const std::uint8_t mask_bad[] = {1, 3};
+  EXPECT_ERROR_NAMING(posenc::position_ids(posenc::LearnedSpec{.id_map = posenc::IdMap::cumsum_mask}, {.length = 2, .attention_mask = mask_bad}), "attention_mask");
+  const std::int64_t one[] = {5};
+  EXPECT_ERROR_NAMING(posenc::position_ids(posenc::LearnedSpec{.id_map = posenc::IdMap::make_positions}, {.length = 2, .tokens = one}), "tokens");
 }
 
 }  // namespace
