@@ -4,6 +4,7 @@ full set for a manual look."""
 from __future__ import annotations
 
 import json
+import unittest
 import math
 import sys
 from pathlib import Path
@@ -201,3 +202,49 @@ def write(directory, accuracy_file=True, broken_bench=False, run_file=True, sche
 
 if __name__ == "__main__":
     write(sys.argv[1] if len(sys.argv) > 1 else "/tmp/posenc-samples", broken_bench="--broken" in sys.argv)
+
+
+# ---- helpers of the scheme-module tests (test_<scheme>_scheme.py) --------------------------------------------
+
+
+def bench_entry(name, ms, bytes_per_second=None, items_per_second=None):
+    """One Google Benchmark iteration record of `name` taking `ms` milliseconds."""
+    e = {"name": name, "run_name": name, "run_type": "iteration", "real_time": ms, "time_unit": "ms",
+         "iterations": 1}
+    if bytes_per_second is not None:
+        e["bytes_per_second"] = bytes_per_second
+    if items_per_second is not None:
+        e["items_per_second"] = items_per_second
+    return e
+
+
+def cli_has_scheme(cli, scheme):
+    """Whether the posenc binary `cli` (a Path) exists and lists `scheme`."""
+    import subprocess
+    if not cli.is_file():
+        return False
+    try:
+        out = subprocess.run([str(cli), "list", "--format", "json"], capture_output=True, text=True, timeout=60)
+        return any(s.get("name") == scheme for s in json.loads(out.stdout).get("schemes", []))
+    except (OSError, ValueError, subprocess.TimeoutExpired):
+        return False
+
+
+class FakeCliTest(unittest.TestCase):
+    """A test case with cls.fake: an executable Python script (the class attribute FAKE) standing in for posenc."""
+    FAKE = ""
+
+    @classmethod
+    def setUpClass(cls):
+        import os
+        import sys
+        import tempfile
+        cls.tmp = tempfile.TemporaryDirectory()
+        cls.fake = os.path.join(cls.tmp.name, "posenc")
+        with open(cls.fake, "w") as f:
+            f.write(f"#!{sys.executable}\n" + cls.FAKE)
+        os.chmod(cls.fake, 0o755)
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.tmp.cleanup()

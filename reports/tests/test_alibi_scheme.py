@@ -11,8 +11,10 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
+sys.path.insert(0, str(HERE))
 
 from posenc_report import bench, schemes, summary  # noqa: E402
+from samples import FakeCliTest, bench_entry, cli_has_scheme  # noqa: E402
 from posenc_report.schemes import alibi  # noqa: E402
 
 REPO = HERE.parent.parent
@@ -30,12 +32,6 @@ class Ctx:
         self.cli, self.figure_notes, self.renderer = cli, [], Renderer()
 
 
-def _entry(name: str, ms: float, bytes_per_second: float | None = None) -> dict:
-    e = {"name": name, "run_name": name, "run_type": "iteration", "real_time": ms, "time_unit": "ms",
-         "iterations": 1}
-    if bytes_per_second is not None:
-        e["bytes_per_second"] = bytes_per_second
-    return e
 
 
 class AlibiModuleTest(unittest.TestCase):
@@ -63,14 +59,14 @@ class AlibiModuleTest(unittest.TestCase):
 
     def test_headline_pairs_kernels_with_their_baselines(self):
         data = {"benchmarks": [
-            _entry("alibi/bias/exact_relative_f32/heads:32/L:512/threads:1", 1, 9e9),
-            _entry("alibi/bias/stream_store_f32/heads:32/L:512/threads:1", 1, 10e9),
-            _entry("alibi/bias/exact_relative_f32/heads:32/L:4096/threads:1", 100, 8e9),
-            _entry("alibi/bias/stream_store_f32/heads:32/L:4096/threads:1", 90, 10e9),
-            _entry("alibi/bias/store_f32/heads:32/L:4096/threads:1", 50, 20e9),
-            _entry("alibi/bias/stream_store_f64/heads:32/L:4096/threads:1", 200, 40e9),
-            _entry("alibi/scores/fused_exact_relative_causal_f32/heads:1/L:4096/head_dim:128/threads:1", 11),
-            _entry("alibi/scores/sgemm_f32/heads:1/L:4096/head_dim:128/threads:1", 10),
+            bench_entry("alibi/bias/exact_relative_f32/heads:32/L:512/threads:1", 1, 9e9),
+            bench_entry("alibi/bias/stream_store_f32/heads:32/L:512/threads:1", 1, 10e9),
+            bench_entry("alibi/bias/exact_relative_f32/heads:32/L:4096/threads:1", 100, 8e9),
+            bench_entry("alibi/bias/stream_store_f32/heads:32/L:4096/threads:1", 90, 10e9),
+            bench_entry("alibi/bias/store_f32/heads:32/L:4096/threads:1", 50, 20e9),
+            bench_entry("alibi/bias/stream_store_f64/heads:32/L:4096/threads:1", 200, 40e9),
+            bench_entry("alibi/scores/fused_exact_relative_causal_f32/heads:1/L:4096/head_dim:128/threads:1", 11),
+            bench_entry("alibi/scores/sgemm_f32/heads:1/L:4096/head_dim:128/threads:1", 10),
         ]}
         head = summary.speed(bench.records("bench-alibi", data), alibi.HEADLINE_KERNELS)
         self.assertEqual([h["record"].name for h in head],

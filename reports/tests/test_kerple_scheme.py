@@ -16,8 +16,10 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
+sys.path.insert(0, str(HERE))
 
 from posenc_report import bench, schemes, summary  # noqa: E402
+from samples import FakeCliTest, bench_entry, cli_has_scheme  # noqa: E402
 from posenc_report.cli_data import CliData  # noqa: E402
 from posenc_report.schemes import kerple  # noqa: E402
 
@@ -96,36 +98,9 @@ class Ctx:
         self.cli, self.figure_notes, self.renderer = cli, [], Renderer()
 
 
-def _entry(name: str, ms: float, bytes_per_second: float | None = None) -> dict:
-    e = {"name": name, "run_name": name, "run_type": "iteration", "real_time": ms, "time_unit": "ms",
-         "iterations": 1}
-    if bytes_per_second is not None:
-        e["bytes_per_second"] = bytes_per_second
-    return e
 
-
-def _has_kerple(cli: Path) -> bool:
-    if not cli.is_file():
-        return False
-    try:
-        out = subprocess.run([str(cli), "list", "--format", "json"], capture_output=True, text=True, timeout=60)
-        return any(s.get("name") == "kerple" for s in json.loads(out.stdout).get("schemes", []))
-    except (OSError, ValueError, subprocess.TimeoutExpired):
-        return False
-
-
-class KerpleModuleTest(unittest.TestCase):
-    @classmethod
-    def setUpClass(cls):
-        cls.tmp = tempfile.TemporaryDirectory()
-        cls.fake = os.path.join(cls.tmp.name, "posenc")
-        with open(cls.fake, "w") as f:
-            f.write(f"#!{sys.executable}\n" + FAKE)
-        os.chmod(cls.fake, 0o755)
-
-    @classmethod
-    def tearDownClass(cls):
-        cls.tmp.cleanup()
+class KerpleModuleTest(FakeCliTest):
+    FAKE = FAKE
 
     def test_registered(self):
         self.assertIn("kerple", schemes.registered())
@@ -176,16 +151,16 @@ class KerpleModuleTest(unittest.TestCase):
 
     def test_headline_pairs_kernels_with_their_baselines(self):
         data = {"benchmarks": [
-            _entry("kerple/bias/exact_log_f32/heads:32/L:512/threads:1", 1, 9e9),
-            _entry("kerple/bias/stream_store_f32/heads:32/L:512/threads:1", 1, 10e9),
-            _entry("kerple/bias/exact_log_f32/heads:32/L:4096/threads:1", 100, 6e9),
-            _entry("kerple/bias/megatron_log_f32/heads:32/L:4096/threads:1", 120, 5e9),
-            _entry("kerple/bias/stream_store_f32/heads:32/L:4096/threads:1", 90, 10e9),
-            _entry("kerple/bias/store_f32/heads:32/L:4096/threads:1", 50, 20e9),
-            _entry("kerple/bias/exact_log_f64/heads:32/L:4096/threads:1", 200, 12e9),
-            _entry("kerple/bias/stream_store_f64/heads:32/L:4096/threads:1", 200, 40e9),
-            _entry("kerple/scores/fused_exact_log_causal_f32/heads:1/L:4096/head_dim:128/threads:1", 12),
-            _entry("kerple/scores/sgemm_f32/heads:1/L:4096/head_dim:128/threads:1", 10),
+            bench_entry("kerple/bias/exact_log_f32/heads:32/L:512/threads:1", 1, 9e9),
+            bench_entry("kerple/bias/stream_store_f32/heads:32/L:512/threads:1", 1, 10e9),
+            bench_entry("kerple/bias/exact_log_f32/heads:32/L:4096/threads:1", 100, 6e9),
+            bench_entry("kerple/bias/megatron_log_f32/heads:32/L:4096/threads:1", 120, 5e9),
+            bench_entry("kerple/bias/stream_store_f32/heads:32/L:4096/threads:1", 90, 10e9),
+            bench_entry("kerple/bias/store_f32/heads:32/L:4096/threads:1", 50, 20e9),
+            bench_entry("kerple/bias/exact_log_f64/heads:32/L:4096/threads:1", 200, 12e9),
+            bench_entry("kerple/bias/stream_store_f64/heads:32/L:4096/threads:1", 200, 40e9),
+            bench_entry("kerple/scores/fused_exact_log_causal_f32/heads:1/L:4096/head_dim:128/threads:1", 12),
+            bench_entry("kerple/scores/sgemm_f32/heads:1/L:4096/head_dim:128/threads:1", 10),
         ]}
         head = summary.speed(bench.records("bench-kerple", data), kerple.HEADLINE_KERNELS)
         self.assertEqual([h["record"].name for h in head],
@@ -253,7 +228,7 @@ class KerpleModuleTest(unittest.TestCase):
         self.assertIn("(`posenc bias kerple --dtype f64`, `posenc bias alibi --dtype f64`; 11 invocations)",
                       notes[0][1])
 
-    @unittest.skipUnless(_has_kerple(CLI), "posenc CLI not built with KERPLE")
+    @unittest.skipUnless(cli_has_scheme(CLI, "kerple"), "posenc CLI not built with KERPLE")
     def test_figures_from_the_cli(self):
         notes = self._check_figures(str(CLI))
         self.assertIn("11 invocations", notes[0][1])

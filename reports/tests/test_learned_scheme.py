@@ -18,8 +18,10 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
+sys.path.insert(0, str(HERE))
 
 from posenc_report import bench, schemes, summary  # noqa: E402
+from samples import FakeCliTest, bench_entry, cli_has_scheme  # noqa: E402
 from posenc_report.schemes import learned  # noqa: E402
 
 REPO = HERE.parent.parent
@@ -89,38 +91,9 @@ class Ctx:
         self.cli, self.figure_notes, self.renderer = cli, [], None
 
 
-def _entry(name: str, ms: float, bytes_per_second: float | None = None, items_per_second: float | None = None) -> dict:
-    e = {"name": name, "run_name": name, "run_type": "iteration", "real_time": ms, "time_unit": "ms",
-         "iterations": 1}
-    if bytes_per_second is not None:
-        e["bytes_per_second"] = bytes_per_second
-    if items_per_second is not None:
-        e["items_per_second"] = items_per_second
-    return e
 
-
-def _has_learned(cli: Path) -> bool:
-    if not cli.is_file():
-        return False
-    try:
-        out = subprocess.run([str(cli), "list", "--format", "json"], capture_output=True, text=True, timeout=60)
-        return any(s.get("name") == "learned" for s in json.loads(out.stdout).get("schemes", []))
-    except (OSError, ValueError, subprocess.TimeoutExpired):
-        return False
-
-
-class LearnedModuleTest(unittest.TestCase):
-    @classmethod
-    def setUpClass(cls):
-        cls.tmp = tempfile.TemporaryDirectory()
-        cls.fake = os.path.join(cls.tmp.name, "posenc")
-        with open(cls.fake, "w") as f:
-            f.write(f"#!{sys.executable}\n" + FAKE)
-        os.chmod(cls.fake, 0o755)
-
-    @classmethod
-    def tearDownClass(cls):
-        cls.tmp.cleanup()
+class LearnedModuleTest(FakeCliTest):
+    FAKE = FAKE
 
     def test_registered(self):
         self.assertIn("learned", schemes.registered())
@@ -161,17 +134,17 @@ class LearnedModuleTest(unittest.TestCase):
 
     def test_headline_pairs_kernels_with_their_baselines(self):
         data = {"benchmarks": [
-            _entry("learned/rows/gather_f32/rows:514/dim:768/L:512/threads:1", 0.1, 9e9),
-            _entry("learned/rows/stream_store_f32/rows:514/dim:768/L:512/threads:1", 0.1, 10e9),
-            _entry("learned/rows/gather_f32/rows:2050/dim:4096/L:32768/threads:1", 100, 6e9),
-            _entry("learned/rows/stream_store_f32/rows:2050/dim:4096/L:32768/threads:1", 50, 12e9),
-            _entry("learned/rows/store_f32/rows:2050/dim:4096/L:32768/threads:1", 50, 20e9),
-            _entry("learned/rows/memcpy_f32/rows:2050/dim:4096/L:32768/threads:1", 50, 8e9),
-            _entry("learned/rows/gather_f64/rows:2050/dim:4096/L:32768/threads:1", 200, 11e9),
-            _entry("learned/rows/stream_store_f64/rows:2050/dim:4096/L:32768/threads:1", 200, 22e9),
-            _entry("learned/ids/cumsum_mask/L:1048576/threads:1", 2, 4e9, 5e8),
-            _entry("learned/ids/arange/L:1048576/threads:1", 1, 8e9, 1e9),
-            _entry("learned/ids/plainloop/L:1048576/threads:1", 1, 8e9, 1e9),
+            bench_entry("learned/rows/gather_f32/rows:514/dim:768/L:512/threads:1", 0.1, 9e9),
+            bench_entry("learned/rows/stream_store_f32/rows:514/dim:768/L:512/threads:1", 0.1, 10e9),
+            bench_entry("learned/rows/gather_f32/rows:2050/dim:4096/L:32768/threads:1", 100, 6e9),
+            bench_entry("learned/rows/stream_store_f32/rows:2050/dim:4096/L:32768/threads:1", 50, 12e9),
+            bench_entry("learned/rows/store_f32/rows:2050/dim:4096/L:32768/threads:1", 50, 20e9),
+            bench_entry("learned/rows/memcpy_f32/rows:2050/dim:4096/L:32768/threads:1", 50, 8e9),
+            bench_entry("learned/rows/gather_f64/rows:2050/dim:4096/L:32768/threads:1", 200, 11e9),
+            bench_entry("learned/rows/stream_store_f64/rows:2050/dim:4096/L:32768/threads:1", 200, 22e9),
+            bench_entry("learned/ids/cumsum_mask/L:1048576/threads:1", 2, 4e9, 5e8),
+            bench_entry("learned/ids/arange/L:1048576/threads:1", 1, 8e9, 1e9),
+            bench_entry("learned/ids/plainloop/L:1048576/threads:1", 1, 8e9, 1e9),
         ]}
         head = summary.speed(bench.records("bench-learned", data), learned.HEADLINE_KERNELS)
         self.assertEqual([h["record"].name for h in head],
@@ -242,7 +215,7 @@ class LearnedModuleTest(unittest.TestCase):
         self.assertIn("(`posenc ids learned`, `posenc table learned --dtype f64`, `posenc table sinusoidal --dtype "
                       "f64`; 22 invocations)", notes[0][1])
 
-    @unittest.skipUnless(_has_learned(CLI), "posenc CLI not built with the learned scheme")
+    @unittest.skipUnless(cli_has_scheme(CLI, "learned"), "posenc CLI not built with the learned scheme")
     def test_tables_from_the_cli(self):
         notes = self._check_tables(str(CLI))
         self.assertIn("22 invocations", notes[0][1])
