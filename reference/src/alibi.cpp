@@ -2,6 +2,8 @@
 
 #include <mpfr.h>
 
+#include "mpfr_util.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
@@ -20,23 +22,8 @@ constexpr unsigned kEmu = 64;                       // precision of the Reals ho
 constexpr unsigned kExponentBits = 128;             // E_h needs at most 53 + 18 bits: exact at 128
 constexpr mpfr_prec_t kZivLimit = mpfr_prec_t{1} << 20;
 
-mpfr_ptr raw(Real& x) { return x.backend().data(); }
-mpfr_srcptr raw(const Real& x) { return x.backend().data(); }
-
-// An mpfr_t of a given precision, cleared on scope exit (the Ziv loops' working values may exceed kMaxBits, which
-// make_real refuses).
-class Mp {
- public:
-  explicit Mp(mpfr_prec_t prec) { mpfr_init2(v_, prec); }
-  ~Mp() { mpfr_clear(v_); }
-  Mp(const Mp&) = delete;
-  Mp& operator=(const Mp&) = delete;
-  mpfr_ptr get() { return v_; }
-  mpfr_srcptr get() const { return v_; }
-
- private:
-  mpfr_t v_;
-};
+using detail::Mp;
+using detail::raw;
 
 bool is_power_of_two(std::size_t n) { return n != 0 && (n & (n - 1)) == 0; }
 

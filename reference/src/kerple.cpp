@@ -2,6 +2,8 @@
 
 #include <mpfr.h>
 
+#include "mpfr_util.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <stdexcept>
@@ -20,23 +22,8 @@ constexpr mpfr_prec_t kArgBits = 128;  // 1 + a d (<= 111 bits, header) and 1 + 
 constexpr mpfr_prec_t kZivLimit = mpfr_prec_t{1} << 20;
 constexpr std::int64_t kMaxDistance = std::int64_t{1} << 31;  // d < 2^31 (key positions < 2^31)
 
-mpfr_ptr raw(Real& x) { return x.backend().data(); }
-mpfr_srcptr raw(const Real& x) { return x.backend().data(); }
-
-// An mpfr_t of a given precision, cleared on scope exit (the Ziv loops' working values may exceed kMaxBits, which
-// make_real refuses).
-class Mp {
- public:
-  explicit Mp(mpfr_prec_t prec) { mpfr_init2(v_, prec); }
-  ~Mp() { mpfr_clear(v_); }
-  Mp(const Mp&) = delete;
-  Mp& operator=(const Mp&) = delete;
-  mpfr_ptr get() { return v_; }
-  mpfr_srcptr get() const { return v_; }
-
- private:
-  mpfr_t v_;
-};
+using detail::Mp;
+using detail::raw;
 
 // ---- validation ----------------------------------------------------------------------------------------------
 
