@@ -12,6 +12,7 @@
 #include <string>
 
 #include "core/bias_rows.hpp"
+#include "core/rn32.hpp"
 
 namespace posenc {
 namespace {
@@ -19,37 +20,10 @@ namespace {
 constexpr const char* kWhere = "kerple";
 constexpr std::int64_t kMaxDistance = (std::int64_t{1} << 31) - 1;
 
-// Whether the double v (relative error <= rel against the real value it approximates) might round to a different
-// float than the real value: v lies within rel |v| of a float rounding boundary (a midpoint between neighbours).
-bool near_float_boundary(double v, double rel) {
-  const double m = std::fabs(v);
-  const auto f = static_cast<float>(m);
-  const auto bits = std::bit_cast<std::uint32_t>(f);
-  if (bits == 0 || bits >= 0x7f7fffffu) return true;  // 0 (v tiny) or the largest float / inf: decide in binary128
-  const double fd = f;
-  const double below = std::bit_cast<float>(bits - 1), above = std::bit_cast<float>(bits + 1);
-  // The rounding boundaries next to f are the midpoints (below + f) / 2 and (f + above) / 2, exact in double.
-  const double tol = rel * m;
-  return std::fabs(m - (below + fd) / 2) <= tol || std::fabs(m - (fd + above) / 2) <= tol;
-}
-
-// Error bound of the double evaluations below, with a margin: log1p / log / pow of glibc are within 1 ulp
-// (libm-test-ulps), the products round once each, log1p's condition number x / ((1 + x) ln(1 + x)) is <= 1.
-constexpr double kDoubleRel = 0x1p-48;
-
-// RN32(ln u) and RN32(x^y) for float arguments (the emulated steps).
-float rn32_log(float u) {
-  if (u == 1.0f) return 0.0f;
-  const double r = std::log(static_cast<double>(u));
-  if (!near_float_boundary(r, kDoubleRel)) return static_cast<float>(r);
-  return static_cast<float>(logq(static_cast<__float128>(u)));
-}
-float rn32_pow(float x, float y) {
-  if (x == 0.0f) return 0.0f;  // y > 0 (clamped)
-  const double r = std::pow(static_cast<double>(x), static_cast<double>(y));
-  if (!near_float_boundary(r, kDoubleRel)) return static_cast<float>(r);
-  return static_cast<float>(powq(static_cast<__float128>(x), static_cast<__float128>(y)));
-}
+using core::near_float_boundary;
+using core::rn32_log;
+using core::rn32_pow;
+constexpr double kDoubleRel = core::kDoubleLibmRel;
 
 struct Head {
   double p = 0, a = 0;  // clamped (megatron: float32 values)

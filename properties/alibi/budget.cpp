@@ -11,6 +11,7 @@
 //  * emulated regimes: the float32 slope of the named code's steps (binary128 pow / exp2 rounded once per step),
 //    then RN32(RN32(x) * slope) in IEEE float32 arithmetic; the oracle replays the same steps in MPFR.
 #include "alibi/budget.hpp"
+#include "support/bias_budget.hpp"
 
 #include <cmath>
 #include <string>
@@ -98,21 +99,10 @@ std::vector<std::pair<R, BudgetRow>> make_rows() {
               "within its row's bound of m x (<= 0.5 + 2^-28 ulp, taken as a whole ulp delta_j = ulp(|b_j|)), so "
               "the logits differ from equivalent ones by <= delta = max_j (ulp(|a_j|) + ulp(|b_j|)) and "
               "|log p_a,j - log p_b,j| <= 2 delta: |p_a - p_b| <= p_b (exp(2 delta) - 1)."});
-  for (DType t : {DType::f32, DType::f64}) {
-    const bool f32 = t == DType::f32;
-    add(f32 ? R::scores_f32 : R::scores_f64,
-        {.quantity = std::string("scale <q, k> + bias from AlibiPlan::scores (bias rows, then cblas ") +
-                     (f32 ? "sgemm" : "dgemm") + " with beta = 1)",
-         .dtype = f32 ? "f32" : "f64", .regime = "exact, ofirpress, bloom, mpt", .domain = all + ", head_dim <= 256",
-         .metric = {MetricKind::ratio, t, 0.0, "|score - exact| / B"},
-         .bound = 1.0,
-         .why = "the exact score is scale <q, k> + m x (the spec's own bias, exact or emulated, taken as its "
-                "rounded value b~). The gemm forms alpha sum q_c k_c + b~ with alpha = RN(scale) (|alpha - scale| "
-                "<= u |scale|) in any order, blocked, with or without FMA: a sum of d + 1 terms with d products "
-                "and the alpha multiply, |error| <= gamma_{d+2} (|alpha| sum |q_c k_c| + |b~|), gamma_n = n u / (1 - "
-                "n u), u the type's unit roundoff; the exact-regime bias adds |b~ - m x| <= u |b~|. B = (gamma_{d+2} + "
-                "u)(|scale| (1 + u) sum |q_c k_c| + |b~|) (1 + 1e-12). Masked entries are -inf exactly."});
-  }
+  for (DType t : {DType::f32, DType::f64})
+    add(t == DType::f32 ? R::scores_f32 : R::scores_f64,
+        fused_scores_row(t, "AlibiPlan", "exact, ofirpress, bloom, mpt", all,
+                         "b~ the spec's own bias m x (exact or emulated) as the plan rounds it; the exact-regime bias is within u |b~| of m x"));
   add(R::identity_oracle,
       {.quantity = "an identity evaluated on the oracle at 256 bits (slope rules, linearity in distance, softmax "
                    "equivalence of the exact variants)",

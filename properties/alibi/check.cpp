@@ -1,7 +1,5 @@
 #include "alibi/check.hpp"
 
-#include <omp.h>
-
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -72,18 +70,7 @@ double envelope(double x, double slope32, double e, const EnvelopeAllowance& a) 
 CheckReport check_bias(const AlibiSpec& spec, const BiasInput& in, const EnvelopeAllowance& allowance, int threads) {
   validate(spec);
   check_allowance(allowance);
-  if (in.heads != spec.heads)
-    throw Error(kWhere, "heads", std::to_string(spec.heads),
-                "the tensor's first dimension, " + std::to_string(in.heads) + " heads", "does not match the tensor");
-  check_alibi_lengths(in.query_length, in.key_length);
-  if (in.values.size() != in.heads * in.query_length * in.key_length)
-    throw Error(kWhere, "values", std::to_string(in.values.size()),
-                "heads * query_length * key_length = " + std::to_string(in.heads * in.query_length * in.key_length));
-  if (!in.key_mask.empty() && in.key_mask.size() != in.key_length)
-    throw Error(kWhere, "key_mask", std::to_string(in.key_mask.size()) + " entries",
-                "key_length = " + std::to_string(in.key_length) + " entries (the tensor's last dimension)");
-  for (const auto m : in.key_mask)
-    if (m > 1) throw Error(kWhere, "key_mask", std::to_string(m), "entries 0 (padding) or 1 (token)");
+  check_bias_input(kWhere, spec.heads, in);
 
   AlibiSpec exact_spec = spec;
   exact_spec.regime = AlibiRegime::exact;
@@ -94,28 +81,14 @@ CheckReport check_bias(const AlibiSpec& spec, const BiasInput& in, const Envelop
   const std::span<const std::uint8_t> mask(in.key_mask);
 
   CheckReport rep = start_report(spec, in.describe, in.stored, H);
-  rep.input["geometry"] = {{"heads", H}, {"query_length", Lq}, {"key_length", Lk},
-                           {"key_mask", in.key_mask.empty() ? "none" : "given"}};
+  describe_geometry(rep, in);
 
-  const int nt = threads > 0 ? std::min(threads, omp_get_num_procs()) : omp_get_max_threads();
-  std::vector<std::vector<CheckAccumulator>> local(static_cast<std::size_t>(std::max(nt, 1)), rep.references);
-  std::vector<std::uint64_t> masked(static_cast<std::size_t>(std::max(nt, 1)), 0);
-  const auto rows = static_cast<std::int64_t>(H * Lq);
-#pragma omp parallel for num_threads(nt) schedule(dynamic, 1)
-  for (std::int64_t ri = 0; ri < rows; ++ri) {
-    const auto t = static_cast<std::size_t>(omp_get_thread_num());
-    auto& acc = local[t];
-    const auto h = static_cast<std::size_t>(ri) / Lq, i = static_cast<std::size_t>(ri) % Lq;
-    const std::size_t qi = Lk - Lq + i;
+  scan_bias_tensor(rep, in, threads, [&](auto& acc, std::size_t h, std::size_t i, std::size_t, auto js) {
     // References depend only on (head, x): keep them per row (a row's x are distinct for most variants).
     std::unordered_map<std::int64_t, std::pair<Real, Real>> refs;
     const double s32 = emu ? static_cast<double>(emulated.slope(h)) : 0.0;
-    for (std::size_t j = 0; j < Lk; ++j) {
+    for (std::size_t j : js) {
       const double y = in.values[(h * Lq + i) * Lk + j];
-      if (y == -std::numeric_limits<double>::infinity() && (j > qi || (!mask.empty() && mask[j] == 0))) {
-        ++masked[t];
-        continue;
-      }
       const std::int64_t x = rf::alibi_multiplier(spec, i, j, Lq, Lk, mask);
       auto it = refs.find(x);
       if (it == refs.end())
@@ -128,11 +101,7 @@ CheckReport check_bias(const AlibiSpec& spec, const BiasInput& in, const Envelop
         acc[1].add(x, h, y, it->second.second, envelope(static_cast<double>(x), s32, e, allowance));
       }
     }
-  }
-  rep.merge_threads(local);
-  std::uint64_t nm = 0;
-  for (auto m : masked) nm += m;
-  rep.input["masked_entries"] = nm;
+  });
   finish(rep, spec, allowance, "bias entry");
   return rep;
 }

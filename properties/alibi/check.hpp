@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "posenc/alibi.hpp"
-#include "support/check_report.hpp"
+#include "support/bias_check.hpp"
 
 namespace posenc::test::alibi {
 
@@ -24,15 +24,8 @@ struct EnvelopeAllowance {
 // within E of posenc's emulation given the allowance.
 double envelope(double x, double slope32, double e, const EnvelopeAllowance& = {});
 
-// A user's bias tensor [heads][query_length][key_length] (values exact in double; -inf where the user masked).
-// key_mask: empty or key_length entries (BLOOM's key_counted positions; with it, padding keys may be -inf).
-struct BiasInput {
-  std::span<const double> values;
-  std::size_t heads = 0, query_length = 0, key_length = 0;
-  std::vector<std::uint8_t> key_mask;
-  DType stored = DType::f32;
-  nlohmann::ordered_json describe;  // file, shape, ... (copied into the report)
-};
+// A user's bias tensor (support/bias_check.hpp); its key_mask is also BLOOM's: the keys whose positions count.
+using BiasInput = BiasTensorInput;
 
 // Every finite entry against the exact m_h x (row alibi.check.exact.<stored>) and, for the emulated regimes,
 // against posenc's emulation within the envelope (row alibi.check.envelope); -inf is accepted exactly where a

@@ -595,22 +595,7 @@ POSENC_CLAIM_TEST(AlibiErrors, InvalidArgumentsThrowErrorNamingTheParameter,
                    "(invalid spec fields: ALIBI-SPEC-1)",
                    "DESIGN.md §7", Oracle::identity, {}}) {
   const AlibiPlan plan(make_spec(4, AlibiVariant::key_counted, AlibiRegime::exact));
-  std::vector<float> out(4 * 3 * 5);
-  const std::uint8_t bad_mask[] = {1, 1, 2, 1, 1}, short_mask[] = {1, 1};
-  expect_error(claim, "query_length", [&] { plan.bias({.query_length = 6, .key_length = 5}, std::span<float>(out)); }, "Lq > Lk");
-  expect_error(claim, "query_length", [&] { plan.bias({.query_length = 0, .key_length = 5}, std::span<float>(out)); }, "Lq 0");
-  expect_error(claim, "key_length", [&] { plan.bias({.query_length = 1, .key_length = 0}, std::span<float>(out)); }, "Lk 0");
-  expect_error(claim, "key_length", [&] { plan.bias({.query_length = 1, .key_length = std::size_t{1} << 31}, std::span<float>(out)); }, "Lk 2^31");
-  expect_error(claim, "key_mask", [&] { plan.bias({.query_length = 3, .key_length = 5, .key_mask = bad_mask}, std::span<float>(out)); }, "mask value 2");
-  expect_error(claim, "key_mask", [&] { plan.bias({.query_length = 3, .key_length = 5, .key_mask = short_mask}, std::span<float>(out)); }, "short mask");
-  expect_error(claim, "out", [&] { plan.bias({.query_length = 3, .key_length = 4}, std::span<float>(out)); }, "wrong out size");
-  expect_error(claim, "mask", [&] { plan.bias({.query_length = 3, .key_length = 5, .mask = static_cast<BiasMask>(7)}, std::span<float>(out)); }, "mask 7");
-  std::vector<float> q(4 * 3 * 8), k(4 * 5 * 8);
-  expect_error(claim, "head_dim", [&] { plan.scores(q, k, 0, {.query_length = 3, .key_length = 5}, 1.0, std::span<float>(out)); }, "head_dim 0");
-  expect_error(claim, "scale", [&] { plan.scores(q, k, 8, {.query_length = 3, .key_length = 5}, std::nan(""), std::span<float>(out)); }, "scale NaN");
-  expect_error(claim, "q", [&] { plan.scores(std::span<const float>(q).first(10), k, 8, {.query_length = 3, .key_length = 5}, 1.0, std::span<float>(out)); }, "short q");
-  expect_error(claim, "k", [&] { plan.scores(q, std::span<const float>(k).first(10), 8, {.query_length = 3, .key_length = 5}, 1.0, std::span<float>(out)); }, "short k");
-  expect_error(claim, "scores", [&] { plan.scores(q, k, 8, {.query_length = 3, .key_length = 5}, 1.0, std::span<float>(out).first(3)); }, "short scores");
+  expect_bias_call_errors(claim, plan, 4);
   expect_error(claim, "preset", [] { (void)alibi_preset("falcon", 8); }, "unknown preset");
   expect_error(claim, "heads", [] { (void)alibi_preset("bloom", 0); }, "0 heads");
   expect_error(claim, "bias_max", [] { (void)make_plan(AlibiSpec{.heads = 4, .regime = AlibiRegime::bloom, .bias_max = 4.0}); }, "bloom b 4");

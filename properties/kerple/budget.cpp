@@ -13,6 +13,7 @@
 //    no contraction) and log / pow evaluated in double and rounded to float32 unless within 2^-48 relative of a
 //    float32 boundary (then binary128): every step correctly rounded; the oracle replays the same steps in MPFR.
 #include "kerple/budget.hpp"
+#include "support/bias_budget.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -90,19 +91,10 @@ std::vector<std::pair<R, BudgetRow>> make_rows() {
               "definite (Chi et al. 2022, Prop. 1-2): sum c_i c_j k(x_i, x_j) >= 0 when sum c_i = 0. The quadratic "
               "form is evaluated exactly (MPFR) from the fast values, each within 0.5 + 2^-50 ulp of K_ij: the "
               "computed form is >= -2^-52 (1 + 2^-49) sum |c_i c_j K_ij| > -2^-51 sum |c_i c_j K_ij|."});
-  for (DType t : {DType::f32, DType::f64}) {
-    const bool f32 = t == DType::f32;
-    add(f32 ? R::scores_f32 : R::scores_f64,
-        {.quantity = std::string("scale <q, k> + bias from KerplePlan::scores (bias rows, then cblas ") +
-                     (f32 ? "sgemm" : "dgemm") + " with beta = 1)",
-         .dtype = f32 ? "f32" : "f64", .regime = "exact, megatron", .domain = all + ", head_dim <= 256",
-         .metric = {MetricKind::ratio, t, 0.0, "|score - exact| / B"},
-         .bound = 1.0,
-         .why = "the exact score is scale <q, k> + b~ (the plan's bias value). The gemm forms alpha sum q_c k_c + b~ "
-                "with alpha = RN(scale) in any order, blocked, with or without FMA: |error| <= gamma_{d+2} (|alpha| "
-                "sum |q_c k_c| + |b~|) + u |b~|; B = (gamma_{d+2} + u)(|scale| (1 + u) sum |q_c k_c| + |b~|) (1 + "
-                "1e-12) (support/bias_measure.hpp). Masked entries are -inf exactly."});
-  }
+  for (DType t : {DType::f32, DType::f64})
+    add(t == DType::f32 ? R::scores_f32 : R::scores_f64,
+        fused_scores_row(t, "KerplePlan", "exact, megatron", all,
+                         "b~ the plan's own bias value (held to its own rows)"));
   // ---- what `posenc check kerple` holds a user's numbers to --------------------------------------------------
   for (DType t : {DType::f16, DType::bf16, DType::f32, DType::f64}) {
     const std::string ts(to_string(t));

@@ -1,7 +1,5 @@
 #include "kerple/check.hpp"
 
-#include <omp.h>
-
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -10,7 +8,6 @@
 #include <unordered_map>
 
 #include "kerple/budget.hpp"
-#include "posenc/alibi_spec.hpp"  // check_alibi_lengths: the lengths every bias scheme accepts
 #include "posenc/error.hpp"
 #include "posenc/reference/kerple.hpp"
 #include "posenc/spec_json.hpp"
@@ -49,57 +46,33 @@ CheckReport check_bias(const KerpleSpec& spec, const KerpleWeights& w, const Bia
   validate(spec);
   check_kerple_weights(spec, w);
   check_allowance(allowance);
-  if (in.heads != spec.heads)
-    throw Error(kWhere, "heads", std::to_string(spec.heads),
-                "the tensor's first dimension, " + std::to_string(in.heads) + " heads", "does not match the tensor");
-  check_alibi_lengths(in.query_length, in.key_length);
-  if (in.values.size() != in.heads * in.query_length * in.key_length)
-    throw Error(kWhere, "values", std::to_string(in.values.size()),
-                "heads * query_length * key_length = " + std::to_string(in.heads * in.query_length * in.key_length));
-  if (!in.key_mask.empty() && in.key_mask.size() != in.key_length)
-    throw Error(kWhere, "key_mask", std::to_string(in.key_mask.size()) + " entries",
-                "key_length = " + std::to_string(in.key_length) + " entries (the tensor's last dimension)");
-  for (const auto m : in.key_mask)
-    if (m > 1) throw Error(kWhere, "key_mask", std::to_string(m), "entries 0 (padding) or 1 (token)");
+  check_bias_input(kWhere, spec.heads, in);
 
   KerpleSpec exact_spec = spec;
   exact_spec.regime = KerpleRegime::exact;
   const rf::KerpleOracle exact(exact_spec, w, kCheckBits);
   const bool emu = spec.regime != KerpleRegime::exact;
   const rf::KerpleOracle emulated(spec, w, kCheckBits);
-  const std::size_t H = in.heads, Lq = in.query_length, Lk = in.key_length;
+  const std::size_t H = in.heads;
 
   CheckReport rep;
   rep.scheme = "kerple";
   rep.spec = to_json(spec);
   rep.input = in.describe;
-  rep.input["geometry"] = {{"heads", H}, {"query_length", Lq}, {"key_length", Lk},
-                           {"key_mask", in.key_mask.empty() ? "none" : "given"}};
+  describe_geometry(rep, in);
   rep.input["bias_p"] = w.p;
   rep.input["bias_a"] = w.a;
   rep.references.emplace_back("exact", budget(check_exact_row(in.stored)), in.stored, H);
   if (emu)
     rep.references.emplace_back("emulated (megatron float32 steps)", budget(KerpleRow::check_envelope), in.stored, H);
 
-  const int nt = threads > 0 ? std::min(threads, omp_get_num_procs()) : omp_get_max_threads();
-  std::vector<std::vector<CheckAccumulator>> local(static_cast<std::size_t>(std::max(nt, 1)), rep.references);
-  std::vector<std::uint64_t> masked(static_cast<std::size_t>(std::max(nt, 1)), 0);
-  const auto rows = static_cast<std::int64_t>(H * Lq);
-#pragma omp parallel for num_threads(nt) schedule(dynamic, 1)
-  for (std::int64_t ri = 0; ri < rows; ++ri) {
-    const auto t = static_cast<std::size_t>(omp_get_thread_num());
-    auto& acc = local[t];
-    const auto h = static_cast<std::size_t>(ri) / Lq, i = static_cast<std::size_t>(ri) % Lq;
-    const std::size_t qi = Lk - Lq + i;
+  const std::size_t Lq = in.query_length, Lk = in.key_length;
+  scan_bias_tensor(rep, in, threads, [&](auto& acc, std::size_t h, std::size_t i, std::size_t, auto js) {
     const double p32 = emu ? static_cast<double>(emulated.p(h)) : 0.0, a32 = emu ? static_cast<double>(emulated.a(h)) : 0.0;
     // References depend only on (head, d); keys after the query share d = 0.
     std::unordered_map<std::int64_t, std::pair<Real, Real>> refs;
-    for (std::size_t j = 0; j < Lk; ++j) {
+    for (std::size_t j : js) {
       const double y = in.values[(h * Lq + i) * Lk + j];
-      if (y == -std::numeric_limits<double>::infinity() && (j > qi || (!in.key_mask.empty() && in.key_mask[j] == 0))) {
-        ++masked[t];
-        continue;
-      }
       const std::int64_t d = rf::kerple_distance(i, j, Lq, Lk);
       auto it = refs.find(d);
       if (it == refs.end())
@@ -110,11 +83,7 @@ CheckReport check_bias(const KerpleSpec& spec, const KerpleWeights& w, const Bia
         acc[1].add(d, h, y, it->second.second, envelope(spec, p32, a32, d, e, allowance));
       }
     }
-  }
-  rep.merge_threads(local);
-  std::uint64_t nm = 0;
-  for (auto m : masked) nm += m;
-  rep.input["masked_entries"] = nm;
+  });
   std::ostringstream o;
   if (emu) {
     rep.held_to = 1;

@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "posenc/kerple.hpp"
-#include "support/check_report.hpp"
+#include "support/bias_check.hpp"
 
 namespace posenc::test::kerple {
 
@@ -27,14 +27,7 @@ struct EnvelopeAllowance {
 // kerple.check.envelope): a real float32 implementation lies within E of posenc's emulation.
 double envelope(const KerpleSpec&, double p, double a, std::int64_t d, double e, const EnvelopeAllowance& = {});
 
-// A user's bias tensor [heads][query_length][key_length] (values exact in double; -inf where the user masked).
-struct BiasInput {
-  std::span<const double> values;
-  std::size_t heads = 0, query_length = 0, key_length = 0;
-  std::vector<std::uint8_t> key_mask;  // empty or key_length entries: padding keys may be -inf
-  DType stored = DType::f32;
-  nlohmann::ordered_json describe;  // file, shape, ... (copied into the report)
-};
+using BiasInput = BiasTensorInput;  // support/bias_check.hpp
 
 // Every finite entry against the exact -p ln(1 + a d) / -a d^p of the user's weights (row
 // kerple.check.exact.<stored>) and, for the megatron regime, against posenc's emulation within the envelope (row

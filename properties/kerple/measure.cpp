@@ -105,45 +105,13 @@ void measure_scores(const KerpleSpec& s, const KerpleWeights& w, const BiasGeome
                     std::size_t max_rows, std::size_t max_cols) {
   const KerplePlan plan(s, w);
   const rf::KerpleOracle o(exact_of(s), w);
-  const std::size_t n = kerple_bias_size(s, g), Lq = g.query_length, Lk = g.key_length, H = s.heads;
-  const std::vector<float> q32(q.begin(), q.end()), k32(k.begin(), k.end());
-  std::vector<float> s32(n), b32(n);
-  std::vector<double> s64(n), b64(n);
-  plan.scores(std::span<const float>(q32), std::span<const float>(k32), d, g, scale, std::span<float>(s32));
-  plan.scores(q, k, d, g, scale, std::span<double>(s64));
-  plan.bias(g, std::span<float>(b32));
-  plan.bias(g, std::span<double>(b64));
-  const BudgetRow& identity = budget(R::bias_identity);
-  const rf::PrecisionGuard guard(320);
-  for (std::size_t h = 0; h < H; ++h)
-    for (std::size_t i : sample_indices(Lq, max_rows ? max_rows : Lq, {255, 256, 511, 512}))  // causal gemm seams
-      for (std::size_t j : [&] {
-             const std::size_t qi = Lk - Lq + i;
-             return sample_indices(Lk, max_cols ? max_cols : Lk, {qi, qi + 1, qi > 0 ? qi - 1 : 0});
-           }()) {
-        const std::size_t at = (h * Lq + i) * Lk + j;
-        auto what = [&] {
-          return spec_label(s, w) + " " + geometry_label(g) + " d=" + std::to_string(d) + " scale=" +
-                 format_real(scale) + " h=" + std::to_string(h) + " i=" + std::to_string(i) + " j=" + std::to_string(j);
-        };
-        if (masked(g, i, j)) {
-          masked_entry(sink, identity, s32[at], what);
-          masked_entry(sink, identity, s64[at], what);
-          continue;
-        }
-        const auto qh = q.subspan((h * Lq + i) * d, d), kh = k.subspan((h * Lk + j) * d, d);
-        double sum_abs = 0;
-        for (std::size_t c = 0; c < d; ++c) sum_abs += std::fabs(qh[c] * kh[c]);
-        sum_abs *= 1 + 1e-15 * static_cast<double>(d);
-        // scale <q, k> + the plan's own bias value (the bias rows are held to their own budget rows).
-        const Real dot = o.score(h, i, j, Lq, Lk, qh, kh, scale) - o.exact_bias(h, i, j, Lq, Lk);
-        const Real r32 = Real(dot + rf::make_real(static_cast<double>(b32[at]), 53));
-        const Real r64 = Real(dot + rf::make_real(b64[at], 53));
-        emit(sink, R::scores_f32, s32[at], r32, what,
-             fused_scores_error_scale(DType::f32, d, std::fabs(scale), sum_abs, std::fabs(b32[at])));
-        emit(sink, R::scores_f64, s64[at], r64, what,
-             fused_scores_error_scale(DType::f64, d, std::fabs(scale), sum_abs, std::fabs(b64[at])));
-      }
+  const std::size_t n = kerple_bias_size(s, g), Lq = g.query_length, Lk = g.key_length;
+  // scale <q, k> exactly: the oracle's score minus its own bias.
+  auto dot = [&](std::size_t h, std::size_t i, std::size_t j, std::span<const double> qh, std::span<const double> kh) {
+    return Real(o.score(h, i, j, Lq, Lk, qh, kh, scale) - o.exact_bias(h, i, j, Lq, Lk));
+  };
+  measure_plan_scores(plan, n, sink, budget(R::scores_f32), budget(R::scores_f64), budget(R::bias_identity), s.heads, g,
+                      d, q, k, scale, dot, [&] { return spec_label(s, w); }, max_rows, max_cols);
 }
 
 }  // namespace posenc::test::kerple

@@ -477,18 +477,7 @@ POSENC_CLAIM_TEST(KerpleErrors, InvalidArgumentsThrowErrorNamingTheParameter,
   expect_error(claim, "head", [&] { (void)plan.bias_value_f32(4, 1); }, "head 4");
   expect_error(claim, "d", [&] { (void)plan.bias_value_f64(0, -1); }, "d -1");
   expect_error(claim, "d", [&] { (void)plan.bias_value_f64(0, kMaxD + 1); }, "d 2^31");
-  std::vector<float> out(4 * 3 * 5);
-  const std::uint8_t bad_mask[] = {1, 1, 2, 1, 1}, short_mask[] = {1, 1};
-  expect_error(claim, "query_length", [&] { plan.bias({.query_length = 6, .key_length = 5}, std::span<float>(out)); }, "Lq > Lk");
-  expect_error(claim, "key_length", [&] { plan.bias({.query_length = 1, .key_length = 0}, std::span<float>(out)); }, "Lk 0");
-  expect_error(claim, "key_mask", [&] { plan.bias({.query_length = 3, .key_length = 5, .key_mask = bad_mask}, std::span<float>(out)); }, "mask value 2");
-  expect_error(claim, "key_mask", [&] { plan.bias({.query_length = 3, .key_length = 5, .key_mask = short_mask}, std::span<float>(out)); }, "short mask");
-  expect_error(claim, "out", [&] { plan.bias({.query_length = 3, .key_length = 4}, std::span<float>(out)); }, "wrong out size");
-  std::vector<float> q(4 * 3 * 8), k(4 * 5 * 8);
-  expect_error(claim, "head_dim", [&] { plan.scores(q, k, 0, {.query_length = 3, .key_length = 5}, 1.0, std::span<float>(out)); }, "head_dim 0");
-  expect_error(claim, "scale", [&] { plan.scores(q, k, 8, {.query_length = 3, .key_length = 5}, nan, std::span<float>(out)); }, "scale NaN");
-  expect_error(claim, "q", [&] { plan.scores(std::span<const float>(q).first(10), k, 8, {.query_length = 3, .key_length = 5}, 1.0, std::span<float>(out)); }, "short q");
-  expect_error(claim, "scores", [&] { plan.scores(q, k, 8, {.query_length = 3, .key_length = 5}, 1.0, std::span<float>(out).first(3)); }, "short scores");
+  expect_bias_call_errors(claim, plan, 4);
   expect_error(claim, "preset", [] { (void)kerple_preset("kerple-exp", 8); }, "unknown preset");
   expect_error(claim, "heads", [] { (void)kerple_preset("kerple-log", 0); }, "0 heads");
 }

@@ -49,4 +49,40 @@ double fused_scores_error_scale(DType t, std::size_t d, double abs_scale, double
   return (gamma + u) * (abs_scale * (1 + u) * sum_abs_qk + abs_bias) * (1 + 1e-12) + std::ldexp(1.0, -1000);
 }
 
+void measure_fused_scores(const Sink& sink, const BudgetRow& row32, const BudgetRow& row64, const BudgetRow& identity,
+                          std::size_t H, const BiasGeometry& g, std::size_t d, std::span<const double> q,
+                          std::span<const double> k, double scale, const FusedScoresRun& run, const ExactDot& dot,
+                          const std::function<std::string()>& label, std::size_t max_rows, std::size_t max_cols) {
+  const std::size_t Lq = g.query_length, Lk = g.key_length;
+  const reference::PrecisionGuard guard(320);
+  for (std::size_t h = 0; h < H; ++h)
+    for (std::size_t i : sample_indices(Lq, max_rows ? max_rows : Lq, {255, 256, 511, 512}))  // causal gemm seams
+      for (std::size_t j : [&] {
+             const std::size_t qi = Lk - Lq + i;
+             return sample_indices(Lk, max_cols ? max_cols : Lk, {qi, qi + 1, qi > 0 ? qi - 1 : 0});
+           }()) {
+        const std::size_t at = (h * Lq + i) * Lk + j;
+        auto what = [&] {
+          return label() + " " + geometry_label(g) + " d=" + std::to_string(d) + " scale=" + format_real(scale) +
+                 " h=" + std::to_string(h) + " i=" + std::to_string(i) + " j=" + std::to_string(j);
+        };
+        if (masked(g, i, j)) {
+          masked_entry(sink, identity, run.s32[at], what);
+          masked_entry(sink, identity, run.s64[at], what);
+          continue;
+        }
+        const auto qh = q.subspan((h * Lq + i) * d, d), kh = k.subspan((h * Lk + j) * d, d);
+        double sum_abs = 0;
+        for (std::size_t c = 0; c < d; ++c) sum_abs += std::fabs(qh[c] * kh[c]);
+        sum_abs *= 1 + 1e-15 * static_cast<double>(d);
+        const Real exact_dot = dot(h, i, j, qh, kh);
+        const Real r32 = Real(exact_dot + reference::make_real(static_cast<double>(run.b32[at]), 53));
+        const Real r64 = Real(exact_dot + reference::make_real(run.b64[at], 53));
+        emit(sink, row32, run.s32[at], r32, what,
+             fused_scores_error_scale(DType::f32, d, std::fabs(scale), sum_abs, std::fabs(run.b32[at])));
+        emit(sink, row64, run.s64[at], r64, what,
+             fused_scores_error_scale(DType::f64, d, std::fabs(scale), sum_abs, std::fabs(run.b64[at])));
+      }
+}
+
 }  // namespace posenc::test

@@ -1,0 +1,32 @@
+// properties/support/bias_budget.hpp — budget rows every additive-bias scheme (ALiBi, KERPLE, FIRE, ...) has in the
+// same form: the fused scores (bias rows, then a beta = 1 gemm). The scheme's budget.cpp registers them under its
+// own keys.
+#pragma once
+
+#include <string>
+
+#include "support/budget.hpp"
+
+namespace posenc::test {
+
+// The row of <Plan>::scores in f32 or f64 (metric: the ratio to the gemm's a-priori bound B of
+// support/bias_measure.hpp's fused_scores_error_scale). bias_note: what the bias b~ is taken as.
+inline BudgetRow fused_scores_row(DType t, const std::string& plan, const std::string& regimes, const std::string& domain,
+                                  const std::string& bias_note) {
+  const bool f32 = t == DType::f32;
+  return {.quantity = "scale <q, k> + bias from " + plan + "::scores (bias rows, then cblas " +
+                      (f32 ? "sgemm" : "dgemm") + " with beta = 1)",
+          .dtype = f32 ? "f32" : "f64",
+          .regime = regimes,
+          .domain = domain + ", head_dim <= 256",
+          .metric = {MetricKind::ratio, t, 0.0, "|score - exact| / B"},
+          .bound = 1.0,
+          .why = "the exact score is scale <q, k> + b~, " + bias_note +
+                 ". The gemm forms alpha sum q_c k_c + b~ with alpha = RN(scale) (|alpha - scale| <= u |scale|) in "
+                 "any order, blocked, with or without FMA: a sum of d + 1 terms with d products and the alpha "
+                 "multiply, |error| <= gamma_{d+2} (|alpha| sum |q_c k_c| + |b~|) + u |b~|, gamma_n = n u / (1 - n "
+                 "u), u the type's unit roundoff; B = (gamma_{d+2} + u)(|scale| (1 + u) sum |q_c k_c| + |b~|) (1 + "
+                 "1e-12) (support/bias_measure.hpp). Masked entries are -inf exactly."};
+}
+
+}  // namespace posenc::test
