@@ -3,6 +3,7 @@
 #include <mpfr.h>
 
 #include "mpfr_util.hpp"
+#include "score_checks.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -58,19 +59,7 @@ void check_site(std::size_t i, std::size_t j, std::size_t query_length, std::siz
 }
 
 void check_vectors(std::span<const double> q, std::span<const double> k, double scale) {
-  if (q.empty()) throw Error(kWhere, "q", "an empty vector", "a vector of at least one finite value", "is empty");
-  if (k.size() != q.size())
-    throw Error(kWhere, "k", "a vector of " + std::to_string(k.size()) + " values",
-                "a vector of q's length, " + std::to_string(q.size()), "has the wrong length");
-  for (std::size_t c = 0; c < q.size(); ++c) {
-    if (!std::isfinite(q[c]))
-      throw Error(kWhere, "q", format_real(q[c]) + " in channel " + std::to_string(c), "finite numbers",
-                  "is not finite");
-    if (!std::isfinite(k[c]))
-      throw Error(kWhere, "k", format_real(k[c]) + " in channel " + std::to_string(c), "finite numbers",
-                  "is not finite");
-  }
-  if (!std::isfinite(scale)) throw Error(kWhere, "scale", format_real(scale), "a finite number", "is not finite");
+  check_score_vectors(kWhere, q, k, scale);
 }
 
 // ---- the definition, transcribed ---------------------------------------------------------------------------
