@@ -16,6 +16,9 @@ later is swept with no change to this file. For each option the values tried fol
              real in [a, b]"), and one value more than the base gives (when the base gives more than one);
   files      a missing file, a directory, a file of junk (--in, --q, --k, --spec); --out into a missing
              directory and with an unknown extension;
+  state_dict a FILE whose help says "state_dict" (FIRE's --weights JSON): also the base's file with one thing
+             wrong (state_dict_junk: a missing key, NaN/Infinity, strings, ragged or mis-shaped tensors, values
+             out of range, two modules in one file, not an object);
   flags      a value given to a flag that takes none.
 
 Each must give exit status 1 or 2, nothing on stdout, exactly one stderr line `posenc: error: ...` that names
@@ -38,6 +41,7 @@ import tempfile
 from concurrent.futures import ThreadPoolExecutor
 
 POSENC = os.path.abspath(sys.argv[1])
+HERE = os.path.dirname(os.path.abspath(__file__))
 JSON_OUT = sys.argv[sys.argv.index("--json") + 1] if "--json" in sys.argv else None
 OUT = "out.npy"
 
@@ -84,7 +88,54 @@ BASES = {
                             "json"], {"w.npy": (16, 8)}),
     ("check", "learned"): (["--preset", "opt", "--in", "ids.npy", "--mask", "0011011", "--format", "json"],
                            {"ids.npy": ["ids", "learned", "--preset", "opt", "--mask", "0011011"]}),
+    ("bias", "fire"): (["--preset", "fire", "--weights", "w.json", "--key-length", "8"],
+                       {"w.json": "data/fire_h4_w8.json"}),
+    ("scores", "fire"): (["--weights", "w.json", "--q", "q.npy", "--k", "k.npy"],
+                         {"w.json": "data/fire_h4_w8.json", "q.npy": (4, 3, 16), "k.npy": (4, 5, 16)}),
+    ("check", "fire"): (["--preset", "fire", "--weights", "w.json", "--in", "in.npy", "--key-mask", "00111111",
+                         "--format", "json"],
+                        {"w.json": "data/fire_h4_w8.json",
+                         "in.npy": ["bias", "fire", "--preset", "fire", "--weights", "w.json", "--key-length", "8",
+                                    "--key-mask", "00111111", "--mask", "causal"]}),
 }
+# (A str input is a file under cli/tests/, copied; a tuple a random f32 .npy of that shape; a list posenc arguments.)
+
+
+def state_dict_junk(fixture):
+    """{file name: text} of FIRE state_dicts (the JSON of a --weights FILE whose help says "state_dict") that must
+    be refused, each the fixture with one thing wrong: a missing key, non-finite values as Python's json.dump writes
+    them, a string, ragged or mis-shaped tensors, out-of-range values, two modules in one file, not an object."""
+    base = json.loads(fixture)
+
+    def edit(fn):
+        d = json.loads(fixture)
+        fn(d)
+        return json.dumps(d)
+
+    w = len(base["mlp.0.bias"])
+    return {
+        "w-missing-c.json": edit(lambda d: d.pop("c")),
+        "w-nan.json": edit(lambda d: d["mlp.0.bias"].__setitem__(1, float("nan"))),
+        "w-inf.json": edit(lambda d: d.__setitem__("c", float("inf"))),
+        "w-overflow.json": json.dumps(base).replace('"c": ', '"c": 1e999, "x": ', 1),
+        "w-string.json": edit(lambda d: d["mlp.2.bias"].__setitem__(0, "0.1")),
+        "w-bool.json": edit(lambda d: d.__setitem__("L_multiplier", True)),
+        "w-null.json": edit(lambda d: d.__setitem__("init_L", None)),
+        "w-two-values.json": edit(lambda d: d.__setitem__("c", [0.1, 0.2])),
+        "w-ragged.json": edit(lambda d: d["mlp.2.weight"][1].pop()),
+        "w-w1-cols.json": edit(lambda d: d.__setitem__("mlp.0.weight", [[0.5, 0.5]] * w)),
+        "w-b1-short.json": edit(lambda d: d["mlp.0.bias"].pop()),
+        "w-b2-long.json": edit(lambda d: d["mlp.2.bias"].append(0.0)),
+        "w-w2-wide.json": edit(lambda d: [r.append(0.0) for r in d["mlp.2.weight"]]),
+        "w-deep.json": edit(lambda d: d.__setitem__("mlp.0.bias", [[[0.1]]] * w)),
+        "w-no-heads.json": edit(lambda d: (d.__setitem__("mlp.2.weight", []), d.__setitem__("mlp.2.bias", []))),
+        "w-big.json": edit(lambda d: d["mlp.2.weight"][0].__setitem__(0, 1e7)),
+        "w-init-l.json": edit(lambda d: d.__setitem__("init_L", 1e8)),
+        "w-two-sets.json": json.dumps({**{"a." + k: v for k, v in base.items()},
+                                       **{"b." + k: v for k, v in base.items()}}),
+        "w-list.json": json.dumps([base]),
+        "w-empty.json": "{}",
+    }
 
 INT_JUNK = ["", "abc", "1.5", "0x10", "12abc", "nan", "inf", "9223372036854775808", "-9223372036854775809",
             "1" + "0" * 30, "\u0661\u0662"]
@@ -214,7 +265,10 @@ def main():
         if (verb, scheme) in BASES:
             base, inputs = BASES[(verb, scheme)]
             for name, how in inputs.items():
-                if isinstance(how, tuple):
+                if isinstance(how, str):
+                    with open(os.path.join(HERE, how), "rb") as src, open(os.path.join(cwd, name), "wb") as dst:
+                        dst.write(src.read())
+                elif isinstance(how, tuple):
                     write_npy(os.path.join(cwd, name), how)
                 else:
                     subprocess.run([POSENC] + how + ["--out", name], cwd=cwd, check=True)
@@ -241,6 +295,13 @@ def main():
         from_ext = any(o[0] == "--format" and "from the --out extension" in o[2] for o in opts)
         for flag, typ, desc, excludes in opts:
             kind, values = bad_values(flag, typ, desc, from_ext)
+            if typ == "FILE" and "state_dict" in desc and flag in base:  # FIRE's --weights: bad contents too
+                with open(os.path.join(cwd, base[base.index(flag) + 1])) as f:
+                    junk = state_dict_junk(f.read())
+                for name, text in junk.items():
+                    with open(os.path.join(cwd, name), "w") as f:
+                        f.write(text)
+                kind, values = "input file (state_dict)", values + list(junk)
             if kind == "real list" and flag in base:  # one value more than the base's list (its head count)
                 given = base[base.index(flag) + 1].split(",")
                 if len(given) > 1:

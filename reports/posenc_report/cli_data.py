@@ -1,7 +1,8 @@
 """The posenc CLI as a source of figure data: `posenc <verb> <scheme> ... --format json` run once per argument
 tuple (cached), its JSON object returned; after the first failure `error` says why and every later call returns
 None, so a figure that cannot get its numbers says so instead of failing. Scheme modules subclass CliData with
-their own commands (schemes/alibi.py AlibiCli, schemes/kerple.py KerpleCli)."""
+their own commands (schemes/alibi.py AlibiCli, schemes/kerple.py KerpleCli, schemes/fire.py FireCli: `posenc bias
+fire` of state_dicts it writes as JSON --weights files into the directory its constructor takes)."""
 from __future__ import annotations
 
 import json

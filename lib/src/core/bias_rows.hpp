@@ -126,6 +126,42 @@ void write_bias_rows(std::size_t H, const BiasGeometry& g, RowShape shape, Build
   if (stream) store_fence();
 }
 
+// Writes the bias matrix [H][Lq][Lk] of a geometry already checked, for a bias that is no slice of one vector: each
+// row is built on its own. build_row(h, q, E, n) fills E[0 .. n) with the bias of keys 0 .. n-1 for the query at key
+// position q (n = q + 1 with the causal mask: the keys after it become -inf here; n = Lk otherwise); the padding
+// mask is applied here. Work items are (head, block of kBiasRowBlock rows); build_row must depend only on its
+// arguments (reproducibility: which thread builds a row never matters).
+template <class T, class BuildRow>
+void write_bias_rows_each(std::size_t H, const BiasGeometry& g, BuildRow&& build_row, std::span<T> out,
+                          const TableOptions& o) {
+  const std::size_t Lq = g.query_length, Lk = g.key_length, total = H * Lq * Lk, past = Lk - Lq;
+  const bool causal = g.mask == BiasMask::causal;
+  const bool padding = causal && !g.key_mask.empty();
+  const T ninf = -std::numeric_limits<T>::infinity();
+  const std::size_t blocks_per_head = (Lq + kBiasRowBlock - 1) / kBiasRowBlock;
+  const std::size_t items = H * blocks_per_head;
+  const int threads =
+      std::min<int>(thread_count(o, total), static_cast<int>(std::min<std::size_t>(items, std::size_t{1} << 20)));
+  const std::size_t stride = (Lk + 15) / 16 * 16;
+  AlignedBuffer<T> scratch(stride * static_cast<std::size_t>(std::max(threads, 1)));
+  const bool stream = o.streaming_stores && worth_streaming(total * sizeof(T));
+  parallel_for(items, threads, [&](int t, std::size_t item) {
+    const std::size_t h = item / blocks_per_head, b = item % blocks_per_head;
+    T* row = scratch.get() + static_cast<std::size_t>(t) * stride;
+    const std::size_t i0 = b * kBiasRowBlock, i1 = std::min(Lq, i0 + kBiasRowBlock);
+    for (std::size_t i = i0; i < i1; ++i) {
+      const std::size_t qi = past + i, n = causal ? qi + 1 : Lk;
+      build_row(h, qi, row, n);
+      std::fill(row + n, row + Lk, ninf);
+      if (padding)
+        for (std::size_t j = 0; j < n; ++j)
+          if (g.key_mask[j] == 0) row[j] = ninf;
+      store_row(out.data() + (h * Lq + i) * Lk, row, Lk, stream);
+    }
+  });
+  if (stream) store_fence();
+}
+
 // Causal scores: query rows per gemm call (each call stops at the last key its rows see).
 inline constexpr std::size_t kScoresRowBlock = 256;
 

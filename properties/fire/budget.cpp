@@ -1,0 +1,197 @@
+// The FIRE rows of THE budget table (properties/support/budget.hpp). Notation: u = 2^-53, u32 = 2^-24, w the MLP's
+// width, x the exact normalized distance ln(|c| d + 1) / (ln(|c| N + 1) + eps), h_k = W1[k] x + b1[k],
+// S = |b2[h]| + sum_k |W2[h][k]| (|W1[k]| x + |b1[k]|) >= |b_h| (the condition scale of the MLP's sum: S / |b_h| is
+// how much the sum cancels).
+//
+// The algorithm analysed (lib/src/fire.cpp):
+//  * exact regime, double: l = log1p(fl(|c| d)), den = log1p(fl(|c| N)) + eps, x^ = l / den. log1p is within 1 ulp
+//    (glibc, libm-test-ulps) with condition <= 1, the products round once, N = the threshold rounded to double
+//    (relative u) or q (exact), eps >= 0 adds without cancellation: |x^ - x| <= 10 u x. Then per unit
+//    h^_k = fma(W1[k], x^, b1[k]): |h^_k - h_k| <= |W1[k]| 10 u x + u |h^_k|; ReLU is 1-Lipschitz; the sum
+//    acc = fma(r_k, W2, acc) over k ascending rounds w times (recursive summation with exact products:
+//    gamma_w sum |W2 r_k|), then + b2 once more: |out - b| <= (11 + w + 1) u S (1 + O(wu)) <= (w + 16) u S.
+//  * exact regime, float: the double above rounded to float unless it lies within (w + 16) u S of a float rounding
+//    boundary; then binary128 (log1pq, relative error of x < 10 2^-112; the same sum: (w + 16) 2^-112 S) decides.
+//  * cramming: every float32 step is an IEEE float32 operation (no contraction: -ffp-contract=off; the fused step is
+//    std::fma) or RN32(ln u) (double log rounded, binary128 near a float32 boundary): each correctly rounded; the
+//    oracle replays the same steps in MPFR.
+#include "fire/budget.hpp"
+#include "support/bias_budget.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+#include <utility>
+#include <vector>
+
+#pragma GCC diagnostic ignored "-Wmissing-field-initializers"
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+
+namespace posenc::test {
+namespace {
+
+using R = FireRow;
+
+std::vector<std::pair<R, BudgetRow>> make_rows() {
+  std::vector<std::pair<R, BudgetRow>> r;
+  auto add = [&r](R key, BudgetRow row) { r.emplace_back(key, std::move(row)); };
+  const std::string all =
+      "heads 1 .. 65536, width 1 .. 4096, weights |v| <= 1e6, eps in [1e-12, 1], positions 0 <= q, j < 2^24";
+
+  add(R::bias_exact_f32,
+      {.quantity = "bias MLP_h(x), float32 output, exact regime", .dtype = "f32", .regime = "exact", .domain = all,
+       .metric = {MetricKind::ratio, DType::f32, 0.0, "|y - b| / (ulp32(b) / 2 + (w + 16) 2^-112 S)"},
+       .bound = 1.0,
+       .why = "the double evaluation is within (w + 16) u S of b (analysis above); it is rounded to float only when "
+              "it lies farther than that from a float rounding boundary, so the rounding is that of b; otherwise "
+              "binary128 (within (w + 16) 2^-112 S) decides: the float is RN32(b) unless b lies within (w + 16) "
+              "2^-112 S of a boundary, and then within ulp32(b) / 2 + (w + 16) 2^-112 S of b. In words: correctly "
+              "rounded unless the MLP's sum cancels by more than ~2^80."});
+  add(R::bias_exact_f64,
+      {.quantity = "bias MLP_h(x), float64 output, exact regime", .dtype = "f64", .regime = "exact", .domain = all,
+       .metric = {MetricKind::ratio, DType::f64, 0.0, "|y - b| / ((w + 16) 2^-53 S)"},
+       .bound = 1.0,
+       .why = "the double evaluation: x within 10 u relative (two log1p within 1 ulp with condition <= 1, two "
+              "products, + eps, one quotient), one fma per unit and one per term of the sum, then + b2: "
+              "<= (w + 16) u S. Not correctly rounded: with S ~ |b| (no cancellation) that is (w + 16) / 2 ulp at "
+              "most, 24 ulp for the reference's width 32 (measured: see the sweep)."});
+  add(R::bias_emulated,
+      {.quantity = "bias of the cramming regime (f32 and f64 outputs)", .dtype = "f32, f64", .regime = "cramming",
+       .domain = all, .metric = {MetricKind::bitwise, DType::f32, 1.0, "bitwise (ulp_f32 distance)"},
+       .bound = 0.0,
+       .why = "every step RN32: the float32 products, sums, quotient and fma are IEEE operations (no contraction in "
+              "lib/); RN32(ln u) is the double log rounded where it lies farther than 2^-48 relative from a float32 "
+              "boundary, binary128 otherwise. f64 outputs hold the float32 number exactly."});
+  add(R::bias_identity,
+      {.quantity = "exact equalities of the fast path: every matrix entry is bias_value(h, q_i, j) in every geometry, "
+                   "thread count and store path; symmetry b(q, q - t) = b(q, q + t); rows at or below the threshold "
+                   "are one function of the distance; masked entries -inf",
+       .dtype = "f32, f64", .regime = "exact, cramming", .domain = all,
+       .metric = {MetricKind::bitwise, DType::f64, 1.0, "bitwise (ulp distance in the output type)"},
+       .bound = 0.0,
+       .why = "an entry's value is computed by the same instructions from (h, q, d) alone: l(d), the row's "
+              "denominator (the same for every row whose normalizer is the threshold), the quotient and the MLP in a "
+              "fixed order; chunking and threads only decide where it is computed."});
+  add(R::emulated_vs_exact,
+      {.quantity = "float32 bias of the cramming regime vs the exact bias (the deviation of the real float32 code)",
+       .dtype = "f32", .regime = "cramming (against exact)", .domain = all,
+       .metric = {MetricKind::ratio, DType::f32, 0.0, "|e - b| / B (B: the analysis in budget.cpp)"},
+       .bound = 1.0,
+       .why = "weights rounded to float32 (relative u32 each), t = RN32(|c32| D): 2 u32; u = RN32(t + 1): |u - (1 + "
+              "|c| d)| <= 2 u32 t + u32 u, so |l - ln(1 + |c| d)| <= E_l = 3 u32 + u32 l; the threshold's product (3 "
+              "u32) and |c32| N (2 u32 more): E_n = 6 u32 + u32 n; den adds eps32 (u32 (eps + den)); x = RN32(l / den): E_x = E_l / "
+              "den + l (E_n + u32 (eps + den)) / den^2 + u32 x. Per unit |dh_k| <= |W1| E_x + 4 u32 (|W1| x + |b1|) "
+              "(W1, b1 rounded, product, sum); the fused accumulation and + b2 (with W2, b2 rounded): (w + 3) u32 S. "
+              "B = 1.25 (Q E_x + (w + 7) u32 S) + 2^-149, Q = sum |W2 W1|, the factor covering second-order terms."});
+  add(R::bounded,
+      {.quantity = "causal biases stay in the MLP's range over [0, 1] at every length (x = normalized distance in "
+                   "[0, 1] for keys at or before the query)",
+       .dtype = "f32, f64", .regime = "exact",
+       .domain = "random weights, query positions up to 2^24 - 1",
+       .metric = {MetricKind::value, DType::f64, 1.0,
+                  "max(0, lo - y, y - hi) / ((w + 16) 2^-53 S_max + ulp_out(y)), [lo, hi] = MLP_h([0, 1])"},
+       .bound = 1.0,
+       .why = "for j <= q: d <= q <= N, so ln(|c| d + 1) <= ln(|c| N + 1) and 0 <= x < 1: the exact bias lies in "
+              "MLP_h([0, 1]) (a piecewise-linear function: its extremes are at 0, 1 or a kink -b1/W1 in between, "
+              "evaluated in MPFR). The fast value is within (w + 16) u S of the exact one (f64), or its float rounding "
+              "(ulp32 more): FIRE's length generalisation (Li et al. 2023, §3: progressive interpolation) as a "
+              "checkable bound."});
+  for (DType t : {DType::f32, DType::f64})
+    add(t == DType::f32 ? R::scores_f32 : R::scores_f64,
+        fused_scores_row(t, "FirePlan", "exact, cramming", all,
+                         "b~ the plan's own bias value (held to its own rows)"));
+  // ---- what `posenc check fire` holds a user's numbers to ------------------------------------------------------
+  for (DType t : {DType::f16, DType::bf16, DType::f32, DType::f64}) {
+    const std::string ts(to_string(t));
+    add(fire::check_exact_row(t),
+        {.quantity = "a user's bias entry (posenc check fire), exact regime, with the weights given", .dtype = ts,
+         .regime = "exact", .domain = "every spec, weights and geometry posenc accepts",
+         .metric = {MetricKind::ratio, t, 0.0, "|y - b| / (ulp_" + ts + "(b) / 2 + (w + 16) 2^-53 S)"},
+         .bound = 1.0,
+         .why = "what an implementation computing in double and storing in " + ts + " achieves: the double bias "
+                "within (w + 16) 2^-53 S (the analysis of fire.bias.exact.f64, any summation order: gamma_w S), "
+                "rounded once to the stored type. A float32 computation (the reference) is held to the emulation "
+                "envelope instead; a wrong sign, |c|, threshold or weight layout is off by far more."});
+  }
+  add(R::check_envelope,
+      {.quantity = "a user's float32 bias vs posenc's emulation of the reference (posenc check fire)",
+       .dtype = "f32 (any type holding float32 numbers)", .regime = "cramming",
+       .domain = "every spec, weights and geometry posenc accepts",
+       .metric = {MetricKind::ratio, DType::f32, 0.0,
+                  "|y - e| / E, E = 1.01 (Q32 E'_x + F (2w + 4) u32 S32) + ulp32(|e|)"},
+       .bound = 1.0,
+       .why = "posenc rounds every float32 step correctly; a real float32 log (torch / Sleef) may be A ulp off "
+              "(allowance A, default 2): E'_x = A ulp32(l) / den + l A ulp32(n) / den^2 + ulp32(x) (the quotient may "
+              "then round to the other neighbour), moved through the MLP by Q32 = sum |W2 W1| (float32 weights). With "
+              "any order (F = 1, the default): the first layer fused (x W1 + b1 in one rounding: u32 |x W1| per unit) "
+              "and any summation order of the second (each order within gamma_w S32 of the exact float32-weight sum, "
+              "so two orders within 2 gamma_w S32), S32 the condition scale with float32 weights and x; the final "
+              "rounding: ulp32(|e|)."});
+  add(R::check_reference_exact,
+      {.quantity = "the exact bias as `posenc check fire` evaluates it (binary128) vs the MPFR oracle",
+       .dtype = "binary128", .regime = "exact", .domain = all,
+       .metric = {MetricKind::ratio, DType::f64, 0.0, "|b128 - b| / ((w + 16) 2^-112 S)"},
+       .bound = 1.0,
+       .why = "the analysis of fire.bias.exact.f64 with u = 2^-113 (binary128 arithmetic, log1pq within 1 ulp): "
+              "<= (w + 16) 2^-113 S, bound (w + 16) 2^-112 S with a factor 2 for logq's error. The check's "
+              "tolerances are >= half an ulp of the stored type, 2^59 times larger."});
+  add(R::check_reference_emulated,
+      {.quantity = "the cramming float32 bias as `posenc check fire` evaluates it vs the MPFR oracle",
+       .dtype = "f32", .regime = "cramming", .domain = all,
+       .metric = {MetricKind::bitwise, DType::f32, 1.0, "bitwise (ulp_f32 distance)"},
+       .bound = 0.0,
+       .why = "the same float32 steps: products exact in double and rounded once, IEEE float32 sums, quotient and "
+              "fma, logs rounded by MPFR at 24 bits: every step correctly rounded, as the oracle's."});
+  return r;
+}
+
+const BudgetRegistration<FireRow> kRegistration(make_rows);
+
+constexpr double kU = 0x1p-53;
+constexpr double kU32 = 0x1p-24;
+
+}  // namespace
+
+namespace fire {
+
+double condition_scale(const FireSpec& s, const FireWeights& w, std::size_t h, double x) {
+  const std::size_t W = s.mlp_width;
+  double S = std::fabs(w.b2[h]);
+  for (std::size_t k = 0; k < W; ++k)
+    S += std::fabs(w.w2[h * W + k]) * (std::fabs(w.w1[k]) * x + std::fabs(w.b1[k]));
+  return S * (1 + std::ldexp(1.0, -40));
+}
+
+double exact_f64_scale(const FireSpec& s, const FireWeights& w, std::size_t h, double x) {
+  return (static_cast<double>(s.mlp_width) + 16) * kU * condition_scale(s, w, h, x) + std::ldexp(1.0, -1074);
+}
+
+double exact_f32_scale(const FireSpec& s, const FireWeights& w, std::size_t h, double x, double r) {
+  return ulp(r, DType::f32) / 2 + (static_cast<double>(s.mlp_width) + 16) * std::ldexp(1.0, -112) *
+                                      condition_scale(s, w, h, x);
+}
+
+double check_exact_scale(DType t, const FireSpec& s, const FireWeights& w, std::size_t h, double x, double r) {
+  return ulp(r, t) / 2 + exact_f64_scale(s, w, h, x);
+}
+
+double emulated_vs_exact_scale(const FireSpec& s, const FireWeights& w, std::size_t h, std::int64_t q, std::int64_t j,
+                               double x) {
+  const std::size_t W = s.mlp_width;
+  const double c = std::fabs(w.c), d = static_cast<double>(q > j ? q - j : j - q);
+  const double thr = std::fabs(w.L_multiplier * w.init_L), N = std::max(static_cast<double>(q), thr);
+  const double l = std::log1p(c * d), n = std::log1p(c * N), den = n + s.eps;
+  const double El = 3 * kU32 + kU32 * l, En = 6 * kU32 + kU32 * n;
+  const double Ex = El / den + l * (En + kU32 * (s.eps + den)) / (den * den) + kU32 * x;
+  double Q = 0;
+  for (std::size_t k = 0; k < W; ++k) Q += std::fabs(w.w2[h * W + k] * w.w1[k]);
+  const double S = condition_scale(s, w, h, x);
+  return 1.25 * (Q * Ex + (static_cast<double>(W) + 7) * kU32 * S) + std::ldexp(1.0, -149);
+}
+
+FireRow check_exact_row(DType t) {
+  return row_of_dtype(t, R::check_exact_f16, R::check_exact_bf16, R::check_exact_f32, R::check_exact_f64);
+}
+
+}  // namespace fire
+}  // namespace posenc::test
