@@ -132,9 +132,12 @@ std::vector<std::pair<R, BudgetRow>> make_rows() {
        .dtype = "binary128", .regime = "exact", .domain = all,
        .metric = {MetricKind::ratio, DType::f64, 0.0, "|b128 - b| / ((w + 16) 2^-112 S)"},
        .bound = 1.0,
-       .why = "the analysis of fire.bias.exact.f64 with u = 2^-113 (binary128 arithmetic, log1pq within 1 ulp): "
-              "<= (w + 16) 2^-113 S, bound (w + 16) 2^-112 S with a factor 2 for logq's error. The check's "
-              "tolerances are >= half an ulp of the stored type, 2^59 times larger."});
+       .why = "binary128 (u = 2^-113): x = log1pq / (log1pq + eps) within 4 u relative; the MLP as its linear piece "
+              "A_s x + B_s on x's segment between the units' kinks -b1/W1 (A_s, B_s: sums of <= w + 1 exact-ish "
+              "products, each within gamma_{w+1} of the active units' sum of |terms|), one product and one sum: "
+              "<= (w + 8) u S; a kink rounded to binary128 can put x on the neighbouring piece, which differs there "
+              "by <= Q |x - t| <= 2 u S. Bound (w + 16) 2^-112 S. The check's tolerances are >= half an ulp of the "
+              "stored type, 2^59 times larger."});
   add(R::check_reference_emulated,
       {.quantity = "the cramming float32 bias as `posenc check fire` evaluates it vs the MPFR oracle",
        .dtype = "f32", .regime = "cramming", .domain = all,

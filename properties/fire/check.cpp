@@ -59,6 +59,35 @@ CheckEvaluator::CheckEvaluator(const FireSpec& s, const FireWeights& w, std::siz
   }
   l128_ = std::move(l128);
   l32_ = std::move(l32);
+  // Segments of the piecewise-linear MLP (the same kinks for every head: they are the first layer's).
+  const std::size_t W = s.mlp_width;
+  for (std::size_t k = 0; k < W; ++k)
+    if (w.w1[k] != 0) {
+      const __float128 t = -static_cast<__float128>(w.b1[k]) / static_cast<__float128>(w.w1[k]);
+      if (t > 0) kinks_.push_back(t);
+    }
+  std::sort(kinks_.begin(), kinks_.end());
+  kinks_.erase(std::unique(kinks_.begin(), kinks_.end()), kinks_.end());
+  const std::size_t segments = kinks_.size() + 1;
+  A_.assign(s.heads, std::vector<__float128>(segments));
+  B_.assign(s.heads, std::vector<__float128>(segments));
+  for (std::size_t sg = 0; sg < segments; ++sg) {
+    // A point inside the segment decides which units are active there (none sits on its kink inside it).
+    const __float128 lo = sg == 0 ? 0 : kinks_[sg - 1];
+    const __float128 mid = sg + 1 < segments ? (lo + kinks_[sg]) / 2 : lo + 1;
+    for (std::size_t h = 0; h < s.heads; ++h) {
+      __float128 a = 0, b = static_cast<__float128>(w.b2[h]);
+      for (std::size_t k = 0; k < W; ++k) {
+        const __float128 w1 = w.w1[k], b1 = w.b1[k], w2 = w.w2[h * W + k];
+        if (w1 * mid + b1 > 0) {
+          a += w2 * w1;
+          b += w2 * b1;
+        }
+      }
+      A_[h][sg] = a;
+      B_[h][sg] = b;
+    }
+  }
 }
 
 __float128 CheckEvaluator::numerator128(std::int64_t d) const {
@@ -91,12 +120,9 @@ CheckEvaluator::Row CheckEvaluator::row(std::int64_t q) const {
 
 CheckEvaluator::Exact CheckEvaluator::exact(std::size_t h, std::int64_t d, const Row& r) const {
   const __float128 x = numerator128(d) / r.den;
-  const std::size_t W = s_.mlp_width;
-  __float128 y = static_cast<__float128>(w_.b2[h]);
-  for (std::size_t k = 0; k < W; ++k) {
-    const __float128 v = static_cast<__float128>(w_.w1[k]) * x + static_cast<__float128>(w_.b1[k]);
-    if (v > 0) y += static_cast<__float128>(w_.w2[h * W + k]) * v;
-  }
+  // x's segment: the number of kinks at or below it (at a kink both pieces agree: the MLP is continuous).
+  const auto sg = static_cast<std::size_t>(std::upper_bound(kinks_.begin(), kinks_.end(), x) - kinks_.begin());
+  const __float128 y = A_[h][sg] * x + B_[h][sg];
   const auto hi = static_cast<double>(y);
   const __float128 rest = y - static_cast<__float128>(hi);  // exact
   const auto lo = static_cast<double>(rest);

@@ -5,9 +5,10 @@
 //
 // References. A tensor of L = 4096 keys has ~10^8 entries whose normalizer differs row by row, too many for the MPFR
 // oracle, so the check evaluates its references with CheckEvaluator below: an independent transcription of
-// posenc/fire_spec.hpp (it shares no code with lib/), in binary128 for the exact regime (error <= (w + 16) 2^-112 S,
-// 2^-59 of the smallest tolerance it is used with) and in float32 steps with correctly rounded logs for the cramming
-// regime. Claim FIRE-CHECK-2 holds it to the MPFR oracle (reference/include/posenc/reference/fire.hpp).
+// posenc/fire_spec.hpp (it shares no code with lib/), in binary128 for the exact regime (the MLP as its linear piece
+// A_s x + B_s on x's segment between the units' kinks; error <= (w + 16) 2^-112 S, 2^-59 of the smallest tolerance it
+// is used with) and in float32 steps with correctly rounded logs for the cramming regime. Claim FIRE-CHECK-2 holds it
+// to the MPFR oracle (reference/include/posenc/reference/fire.hpp).
 #pragma once
 
 #include <cstddef>
@@ -63,6 +64,11 @@ class CheckEvaluator {
   float c32_, thr32_, e32_;
   std::vector<float> w1_, b1_, w2_, b2_;
   std::vector<__float128> l128_;  // ln(|c| d + 1), d < key_length
+  // The exact MLP is piecewise linear in x: kinks_ are the units' kinks -b1/W1 > 0 (ascending, binary128), and on
+  // segment s (x between kinks_[s-1] and kinks_[s]) head h's MLP is A_[h][s] x + B_[h][s] (the active units' sums in
+  // binary128).
+  std::vector<__float128> kinks_;
+  std::vector<std::vector<__float128>> A_, B_;
   std::vector<float> l32_;        // RN32(ln(RN32(|RN32(c32 d)| + 1)))
   __float128 numerator128(std::int64_t d) const;
   float numerator32(std::int64_t d) const;

@@ -77,7 +77,9 @@ void CheckAccumulator::add(std::int64_t p, std::size_t col, double y, const Real
     if (std::isfinite(scal)) st->sum_scaled += scal;
     st->sum_kernel += kern;
   }
-  if (!ok || metric > 0.0)
+  // The 40-digit reference is formatted only for an entry that enters the worst list (formatting every entry was
+  // most of the time of a large check).
+  if ((!ok || metric > 0.0) && (worst_.size() < kWorst || metric > worst_.back().metric))
     keep_worst({p, col, y, ref40(r), cls, metric, kern, scal});
 }
 
