@@ -1,19 +1,27 @@
-// benchmarks/bias_bench.hpp — what the benchmarks of the additive-bias schemes (alibi_bench.cpp, kerple_bench.cpp)
-// share: counters, the sanity-failure exit, NaN / uniform fills, the store baselines of an [H][L][L] matrix, and
-// OpenBLAS's thread count for one benchmark.
+// benchmarks/bias_bench.hpp — what the benchmarks of the additive-bias schemes (alibi, kerple, fire) share: counters,
+// the sanity-failure exit, NaN / uniform fills, the store baselines of an [H][L][L] matrix, OpenBLAS's thread count
+// for one benchmark, and the fused-scores benchmark against sgemm alone.
 #pragma once
 
 #include <benchmark/benchmark.h>
 #include <cblas.h>
 
+#include <cmath>
 #include <cstdint>
 #include <cstdio>
+#include <exception>
+#include <optional>
+#include <stdexcept>
+#include <utility>
+#include <vector>
 #include <cstdlib>
 #include <limits>
 #include <span>
 #include <string>
 
 #include "baselines.hpp"
+#include "posenc/bias.hpp"
+#include "posenc/options.hpp"
 #include "suites.hpp"
 
 namespace posenc_bench::bias_bench {
@@ -85,5 +93,89 @@ class BlasThreads {
  private:
   int saved_;
 };
+
+// The independent double-precision bias of one entry (value) and the magnitude its error scales with.
+struct BiasReference {
+  double value = 0, scale = 0;
+};
+
+// Scores of one causal head, L x L, head_dim d (ranges: heads, L, head_dim, threads): fused = the plan's scores
+// (bias rows + gemm), else sgemm alone (the baseline). make_plan() returns the plan (an exception skips the
+// benchmark); bias(i, j) is the reference bias of query i, key j (j <= i) for the sanity check of 8 entries on, below,
+// far below and (fused) above the diagonal; formula names what the fused value is (in a sanity failure).
+template <class MakePlan, class Bias>
+void bm_bias_scores(benchmark::State& st, bool fused, const std::string& what, MakePlan&& make_plan, Bias&& bias,
+                    const char* formula) {
+  const std::size_t H = usize(st.range(0)), L = usize(st.range(1)), d = usize(st.range(2));
+  const int threads = static_cast<int>(st.range(3));
+  std::optional<decltype(make_plan())> plan;
+  try {
+    if (H != 1) throw std::invalid_argument("scores benchmarks are one head (the sgemm baseline is one gemm)");
+    plan.emplace(make_plan());
+  } catch (const std::exception& e) {
+    st.SkipWithError(e.what());
+    return;
+  }
+  std::vector<float> q(L * d), k(L * d);
+  fill_uniform(q, 0x9E3779B9u);
+  fill_uniform(k, 0x7F4A7C15u);
+  const std::span<float> out = scratch_span<float>(0, L * L);
+  fill_nan(out, 1);  // one thread: no OpenMP workers left spinning next to OpenBLAS's (parallel.hpp)
+  const double scale = 1.0 / std::sqrt(static_cast<double>(d));
+  const posenc::BiasGeometry g{.query_length = L, .key_length = L, .key_mask = {}, .mask = posenc::BiasMask::causal};
+  const posenc::TableOptions opt{.threads = threads};
+  {
+    const BlasThreads blas(threads);
+    const auto once = [&] {
+      if (fused) plan->scores(std::span<const float>(q), std::span<const float>(k), d, g, scale, out, opt);
+      else sgemm_abt(L, L, d, q.data(), k.data(), out.data());
+    };
+    try {
+      once();  // untimed: OpenBLAS's first call with a new thread count starts threads and allocates its buffers
+      for (auto _ : st) {
+        once();
+        benchmark::ClobberMemory();
+      }
+    } catch (const std::exception& e) {
+      st.SkipWithError(e.what());
+      return;
+    }
+  }
+  const std::pair<std::size_t, std::size_t> at[] = {{0, 0}, {L / 3, L / 3}, {L / 2, L / 2 - 1}, {L / 2, L / 7},
+                                                    {L - 1, 0}, {L - 1, L - 1}, {0, L - 1}, {L / 3, L / 2}};
+  for (const auto& [i, j] : at) {
+    double dot = 0, mag = 0;
+    for (std::size_t c = 0; c < d; ++c) {
+      const double p = static_cast<double>(q[i * d + c]) * static_cast<double>(k[j * d + c]);
+      dot += p;
+      mag += std::fabs(p);
+    }
+    const double got = out[i * L + j];
+    double want = 0, bound = 0;
+    if (fused) {
+      if (j > i) {
+        if (!(std::isinf(got) && got < 0))
+          sanity_failure(fmt("%s (L %zu, head_dim %zu, threads %d): scores[%zu][%zu] (above the diagonal) is %.9g, "
+                             "the causal mask gives -inf",
+                             what.c_str(), L, d, threads, i, j, got));
+        continue;
+      }
+      const BiasReference b = bias(i, j);
+      want = scale * dot + b.value;
+      bound = 1e-3 * (scale * mag + b.scale) + 1e-6;
+    } else {
+      want = dot;
+      bound = 1e-3 * mag + 1e-6;
+    }
+    if (!(std::fabs(got - want) <= bound))
+      sanity_failure(fmt("%s (L %zu, head_dim %zu, threads %d): scores[%zu][%zu] is %.9g; the double-precision %s "
+                         "gives %.9g (bound %.3g)",
+                         what.c_str(), L, d, threads, i, j, got, fused ? formula : "q.k", want, bound));
+  }
+  st.counters["flops"] =
+      benchmark::Counter(2.0 * static_cast<double>(L * L * d), benchmark::Counter::kIsIterationInvariantRate);
+  st.SetItemsProcessed(static_cast<std::int64_t>(st.iterations()) * static_cast<std::int64_t>(L * L));
+  st.SetLabel(regime_label(L * L * sizeof(float)));
+}
 
 }  // namespace posenc_bench::bias_bench

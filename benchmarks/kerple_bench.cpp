@@ -228,80 +228,16 @@ void bm_bias(benchmark::State& st, const KerpleSpec& spec, const std::string& wh
 // ---- scores -----------------------------------------------------------------------------------------------
 
 void bm_scores(benchmark::State& st, bool fused, const std::string& what) {
-  const std::size_t H = usize(st.range(0)), L = usize(st.range(1)), d = usize(st.range(2));
-  const int threads = static_cast<int>(st.range(3));
+  const std::size_t H = usize(st.range(0));
   const KerpleSpec spec{.heads = H, .kernel = KerpleKernel::log, .regime = KerpleRegime::exact};
   const KerpleWeights w = kerple_weights(H);
-  std::optional<KerplePlan> plan;
-  try {
-    if (H != 1) throw std::invalid_argument("scores benchmarks are one head (the sgemm baseline is one gemm)");
-    plan.emplace(spec, w);
-  } catch (const std::exception& e) {
-    st.SkipWithError(e.what());
-    return;
-  }
-  std::vector<float> q(L * d), k(L * d);
-  fill_uniform(q, 0x9E3779B9u);
-  fill_uniform(k, 0x7F4A7C15u);
-  const std::span<float> out = scratch_span<float>(0, L * L);
-  fill_nan(out, 1);  // one thread: no OpenMP workers left spinning next to OpenBLAS's (parallel.hpp)
-  const double scale = 1.0 / std::sqrt(static_cast<double>(d));
-  const BiasGeometry g{.query_length = L, .key_length = L, .key_mask = {}, .mask = BiasMask::causal};
-  const posenc::TableOptions opt{.threads = threads};
-  {
-    const BlasThreads blas(threads);
-    const auto once = [&] {
-      if (fused) plan->scores(std::span<const float>(q), std::span<const float>(k), d, g, scale, out, opt);
-      else sgemm_abt(L, L, d, q.data(), k.data(), out.data());
-    };
-    try {
-      once();  // untimed: OpenBLAS's first call with a new thread count starts threads and allocates its buffers
-      for (auto _ : st) {
-        once();
-        benchmark::ClobberMemory();
-      }
-    } catch (const std::exception& e) {
-      st.SkipWithError(e.what());
-      return;
-    }
-  }
-  // Entries on, just below, far below the diagonal, and (fused) above it.
-  const std::pair<std::size_t, std::size_t> at[] = {{0, 0}, {L / 3, L / 3}, {L / 2, L / 2 - 1}, {L / 2, L / 7},
-                                                    {L - 1, 0}, {L - 1, L - 1}, {0, L - 1}, {L / 3, L / 2}};
-  for (const auto& [i, j] : at) {
-    double dot = 0, mag = 0;
-    for (std::size_t c = 0; c < d; ++c) {
-      const double p = static_cast<double>(q[i * d + c]) * static_cast<double>(k[j * d + c]);
-      dot += p;
-      mag += std::fabs(p);
-    }
-    const double got = out[i * L + j];
-    double want = 0, bound = 0;
-    if (fused) {
-      if (j > i) {
-        if (!(std::isinf(got) && got < 0))
-          sanity_failure(fmt("%s (L %zu, head_dim %zu, threads %d): scores[%zu][%zu] (above the diagonal) is %.9g, "
-                             "the causal mask gives -inf",
-                             what.c_str(), L, d, threads, i, j, got));
-        continue;
-      }
-      const double bias = independent_bias(spec, w, 0, static_cast<std::int64_t>(i - j));
-      want = scale * dot + bias;
-      bound = 1e-3 * (scale * mag + std::fabs(bias)) + 1e-6;
-    } else {
-      want = dot;
-      bound = 1e-3 * mag + 1e-6;
-    }
-    if (!(std::fabs(got - want) <= bound))
-      sanity_failure(fmt("%s (L %zu, head_dim %zu, threads %d): scores[%zu][%zu] is %.9g; the double-precision %s "
-                         "gives %.9g (bound %.3g)",
-                         what.c_str(), L, d, threads, i, j, got,
-                         fused ? "scale * q.k - p ln(1 + a (i - j))" : "q.k", want, bound));
-  }
-  st.counters["flops"] =
-      benchmark::Counter(2.0 * static_cast<double>(L * L * d), benchmark::Counter::kIsIterationInvariantRate);
-  st.SetItemsProcessed(static_cast<std::int64_t>(st.iterations()) * static_cast<std::int64_t>(L * L));
-  st.SetLabel(regime_label(L * L * sizeof(float)));
+  bm_bias_scores(
+      st, fused, what, [&] { return KerplePlan(spec, w); },
+      [&](std::size_t i, std::size_t j) {
+        const double b = independent_bias(spec, w, 0, static_cast<std::int64_t>(i - j));
+        return BiasReference{b, std::fabs(b)};
+      },
+      "scale * q.k - p ln(1 + a (i - j))");
 }
 
 // ---- registration -----------------------------------------------------------------------------------------
