@@ -28,7 +28,6 @@ constexpr std::size_t kChunk = 256;  // entries per MLP chunk (stack buffers; ke
 // Relative error of the double x (two log1p within 1 ulp, the products |c| d and |c| N, the sum + eps and the
 // quotient) is below 10 u; the MLP in double then stays within (w + 16) u S (budget.cpp, row fire.bias.exact.f64).
 constexpr double kU64 = 0x1p-53;
-constexpr double kU128 = 0x1p-112;  // binary128 with logq / log1pq's own error folded in (budget.cpp)
 
 }  // namespace
 

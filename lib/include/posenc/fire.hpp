@@ -12,13 +12,13 @@
 //                          of a float32 rounding boundary; the float32 products, sums, quotient and the fused
 //                          accumulation are IEEE operations); a double output holds the same float32 values.
 //   exact, double output:  x in double (log1p twice, one quotient: relative error < 2^-49), then the MLP in double
-//                          with fused multiply-adds: |out - b| <= (w + 12) 2^-53 S, S = |b2| + sum_k |W2[h][k]|
+//                          with fused multiply-adds: |out - b| <= (w + 16) 2^-53 S, S = |b2| + sum_k |W2[h][k]|
 //                          (|W1[k]| x + |b1[k]|) (budget row fire.bias.exact.f64; not correctly rounded where the sum
 //                          cancels).
-//   exact, float output:   the double value rounded to float unless it lies within (w + 12) 2^-53 S of a float
+//   exact, float output:   the double value rounded to float unless it lies within (w + 16) 2^-53 S of a float
 //                          rounding boundary; then x and the MLP are re-evaluated in binary128 (logq; error
-//                          <= (w + 12) 2^-112 S) and that is rounded: the float is the correctly rounded bias except
-//                          within (w + 12) 2^-112 S of a boundary (budget row fire.bias.exact.f32).
+//                          <= (w + 16) 2^-112 S) and that is rounded: the float is the correctly rounded bias except
+//                          within (w + 16) 2^-112 S of a boundary (budget row fire.bias.exact.f32).
 // Rows whose query position is at or below the threshold L share one function of d: they are evaluated once per
 // head and copied; every other row evaluates its own. The value of (h, q, j) is the same in every call, geometry and
 // thread count (claim FIRE-REPRO-1). The bias is symmetric in j about q: with mask = none the keys after the query
