@@ -6,8 +6,11 @@
 #include <benchmark/benchmark.h>
 #include <cblas.h>
 
+#include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <cstdio>
 #include <exception>
 #include <optional>
@@ -176,6 +179,38 @@ void bm_bias_scores(benchmark::State& st, bool fused, const std::string& what, M
       benchmark::Counter(2.0 * static_cast<double>(L * L * d), benchmark::Counter::kIsIterationInvariantRate);
   st.SetItemsProcessed(static_cast<std::int64_t>(st.iterations()) * static_cast<std::int64_t>(L * L));
   st.SetLabel(regime_label(L * L * sizeof(float)));
+}
+
+// Reproducibility check of a timed bias call: rows 0, L/2, L-1 of heads 0 and H-1 of `out` (the [H][L][L] bias the
+// benchmark wrote with `threads`) must be bit for bit those of the same geometry written again on one thread without
+// streaming stores (which overwrites `out`). plan_name and spec_text name the call in a sanity failure.
+template <class T, class Plan>
+void check_rows_single_thread(const std::string& what, const Plan& plan, const posenc::BiasGeometry& g,
+                              std::span<T> out, std::size_t H, std::size_t L, int threads, const char* plan_name,
+                              const std::string& spec_text) {
+  const std::array<std::size_t, 2> heads{0, H - 1};
+  const std::array<std::size_t, 3> rows{0, L / 2, L - 1};
+  std::vector<T> sample(heads.size() * rows.size() * L);
+  for (std::size_t a = 0; a < heads.size(); ++a)
+    for (std::size_t r = 0; r < rows.size(); ++r)
+      std::copy_n(out.data() + (heads[a] * L + rows[r]) * L, L, sample.data() + (a * rows.size() + r) * L);
+  try {
+    plan.bias(g, out, posenc::TableOptions{.threads = 1, .streaming_stores = false});
+  } catch (const std::exception& e) {
+    sanity_failure(what + ": the single-thread reference call threw: " + e.what());
+  }
+  for (std::size_t a = 0; a < heads.size(); ++a)
+    for (std::size_t r = 0; r < rows.size(); ++r) {
+      const T* want = out.data() + (heads[a] * L + rows[r]) * L;
+      const T* got = sample.data() + (a * rows.size() + r) * L;
+      for (std::size_t j = 0; j < L; ++j)
+        if (std::memcmp(&got[j], &want[j], sizeof(T)) != 0)
+          sanity_failure(fmt("%s (heads %zu, L %zu, threads %d, %s): head %zu, row %zu, key %zu is %.17g (%a); "
+                             "%s::bias of the same geometry with threads = 1 and no streaming stores gives %.17g (%a)",
+                             what.c_str(), H, L, threads, spec_text.c_str(), heads[a], rows[r], j,
+                             static_cast<double>(got[j]), static_cast<double>(got[j]), plan_name,
+                             static_cast<double>(want[j]), static_cast<double>(want[j])));
+    }
 }
 
 }  // namespace posenc_bench::bias_bench

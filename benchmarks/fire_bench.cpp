@@ -220,31 +220,7 @@ void bm_bias(benchmark::State& st, FireRegime regime, const std::string& what) {
   const double tol = regime == FireRegime::cramming ? 1e-5 : std::is_same_v<T, float> ? 1e-6 : 1e-12;
   check_against_definition<T>(what, spec, w, out, H, L, threads, tol, &*plan);
 
-  // Rows 0, L/2, L-1 of heads 0 and H-1, then the same geometry on one thread without streaming stores.
-  const std::array<std::size_t, 2> heads{0, H - 1};
-  const std::array<std::size_t, 3> rows{0, L / 2, L - 1};
-  std::vector<T> sample(heads.size() * rows.size() * L);
-  for (std::size_t a = 0; a < heads.size(); ++a)
-    for (std::size_t r = 0; r < rows.size(); ++r)
-      std::copy_n(out.data() + (heads[a] * L + rows[r]) * L, L, sample.data() + (a * rows.size() + r) * L);
-  try {
-    plan->bias(g, out, posenc::TableOptions{.threads = 1, .streaming_stores = false});
-  } catch (const std::exception& e) {
-    sanity_failure(what + ": the single-thread reference call threw: " + e.what());
-  }
-  for (std::size_t a = 0; a < heads.size(); ++a)
-    for (std::size_t r = 0; r < rows.size(); ++r) {
-      const T* want = out.data() + (heads[a] * L + rows[r]) * L;
-      const T* got = sample.data() + (a * rows.size() + r) * L;
-      for (std::size_t j = 0; j < L; ++j)
-        if (std::memcmp(&got[j], &want[j], sizeof(T)) != 0)
-          sanity_failure(fmt("%s (heads %zu, L %zu, threads %d, %s): head %zu, row %zu, key %zu is %.17g (%a); "
-                             "FirePlan::bias of the same geometry with threads = 1 and no streaming stores gives "
-                             "%.17g (%a)",
-                             what.c_str(), H, L, threads, posenc::describe(spec).c_str(), heads[a], rows[r], j,
-                             static_cast<double>(got[j]), static_cast<double>(got[j]), static_cast<double>(want[j]),
-                             static_cast<double>(want[j])));
-    }
+  check_rows_single_thread<T>(what, *plan, g, out, H, L, threads, "FirePlan", posenc::describe(spec));
   set_counters(st, n, n * sizeof(T));
 }
 

@@ -196,31 +196,7 @@ void bm_bias(benchmark::State& st, const KerpleSpec& spec, const std::string& wh
                          what.c_str(), H, L, threads, h, L - 1, static_cast<double>(after)));
   }
 
-  // Rows 0, L/2, L-1 of heads 0 and H-1, then the same geometry on one thread without streaming stores.
-  const std::array<std::size_t, 2> heads{0, H - 1};
-  const std::array<std::size_t, 3> rows{0, L / 2, L - 1};
-  std::vector<T> sample(heads.size() * rows.size() * L);
-  for (std::size_t a = 0; a < heads.size(); ++a)
-    for (std::size_t r = 0; r < rows.size(); ++r)
-      std::copy_n(out.data() + (heads[a] * L + rows[r]) * L, L, sample.data() + (a * rows.size() + r) * L);
-  try {
-    plan->bias(g, out, posenc::TableOptions{.threads = 1, .streaming_stores = false});
-  } catch (const std::exception& e) {
-    sanity_failure(what + ": the single-thread reference call threw: " + e.what());
-  }
-  for (std::size_t a = 0; a < heads.size(); ++a)
-    for (std::size_t r = 0; r < rows.size(); ++r) {
-      const T* want = out.data() + (heads[a] * L + rows[r]) * L;
-      const T* got = sample.data() + (a * rows.size() + r) * L;
-      for (std::size_t j = 0; j < L; ++j)
-        if (std::memcmp(&got[j], &want[j], sizeof(T)) != 0)
-          sanity_failure(fmt("%s (heads %zu, L %zu, threads %d, %s): head %zu, row %zu, key %zu is %.17g (%a); "
-                             "KerplePlan::bias of the same geometry with threads = 1 and no streaming stores gives "
-                             "%.17g (%a)",
-                             what.c_str(), H, L, threads, posenc::describe(spec).c_str(), heads[a], rows[r], j,
-                             static_cast<double>(got[j]), static_cast<double>(got[j]), static_cast<double>(want[j]),
-                             static_cast<double>(want[j])));
-    }
+  check_rows_single_thread<T>(what, *plan, g, out, H, L, threads, "KerplePlan", posenc::describe(spec));
   set_counters(st, n, n * sizeof(T));
 }
 
