@@ -191,6 +191,7 @@ void run_table_typed(const TableFlags& f, const Spec& s, const PositionList& pos
       head["dtype"] = sizeof(T) == 4 ? "f32" : "f64";
       head["note"] = std::string(EnumTraits<RopeCacheForm>::values[*enum_index(form)].meaning) +
                      "; h = rotary_dim / 2 pairs, pair k at angle p * theta_k (posenc freqs rope)";
+      if (s.scaling != RopeScaling::none) head["attention_factor"] = make_plan(s).attention_factor();
       std::vector<JsonArray> arrays;
       arrays.push_back({"positions", std::span<const std::int64_t>(list), 0});
       if (hf) {
@@ -247,6 +248,10 @@ void run_freqs(const FreqFlags& f) {
   const RopePlan plan = make_plan(s);
   const std::span<const double> theta = plan.frequencies();
   const std::size_t h = theta.size();
+  // Under a scaling: the unscaled frequencies of the same regime and the weight of the interpolated frequency
+  // each pair took (1: theta / factor; 0: kept; between: blended by YaRN's ramp or Llama 3's smoothing).
+  const RopePlan plain = make_plan(without_scaling(s));
+  const std::span<const double> theta0 = plain.frequencies(), weight = plan.interpolation();
   std::vector<std::int64_t> pair(h), first(h), second(h);
   for (std::size_t k = 0; k < h; ++k) {
     pair[k] = static_cast<std::int64_t>(k);
@@ -262,7 +267,7 @@ void run_freqs(const FreqFlags& f) {
       switch (s.regime) {
         case RopeRegime::exact:
           head["note"] =
-              "theta_k = base^(-2k/r) rounded to double; pair k rotates (x[first_channels[k]], "
+              "theta_k = base^(-2k/r) (theta'_k under a scaling) rounded to double; pair k rotates (x[first_channels[k]], "
               "x[second_channels[k]]) by p * theta_k";
           break;
         case RopeRegime::hf:
@@ -272,16 +277,34 @@ void run_freqs(const FreqFlags& f) {
           head["note"] = "the float32 theta_k of ggml (scale^k by repeated float32 multiplication, exact in double)";
           break;
       }
-      const std::vector<JsonArray> arrays{{"first_channels", std::span<const std::int64_t>(first), 0},
-                                          {"second_channels", std::span<const std::int64_t>(second), 0},
-                                          {"frequencies", theta, 0}};
+      std::vector<JsonArray> arrays{{"first_channels", std::span<const std::int64_t>(first), 0},
+                                    {"second_channels", std::span<const std::int64_t>(second), 0},
+                                    {"frequencies", theta, 0}};
+      if (s.scaling != RopeScaling::none) {
+        head["attention_factor"] = plan.attention_factor();
+        head["scaling_note"] =
+            "frequencies are theta'_k of the scaling; unscaled_frequencies the same regime without it; "
+            "interpolation_weight w_k in theta'_k = (1 - w_k) theta_k + w_k theta_k / factor (exact mathematics: 1 "
+            "interpolated, 0 kept, between blended; ntk and dynamic change the base instead, w = 0); cos and sin are "
+            "multiplied by attention_factor";
+        std::size_t kept = 0, interpolated = 0;
+        for (double w : weight) kept += w == 0.0, interpolated += w == 1.0;
+        head["pairs_kept"] = kept;
+        head["pairs_interpolated"] = interpolated;
+        head["pairs_blended"] = h - kept - interpolated;
+        arrays.push_back({"unscaled_frequencies", theta0, 0});
+        arrays.push_back({"interpolation_weight", weight, 0});
+      }
       write_json(out.file(), head, arrays);
       break;
     }
-    case Format::csv:
-      write_csv(out.file(), {{"pair", pair}, {"first_channel", first}, {"second_channel", second}}, {"theta"}, theta,
-                h);
+    case Format::csv: {
+      std::vector<double> cols(3 * h);
+      for (std::size_t k = 0; k < h; ++k) cols[3 * k] = theta[k], cols[3 * k + 1] = theta0[k], cols[3 * k + 2] = weight[k];
+      write_csv(out.file(), {{"pair", pair}, {"first_channel", first}, {"second_channel", second}},
+                {"theta", "theta_unscaled", "interpolation_weight"}, std::span<const double>(cols), h);
       break;
+    }
   }
   out.commit();
 }

@@ -179,7 +179,7 @@ def range_values(desc, integer):
     if m:
         lo, hi = float(m.group(2)), float(m.group(3))
         out.append(repr(lo) if m.group(1) == "(" else repr(lo - max(abs(lo) * 1e-9, 1e-300)))
-        out.append(repr(hi) if m.group(4) == ")" else repr(hi + abs(hi) * 1e-9))
+        out.append(repr(hi) if m.group(4) == ")" else repr(hi + max(abs(hi) * 1e-9, 1e-300)))  # hi = 0: still above
     m = re.search(r"a finite real > ([-+0-9.e]+)", desc)
     if m:
         out += [m.group(1), repr(float(m.group(1)) - 0.5)]

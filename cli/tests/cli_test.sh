@@ -336,7 +336,9 @@ d=json.load(open(sys.argv[1]))
 s=[x for x in d["schemes"] if x["name"]=="rope"][0]
 assert {p["name"] for p in s["presets"]} == {"hf-llama","gpt-neox","gpt-j","roformer","meta-llama","ggml-normal","ggml-neox"}, s["presets"]
 assert {"table","freqs","apply","check"} <= set(s["verbs"]), s["verbs"]
-assert [p["flag"] for p in s["parameters"]] == ["--layout","--regime","--head-dim","--rotary-dim","--base"], s["parameters"]
+assert [p["flag"] for p in s["parameters"]] == ["--layout","--regime","--head-dim","--rotary-dim","--base","--scaling",
+    "--factor","--original-context","--max-context","--seq-len","--beta-fast","--beta-slow","--mscale","--mscale-all-dim",
+    "--attention-factor","--truncate","--low-freq-factor","--high-freq-factor"], s["parameters"]
 ' rl.json; then pass; else fail "list --format json: rope scheme, presets and verbs"; fi
 if "$POSENC" list | grep -q "ggml-neox"; then pass; else fail "list (text) shows rope presets"; fi
 
@@ -390,7 +392,7 @@ assert d["first_channels"] == [0, 1, 2, 3] and d["second_channels"] == [4, 5, 6,
 for k, w in enumerate(d["frequencies"]):
     assert abs(w - 10000.0 ** (-2 * k / 8)) <= 1e-15 * w, (k, w)
 rows = list(csv.reader(open(sys.argv[2])))
-assert rows[0] == ["pair", "first_channel", "second_channel", "theta"], rows[0]
+assert rows[0] == ["pair", "first_channel", "second_channel", "theta", "theta_unscaled", "interpolation_weight"], rows[0]
 assert [r[1:3] for r in rows[1:]] == [["0", "1"], ["2", "3"], ["4", "5"], ["6", "7"]], rows
 PYEOF
 then pass; else fail "freqs rope"; fi
@@ -398,6 +400,36 @@ if "$POSENC" table rope --preset gpt-neox --head-dim 32 --positions 0:3 --format
    "$POSENC" table rope --spec s1.json --positions 0:3 --format json >s2.json && cmp -s s1.json s2.json &&
    "$PY" -c 'import json,sys; s=json.load(open(sys.argv[1]))["spec"]; assert (s["head_dim"], s["rotary_dim"]) == (32, 8), s' s1.json
 then pass; else fail "rope: preset rotary fraction follows --head-dim; --spec replays"; fi
+
+# scaling (issue 8): Llama 3.1 (head_dim 128, theta 5e5, L0 8192, factor 8): 29 pairs kept, 6 smoothed, 29 divided
+# (CONVENTIONS.md §2.11); kept pairs are the unscaled theta_k, divided ones theta_k / 8; YaRN's attention factor
+# 0.1 ln 4 + 1 multiplies the cache; linear at s p equals unscaled at p
+if "$POSENC" freqs rope --head-dim 128 --base 500000 --scaling llama3 --factor 8 --original-context 8192 >l3.json &&
+   "$POSENC" table rope --head-dim 8 --scaling yarn --factor 4 --original-context 4096 --positions 0,5 --form pairs --dtype f64 --format json >yt.json &&
+   "$POSENC" table rope --head-dim 8 --scaling linear --factor 4 --positions 40 --form pairs --dtype f64 --format json >lt.json &&
+   "$POSENC" table rope --head-dim 8 --positions 10 --form pairs --dtype f64 --format json >ut.json &&
+   "$PY" - l3.json yt.json lt.json ut.json <<'PYEOF'
+import json, math, sys
+d = json.load(open(sys.argv[1]))
+assert (d["pairs_kept"], d["pairs_blended"], d["pairs_interpolated"]) == (29, 6, 29), d
+f, f0, w = d["frequencies"], d["unscaled_frequencies"], d["interpolation_weight"]
+assert f[:29] == f0[:29] and w[:29] == [0.0] * 29, (f[:29], f0[:29])
+assert all(abs(a - b / 8) <= 1e-16 * a for a, b in zip(f[35:], f0[35:])) and w[35:] == [1.0] * 29
+assert d["attention_factor"] == 1.0
+y = json.load(open(sys.argv[2]))
+m = 0.1 * math.log(4) + 1
+assert abs(y["attention_factor"] - m) <= 1e-15 and abs(y["rows"][0][0] - m) <= 1e-15, y
+lin, uns = json.load(open(sys.argv[3]))["rows"][0], json.load(open(sys.argv[4]))["rows"][0]
+assert all(abs(a - b) <= 1e-15 for a, b in zip(lin, uns)), (lin, uns)
+PYEOF
+then pass; else fail "rope scaling: llama3 bands, yarn attention factor, linear = positions / factor"; fi
+expect_error 2 freqs rope --factor 4
+expect_error 2 freqs rope --scaling yarn --factor 4
+expect_error 2 freqs rope --scaling ntk --factor 2 --head-dim 2
+expect_error 2 freqs rope --regime ggml --scaling yarn --factor 4 --original-context 4096
+expect_error 2 freqs rope --scaling llama3 --factor 8 --original-context 8192 --low-freq-factor 4 --high-freq-factor 2
+if "$POSENC" freqs rope --scaling yarn --factor 4 >/dev/null 2>ye.txt; [[ $? -eq 2 ]] && grep -q -- "--original-context" ye.txt
+then pass; else fail "--scaling yarn without --original-context names original_context: $(cat ye.txt)"; fi
 
 # --partial-rotary-factor: int(head_dim * F) (80 * 0.3 = 24.000000000000004 -> 24), after --head-dim in any order
 if "$POSENC" freqs rope --partial-rotary-factor 0.3 --head-dim 80 >pr.json &&

@@ -45,6 +45,174 @@ void emulated_sincos(const float* angle, std::size_t h, double* s, double* c) no
   }
 }
 
+// ---- context-extension scaling (posenc/rope_spec.hpp RopeScaling; CONVENTIONS.md §2.11) --------------------
+// Exact regime: theta'_k and the attention factor m from their definitions in binary128 (logq/powq within a few
+// 2^-113 relative; the blend adds a few roundings: theta'_k within 2^-100 relative, far inside the 2^-106 the
+// angle core's budget assumes for... see budget row rope.freq.exact.scaled). hf regime: the float32 steps of HF's
+// modeling_rope_utils (huggingface/transformers@26892c16b782513fdf938920653228ef63a19d7d, v5 rope_parameters:
+// _compute_linear_scaling_rope_parameters, _compute_dynamic_ntk_parameters, _compute_yarn_parameters,
+// _compute_llama3_parameters), each op of a float32 tensor correctly rounded; Python scalars are doubles and
+// are rounded to float32 where they meet a tensor; `x / t` for a Python number x is t.reciprocal() * x
+// (torch/_tensor.py __rdiv__). ggml regime: linear only (freq_scale = 1/factor multiplies theta).
+using q128 = __float128;
+
+// 0.1 m ln s + 1, or 1 for s <= 1 (HF get_mscale), in binary128.
+q128 mscale_q(q128 s, q128 m) { return s <= 1 ? q128(1) : q128(1) / 10 * m * logq(s) + 1; }
+
+inline q128 floor_of(q128 x) { return floorq(x); }
+inline double floor_of(double x) { return std::floor(x); }
+inline q128 ceil_of(q128 x) { return ceilq(x); }
+inline double ceil_of(double x) { return std::ceil(x); }
+
+// HF's YaRN correction range (find_correction_range) in the arithmetic R it is given (binary128 for the exact
+// regime, double as Python computes it for hf): the pair indices where the ramp starts (low) and ends (high),
+// before the +0.001 of equal ends. find_correction_dim(beta) = (dim * log(L0 / (beta * 2 * pi))) / (2 * log(base)),
+// evaluated left to right; truncate: floor(low), ceil(high); then max(low, 0), min(high, dim - 1) with dim = r.
+template <class R>
+std::pair<R, R> yarn_range(const RopeSpec& s, R (*log_of)(R), R pi) {
+  const R r = static_cast<R>(s.rotary_dim), L0 = static_cast<R>(s.original_context);
+  auto corr = [&](double beta) { return (r * log_of(L0 / (static_cast<R>(beta) * R(2) * pi))) / (R(2) * log_of(static_cast<R>(s.base))); };
+  R low = corr(s.beta_fast), high = corr(s.beta_slow);
+  if (s.truncate) low = floor_of(low), high = ceil_of(high);
+  return {std::max(low, R(0)), std::min(high, r - R(1))};
+}
+
+struct Scaled {
+  std::vector<q128> theta;      // exact: theta'_k
+  std::vector<double> weight;   // exact: w_k in theta'_k = (1 - w_k) theta_k + w_k theta_k / factor
+  q128 m = 1;                   // exact attention factor
+  std::vector<float> inv32;     // hf: inv_freq'
+  double m_hf = 1.0;            // hf: HF's attention factor (a Python double)
+};
+
+// theta'_k for the exact regime from theta_k (binary128).
+void scale_exact(const RopeSpec& s, std::vector<q128>& th, std::vector<double>& w, q128& m) {
+  const std::size_t h = th.size();
+  const q128 f = s.factor, r = static_cast<q128>(s.rotary_dim);
+  w.assign(h, 0.0);
+  m = 1;
+  switch (s.scaling) {
+    case RopeScaling::none: return;
+    case RopeScaling::linear:
+      for (std::size_t k = 0; k < h; ++k) th[k] /= f, w[k] = 1.0;
+      return;
+    case RopeScaling::ntk:
+    case RopeScaling::dynamic: {
+      // base' = base * a^(r/(r-2)): theta'_k = base'^(-2k/r) = theta_k * a^(-2k/(r-2)).
+      q128 a = f;
+      if (s.scaling == RopeScaling::dynamic) {
+        const std::int64_t L = std::max(s.seq_len, s.max_context);
+        a = f * static_cast<q128>(L) / static_cast<q128>(s.max_context) - (f - 1);
+      }
+      if (a == 1) return;
+      for (std::size_t k = 0; k < h; ++k) th[k] *= powq(a, -(2 * static_cast<q128>(k)) / (r - 2));
+      return;
+    }
+    case RopeScaling::yarn: {
+      auto [low, high] = yarn_range<q128>(s, +[](q128 x) { return logq(x); }, acosq(q128(-1)));
+      if (low == high) high += q128(1) / 1000;
+      for (std::size_t k = 0; k < h; ++k) {
+        q128 ramp = (static_cast<q128>(k) - low) / (high - low);
+        ramp = ramp < 0 ? q128(0) : (ramp > 1 ? q128(1) : ramp);
+        th[k] = th[k] / f * ramp + th[k] * (1 - ramp);
+        w[k] = static_cast<double>(ramp);
+      }
+      if (s.attention_factor > 0) m = s.attention_factor;
+      else if (s.mscale > 0 && s.mscale_all_dim > 0) m = mscale_q(f, s.mscale) / mscale_q(f, s.mscale_all_dim);
+      else m = mscale_q(f, 1);
+      return;
+    }
+    case RopeScaling::llama3: {
+      const q128 L0 = static_cast<q128>(s.original_context), lf = s.low_freq_factor, hf = s.high_freq_factor;
+      for (std::size_t k = 0; k < h; ++k) {
+        const q128 wl = 2 * acosq(q128(-1)) / th[k];
+        if (wl < L0 / hf) continue;  // high frequency: kept
+        if (wl > L0 / lf) {          // low frequency: divided
+          th[k] /= f, w[k] = 1.0;
+          continue;
+        }
+        const q128 sm = (L0 / wl - lf) / (hf - lf);  // band edges inclusive: smoothed
+        th[k] = (1 - sm) * th[k] / f + sm * th[k];
+        w[k] = static_cast<double>(1 - sm);
+      }
+      return;
+    }
+  }
+}
+
+float rn32d(double x) { return static_cast<float>(x); }
+
+// hf regime: HF's float32 inv_freq' and its attention factor, from inv (the default float32 inv_freq) and the
+// float32 exponents e_k = RN32(2k) / RN32(r) (rebuilt here for the bases that change).
+void scale_hf(const RopeSpec& s, std::vector<float>& inv, double& m) {
+  const std::size_t h = inv.size();
+  const float r32 = static_cast<float>(s.rotary_dim), f32 = rn32d(s.factor);
+  auto exponent = [&](std::size_t k) { return static_cast<float>(2 * k) / r32; };
+  auto from_base = [&](float b32) {  // 1.0 / (base ** (arange(0, r, 2).float() / r))
+    for (std::size_t k = 0; k < h; ++k) inv[k] = 1.0f / rn32(powq(static_cast<q128>(b32), static_cast<q128>(exponent(k))));
+  };
+  m = 1.0;
+  switch (s.scaling) {
+    case RopeScaling::none: return;
+    case RopeScaling::linear:  // inv_freq /= factor
+      for (float& v : inv) v = v / f32;
+      return;
+    case RopeScaling::ntk: {  // base * factor ** (dim / (dim - 2)) in Python doubles, then base ** ... in float32
+      const double e = static_cast<double>(s.rotary_dim) / static_cast<double>(s.rotary_dim - 2);
+      from_base(rn32d(s.base * static_cast<double>(powq(s.factor, e))));
+      return;
+    }
+    case RopeScaling::dynamic: {
+      // The module's forward: seq_len = max(position_ids) + 1 is an int64 tensor, so (factor * seq_len /
+      // max_position_embeddings) - (factor - 1) is a 0-dim float32 tensor; `** (dim / (dim - 2))` keeps the Python
+      // exponent as a double (PyTorch's CPU pow kernel for a tensor and a scalar exponent computes
+      // std::pow(float, double) and rounds to float: aten/src/ATen/native/cpu/PowKernel.cpp, pytorch@0c678301;
+      // a 0-dim tensor takes the scalar path of Loops.h vectorized_loop); times RN32(base); base ** exponents in
+      // float32. seq_len <= max_position_embeddings: the original frequencies.
+      if (s.seq_len <= s.max_context) return;
+      float a = rn32d(s.factor) * static_cast<float>(s.seq_len);
+      a = a / static_cast<float>(s.max_context);
+      a = a - rn32d(s.factor - 1.0);
+      const double e = static_cast<double>(s.rotary_dim) / static_cast<double>(s.rotary_dim - 2);
+      a = static_cast<float>(static_cast<double>(powq(static_cast<q128>(a), static_cast<q128>(e))));  // RN32(RN64(pow))
+      from_base(rn32d(s.base) * a);
+      return;
+    }
+    case RopeScaling::yarn: {
+      auto [low, high] = yarn_range<double>(s, +[](double x) { return static_cast<double>(logq(x)); }, M_PI);
+      if (low == high) high += 0.001;
+      const float low32 = rn32d(low), span32 = rn32d(high - low);
+      for (std::size_t k = 0; k < h; ++k) {
+        const float pos = rn32(powq(static_cast<q128>(rn32d(s.base)), static_cast<q128>(exponent(k))));
+        const float extrap = 1.0f / pos, interp = 1.0f / (f32 * pos);
+        float ramp = (static_cast<float>(k) - low32) / span32;
+        ramp = std::min(std::max(ramp, 0.0f), 1.0f);
+        const float ef = 1.0f - ramp;
+        inv[k] = interp * (1.0f - ef) + extrap * ef;
+      }
+      auto g = [](double sc, double ms) { return sc <= 1 ? 1.0 : 0.1 * ms * static_cast<double>(logq(sc)) + 1.0; };
+      if (s.attention_factor > 0) m = s.attention_factor;
+      else if (s.mscale > 0 && s.mscale_all_dim > 0) m = g(s.factor, s.mscale) / g(s.factor, s.mscale_all_dim);
+      else m = g(s.factor, 1.0);
+      return;
+    }
+    case RopeScaling::llama3: {
+      const double L0 = static_cast<double>(s.original_context);
+      const float low_wl = rn32d(L0 / s.low_freq_factor), high_wl = rn32d(L0 / s.high_freq_factor);
+      const float two_pi = rn32d(2 * M_PI), l0 = rn32d(L0), lf = rn32d(s.low_freq_factor),
+                  span = rn32d(s.high_freq_factor - s.low_freq_factor);
+      for (std::size_t k = 0; k < h; ++k) {
+        const float wl = (1.0f / inv[k]) * two_pi;             // 2 * math.pi / inv_freq
+        const float llama = wl > low_wl ? inv[k] / f32 : inv[k];
+        const float sm = ((1.0f / wl) * l0 - lf) / span;       // (L0 / wavelen - low) / (high - low)
+        const float smoothed = (1.0f - sm) * llama / f32 + sm * llama;
+        inv[k] = (!(wl < high_wl) && !(wl > low_wl)) ? smoothed : llama;
+      }
+      return;
+    }
+  }
+}
+
 std::size_t checked_mul_add(std::size_t a, std::size_t b, std::size_t c, bool& overflow) {
   // a * b + c, flagging overflow.
   if (b != 0 && a > (std::numeric_limits<std::size_t>::max() - c) / b) {
@@ -54,25 +222,44 @@ std::size_t checked_mul_add(std::size_t a, std::size_t b, std::size_t c, bool& o
   return a * b + c;
 }
 
+// The exact regime's frequencies theta'_k in double-double (unscaled: exactly the angle core's geometric ones),
+// with the scaling's weights and attention factor.
+core::DDFrequencies exact_frequencies(const RopeSpec& s, std::vector<double>& weight, q128& m) {
+  core::DDFrequencies f = core::geometric_frequencies(pair_count(s), 1.0, s.base, 2.0, static_cast<double>(s.rotary_dim));
+  std::vector<q128> th(f.size());
+  for (std::size_t k = 0; k < th.size(); ++k) th[k] = static_cast<q128>(f.hi[k]) + static_cast<q128>(f.lo[k]);
+  scale_exact(s, th, weight, m);
+  if (s.scaling == RopeScaling::none) return f;
+  for (std::size_t k = 0; k < th.size(); ++k) {
+    f.hi[k] = static_cast<double>(th[k]);
+    f.lo[k] = static_cast<double>(th[k] - static_cast<q128>(f.hi[k]));
+  }
+  return f;
+}
+
 }  // namespace
 
 struct RopePlan::Impl {
   RopeSpec spec;
   std::size_t h = 0;
+  std::vector<double> weight;        // the scaling's interpolation weight per pair (exact mathematics)
+  q128 m_exact = 1;                  // the exact attention factor
   core::AngleTable table;            // exact regime
   std::vector<double> freqs;         // what frequencies() returns
   std::vector<float> inv32;          // hf: inv_freq_k
   float scale32 = 0.0f;              // ggml: theta_scale
+  float freq_scale32 = 1.0f;         // ggml: freq_scale = 1.0f / factor (linear)
+  double m = 1.0;                    // the attention factor of the regime (attention_factor())
+  float m32 = 1.0f;                  // hf: RN32(m), as cos * attention_scaling multiplies a float32 tensor
 
-  explicit Impl(const RopeSpec& s)
-      : spec(s), h(pair_count(s)), table(core::geometric_frequencies(pair_count(s), 1.0, s.base, 2.0,
-                                                                     static_cast<double>(s.rotary_dim))) {
+  explicit Impl(const RopeSpec& s) : spec(s), h(pair_count(s)), table(exact_frequencies(s, weight, m_exact)) {
     const auto b32 = static_cast<__float128>(static_cast<float>(s.base));
     const float r32 = static_cast<float>(s.rotary_dim);
     freqs.resize(h);
     switch (s.regime) {
       case RopeRegime::exact:
         for (std::size_t k = 0; k < h; ++k) freqs[k] = table.frequencies().hi[k];
+        m = static_cast<double>(m_exact);
         break;
       case RopeRegime::hf:  // 1.0 / (base ** (arange(0, r, 2, int64).float() / r)), float32 throughout
         inv32.resize(h);
@@ -80,14 +267,19 @@ struct RopePlan::Impl {
           const float e = static_cast<float>(2 * k) / r32;
           const float pw = rn32(powq(b32, static_cast<__float128>(e)));
           inv32[k] = 1.0f / pw;
-          freqs[k] = inv32[k];
         }
+        scale_hf(s, inv32, m);
+        m32 = static_cast<float>(m);
+        for (std::size_t k = 0; k < h; ++k) freqs[k] = inv32[k];
         break;
       case RopeRegime::ggml: {  // theta_scale = powf(freq_base, -2.0f/n_dims); theta *= theta_scale per pair
         scale32 = rn32(powq(b32, static_cast<__float128>(-2.0f / r32)));
+        // llama.cpp: rope_freq_scale = 1.0f / rope_scaling factor (a float32 GGUF value); rope_yarn with
+        // ext_factor 0 multiplies theta_extrap by it.
+        if (s.scaling == RopeScaling::linear) freq_scale32 = 1.0f / static_cast<float>(s.factor);
         float t = 1.0f;
         for (std::size_t k = 0; k < h; ++k) {
-          freqs[k] = t;
+          freqs[k] = s.scaling == RopeScaling::linear ? freq_scale32 * t : t;
           t = t * scale32;
         }
         break;
@@ -107,6 +299,8 @@ struct RopePlan::Impl {
           anchor = pa;
         }
         table.rotate(sa, ca, static_cast<std::size_t>(p - pa), s, c);
+        if (m != 1.0)
+          for (std::size_t k = 0; k < h; ++k) s[k] *= m, c[k] *= m;
         return;
       }
       case RopeRegime::hf: {
@@ -117,13 +311,16 @@ struct RopePlan::Impl {
       case RopeRegime::ggml: {
         float t = static_cast<float>(p);  // theta_base = (float) p
         for (std::size_t k = 0; k < h; ++k) {
-          angle[k] = t;
+          angle[k] = spec.scaling == RopeScaling::linear ? freq_scale32 * t : t;
           t = t * scale32;
         }
         break;
       }
     }
     emulated_sincos(angle, h, s, c);
+    if (m32 != 1.0f)  // hf: cos = emb.cos() * attention_scaling, a float32 tensor times RN32(m)
+      for (std::size_t k = 0; k < h; ++k)
+        s[k] = static_cast<float>(s[k]) * m32, c[k] = static_cast<float>(c[k]) * m32;
   }
 };
 
@@ -318,11 +515,12 @@ void cache_impl(const RopePlan::Impl& im, RopeCacheForm form, std::span<const st
     case RopeCacheForm::gptj: f.add(core::Part::sin, base, per, 0).add(core::Part::cos, base, per, h); break;
     case RopeCacheForm::ggml: f.add(core::Part::cos_sin, base, per, 0); break;
   }
-  if (spec.regime == RopeRegime::exact) {  // the shared table writer (core/table_writer.hpp)
+  if (spec.regime == RopeRegime::exact && im.m == 1.0) {  // the shared table writer (core/table_writer.hpp)
     core::write_table(im.table, core::PositionSource{.count = n, .list = positions}, f, std::nullopt, o, n * per);
     return;
   }
-  // Emulated regimes: every position's float32 steps on their own, laid out by the same form.
+  // Emulated regimes (and an exact cache scaled by an attention factor, which the writer does not apply): every
+  // position on its own, laid out by the same form.
   const std::size_t chunks = (n + kTokensPerChunk - 1) / kTokensPerChunk;
   const int threads = std::min<int>(core::thread_count(o, n * per), static_cast<int>(chunks));
   const Scratch sc(threads, h);
@@ -382,6 +580,8 @@ RopePlan::RopePlan(const RopeSpec& spec) {
 
 const RopeSpec& RopePlan::spec() const noexcept { return impl_->spec; }
 std::span<const double> RopePlan::frequencies() const noexcept { return impl_->freqs; }
+double RopePlan::attention_factor() const noexcept { return impl_->m; }
+std::span<const double> RopePlan::interpolation() const noexcept { return impl_->weight; }
 
 void RopePlan::cache(RopeCacheForm f, std::span<const std::int64_t> p, std::span<float> out, const TableOptions& o) const {
   cache_impl(*impl_, f, p, out, o);

@@ -32,6 +32,9 @@ function called. This test holds posenc to them, through the CLI a user would us
 5. ALiBi (`posenc freqs/bias/check alibi`): BLOOM's float32 slopes (1 .. 128 heads) and padded bias, MPT's bias
    rows: bit-identical to posenc's bloom / mpt regimes except where torch's float32 pow is not correctly rounded
    (4 BLOOM slopes, 1 ulp), and every one passes `posenc check alibi` in its regime.
+6. RoPE scaling (`posenc freqs rope --scaling`): HF's inv_freq and attention factor for linear, dynamic, YaRN (three
+   configurations) and llama3 against the hf regime (bit for bit where torch's pow is correctly rounded) and the
+   exact regime (within 3 ulp); details at the section below.
 
 Usage: heldout_test.py POSENC_BINARY [DATA_DIR]      Python 3 standard library only.
 """
@@ -377,6 +380,67 @@ with tempfile.TemporaryDirectory() as tmp:
         print(f"ok   alibi_mpt.json: {same}/{total} bias values bit-identical")
     else:
         fail(f"alibi_mpt.json: {total - same} of {total} bias values differ from MPT's")
+
+# 6. RoPE scaling (`posenc freqs rope --scaling ...`): HF's ROPE_INIT_FUNCTIONS output (inv_freq and attention
+#    factor) for linear, dynamic, three YaRN configurations and llama3, against posenc's hf regime: bit-identical
+#    where torch's float32 pow is correctly rounded, and the attention factors (Python doubles) equal. Dynamic: the
+#    data called the init function with a Python int seq_len (the new base in doubles); posenc's hf regime is the
+#    module's forward, where seq_len is an int64 tensor and the new base a float32 one, so there the two may
+#    differ by the rounding of the base (allowed: 2 ulp of inv_freq). The exact regime must be within 3 ulp of
+#    every HF value (float32 roundings of the chain), and its attention factor equal to HF's to 1e-15.
+#    LongRoPE is not in posenc yet: its record says so.
+def rope_scaling_args(case):
+    rs = case["rope_scaling"]
+    t = rs["rope_type"]
+    args = ["--head-dim", str(case["head_dim"]), "--base", repr(float(case["rope_theta"])), "--scaling", t,
+            "--factor", repr(float(rs["factor"]))]
+    if t in ("yarn", "llama3"):
+        args += ["--original-context", str(rs["original_max_position_embeddings"])]
+    if t == "dynamic":
+        args += ["--max-context", str(case["max_position_embeddings"])]
+    for key, flag in (("beta_fast", "--beta-fast"), ("beta_slow", "--beta-slow"), ("mscale", "--mscale"),
+                      ("mscale_all_dim", "--mscale-all-dim"), ("low_freq_factor", "--low-freq-factor"),
+                      ("high_freq_factor", "--high-freq-factor")):
+        if key in rs:
+            args += [flag, repr(float(rs[key]))]
+    if "truncate" in rs:
+        args += ["--truncate=" + ("true" if rs["truncate"] else "false")]
+    return args
+
+
+for case in json.load(open(os.path.join(DATA, "rope_scaling.json"))):
+    tag, t = case["tag"], case["rope_scaling"]["rope_type"]
+    if t == "longrope":
+        record("rope_scaling.json", tag, "LongRoPE inv_freq", False, "not checked: LongRoPE is not in posenc yet")
+        print(f"skip rope_scaling.json {tag}: LongRoPE is not in posenc yet")
+        continue
+    for seq_len, hf in case["by_seq_len"].items():
+        extra = ["--seq-len", seq_len if seq_len != "None" else "0"] if t == "dynamic" else []
+        what = f"{tag} seq_len={seq_len}"
+        try:
+            mine = posenc_json(["freqs", "rope", "--regime", "hf"] + rope_scaling_args(case) + extra)
+            exact = posenc_json(["freqs", "rope", "--regime", "exact"] + rope_scaling_args(case) + extra)
+        except RuntimeError as e:
+            fail(f"rope_scaling.json {what}: {e}")
+            continue
+        want = hf["inv_freq"]
+        diffs = [abs(f32_bits(a) - f32_bits(b)) for a, b in zip(mine["frequencies"], want)]
+        ediffs = [abs(b - a) / ulp32(b) for a, b in zip(exact["frequencies"], want)]
+        same = sum(d == 0 for d in diffs)
+        allowed = 2 if t == "dynamic" else 1
+        m_hf, m_mine = hf["attention_factor"], mine.get("attention_factor", 1.0)
+        m_exact = exact.get("attention_factor", 1.0)
+        ok = (len(diffs) == len(want) and max(diffs) <= allowed and m_mine == m_hf and max(ediffs) <= 3 and
+              abs(m_exact - m_hf) <= 1e-15 * m_hf)
+        detail = (f"hf regime {same}/{len(want)} bit-identical (max {max(diffs)} ulp), exact regime within "
+                  f"{max(ediffs):.2f} ulp, attention factor {m_mine!r} vs HF {m_hf!r}")
+        record("rope_scaling.json", tag, f"inv_freq and attention factor at {what}: posenc freqs rope --scaling {t}",
+               ok, detail)
+        if ok:
+            passed += 1
+            print(f"ok   rope_scaling.json {what}: {detail}")
+        else:
+            fail(f"rope_scaling.json {what}: {detail}")
 
 results_dir = os.environ.get("POSENC_RESULTS_DIR")
 if results_dir:

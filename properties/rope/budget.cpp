@@ -30,6 +30,10 @@ const double kU = std::ldexp(1.0, -53);
 const double kEpsSc = std::ldexp(1.0, -53) + std::ldexp(1.0, -57);
 const double kE64 = 2 * std::sqrt(2.0) * kEpsSc + std::ldexp(1.0, -54) + std::ldexp(1.0, -53);
 const double kRot = kE64 + 2 * kU;  // per unit of S, one exact-regime rotation in double (6.505 u)
+// With an attention factor m != 1 (YaRN), c' = RN(c m_d) and s' = RN(s m_d), m_d = RN(m): each within
+// m (E64 + 2u)(1 + u) of m cos, m sin; the rotation then adds u |b s'| + u |y|: per unit of S' = m S,
+// (E64 + 4u)(1 + u) = 8.505 u (1 + u).
+const double kRotAttention = kE64 + 4 * kU;
 
 std::vector<std::pair<R, BudgetRow>> make_rows() {
   std::vector<std::pair<R, BudgetRow>> r;
@@ -66,6 +70,32 @@ std::vector<std::pair<R, BudgetRow>> make_rows() {
        .bound = kE64 / std::ldexp(1.0, -52),
        .why = "the angle core's bound E64 = 2 sqrt2 eps_sc + 2^-54 + 2^-53 ~= 4.505 u (anchor and in-block "
               "values each within eps_sc = 2^-53 + 2^-57, one complex multiply): 2.25 ulp_f64(1)."});
+  add(R::cache_exact_f32_attention,
+      {.quantity = "cos / sin cache entry times the attention factor m != 1 (YaRN), float32 output",
+       .dtype = "f32", .regime = "exact", .domain = all + ", scaling yarn with m != 1",
+       .metric = {MetricKind::scaled, DType::f32, 0.0, "err_S (S = M, the least power of two >= max(1, m)), ulp_f32"},
+       .bound = (std::ldexp(1.0, -25) + kRot * (1 + kU)) / std::ldexp(1.0, -23),
+       .why = "v = RN(c_d m_d) in double with c_d within E64 of cos(p theta'_k) and m_d = RN(m): |v - m cos| <= "
+              "m (E64 + 2u)(1 + u) = 6.505 u m (1 + u); rounding to float32 adds <= 0.5 ulp_f32(|v|) <= 2^-25 M "
+              "since |v| < m <= M (at p = 0, v = RN(m_d) is m rounded once). In ulp_f32(M) = "
+              "M 2^-23: 0.25 + 6.505 * 2^-30 (1 + u). (M plays the role S = 1 plays without m.)"});
+  add(R::cache_exact_f64_attention,
+      {.quantity = "cos / sin cache entry times the attention factor m != 1 (YaRN), float64 output",
+       .dtype = "f64", .regime = "exact", .domain = all + ", scaling yarn with m != 1",
+       .metric = {MetricKind::scaled, DType::f64, 0.0, "err_S (S = M, the least power of two >= max(1, m)), ulp_f64"},
+       .bound = kRot * (1 + kU) / std::ldexp(1.0, -52),
+       .why = "v = RN(c_d m_d): |v - m cos| <= m (E64 + 2u)(1 + u) (the cos error scaled by m_d, m_d's rounding, "
+              "the product's rounding) <= M 6.505 u (1 + u); ulp_f64(M) = M 2^-52: 3.25 (1 + u) ulp_f64(M)."});
+  add(R::frequency_attention,
+      {.quantity = "the attention factor m (RopePlan::attention_factor): exact regime, and HF's double",
+       .dtype = "f64", .regime = "exact, hf", .domain = "scaling yarn: factor in [1, 2^20], mscale, mscale_all_dim "
+                                                           "in [0, 1e3]; other scalings m = 1",
+       .metric = {MetricKind::kernel, DType::f64, 1.0, "kernel (ulp_f64 of m)"},
+       .bound = 0.5 + std::ldexp(1.0, -40),
+       .why = "exact: m = (0.1 x ln s + 1) / (0.1 y ln s + 1) formed in binary128 (logq within 2^-112 relative, "
+              "a handful of roundings at 2^-113) and rounded once to double: <= 0.5 + 2^-45 ulp. hf: HF's Python "
+              "double steps (0.1 * mscale * log(s) + 1.0 and the quotient, each rounded to double, log correctly "
+              "rounded) replayed by the oracle: equal (err 0)."});
   add(R::cache_emulated,
       {.quantity = "cos / sin cache entry of the hf and ggml regimes (f32 and f64 outputs)",
        .dtype = "f32, f64", .regime = "hf, ggml", .domain = all,
@@ -91,6 +121,15 @@ std::vector<std::pair<R, BudgetRow>> make_rows() {
        .bound = kRot / kU,
        .why = "y_i = fma(a, c, -RN(b s)): the cos/sin errors contribute <= (|a| + |b|) E64, the product RN(b s) "
               "<= u |b s|, the fma <= u |y|; total <= S (E64 + 2u) = 6.505 u S, and ulp_f64(S) > S u."});
+  add(R::apply_exact_f64_attention,
+      {.quantity = "rotated channel m R(p)x with the attention factor m != 1 (YaRN), float64 data, exact regime",
+       .dtype = "f64", .regime = "exact", .domain = all + ", scaling yarn with m != 1, |x| <= 1e4",
+       .metric = {MetricKind::scaled, DType::f64, 0.0, "err_S (S = m (|x_i| + |x_j|) of the pair), ulp_f64"},
+       .bound = kRotAttention / kU * (1 + std::ldexp(1.0, -40)),
+       .why = "c' = RN(c m_d), s' = RN(s m_d) each within m (E64 + 2u)(1 + u) of m cos, m sin; y_i = fma(a, c', "
+              "-RN(b s')) adds u |b s'| + u |y_i| <= 2u m S (1 + u): <= (E64 + 4u)(1 + u) m S = 8.505 u (1 + u) S' "
+              "with S' = m S, and ulp_f64(S') > S' u. The float32 and 16-bit rows hold unchanged with S' (0.5 + "
+              "8.505 * 2^-29 < 0.5 + 2^-25; 0.5 + 8.505 * 2^-42 < 0.5 + 2^-30)."});
   add(R::apply_emulated_f32,
       {.quantity = "rotated channel of the hf and ggml regimes, float32 data", .dtype = "f32", .regime = "hf, ggml",
        .domain = all + ", x in float32",
@@ -180,7 +219,9 @@ std::vector<std::pair<R, BudgetRow>> make_rows() {
        .why = "c32 = RN32(cos a32): |c32 - cos(p theta)| <= |RN32(cos a32) - cos a32| + |cos a32 - cos(p theta)| "
               "<= 2^-25 + |a32 - p theta| (cos is 1-Lipschitz; likewise sin). The float32 angle's error "
               "|a32 - p theta_k| (p |inv32_k - theta_k| plus the angle's rounding, ~ulp_f32(p theta_k)) is what "
-              "grows with position; the sweep reports it per position."});
+              "grows with position; the sweep reports it per position. With an attention factor (hf: c' = "
+              "RN32(c32 m32) against m cos(p theta'_k)): |c' - m cos| <= ulp_f32(m32)/2 + |m32 - m| |c32| + m |c32 - "
+              "cos| <= m (|a32 - p theta'| + 2^-25) + |m32 - m| + ulp_f32(m32)/2, the scale of the ratio then."});
   add(R::identity_oracle,
       {.quantity = "an identity evaluated on the oracle at 256 bits (score shift invariance, R(a)R(b) = R(a+b), "
                    "norm)",
@@ -267,8 +308,16 @@ double scores_error_scale(DType t, std::size_t d, double sum_sq_sk) {
   const double gamma = static_cast<double>(d) * u / (1 - static_cast<double>(d) * u);
   return (2 * a + a * a + gamma * (1 + a) * (1 + a)) * sum_sq_sk * (1 + 1e-12) + std::ldexp(1.0, -1000);
 }
-double emulated_vs_exact_scale(double angle_error) { return angle_error + std::ldexp(1.0, -25); }
-double apply_exact_bound(DType t) { return t == DType::f32 ? 0.5 + std::ldexp(1.0, -25) : kRot / kU; }
+double attention_scale(double m) { return m <= 1.0 ? 1.0 : std::ldexp(1.0, std::ilogb(m) + (m == std::ldexp(1.0, std::ilogb(m)) ? 0 : 1)); }
+double emulated_vs_exact_scale(double angle_error, double m, double m32) {
+  if (m == 1.0 && m32 == 1.0f) return angle_error + std::ldexp(1.0, -25);
+  const double ulp_m32 = std::ldexp(1.0, std::ilogb(m32) - 23);
+  return m * (angle_error + std::ldexp(1.0, -25)) + std::fabs(m32 - m) + ulp_m32 / 2;
+}
+double apply_exact_bound(DType t, bool attention) {
+  if (t == DType::f32) return 0.5 + std::ldexp(1.0, -25);
+  return attention ? kRotAttention / kU * (1 + std::ldexp(1.0, -40)) : kRot / kU;
+}
 
 RopeRow check_rotated_exact_row(DType t) {
   return row_of_dtype(t, R::check_rotated_exact_f16, R::check_rotated_exact_bf16, R::check_rotated_exact_f32,

@@ -13,9 +13,13 @@ namespace posenc::test {
   X(frequency_emulated, "rope.frequency.emulated.bitwise")          \
   X(cache_exact_f32, "rope.cache.exact.f32.scaled")                 \
   X(cache_exact_f64, "rope.cache.exact.f64.scaled")                 \
+  X(cache_exact_f32_attention, "rope.cache.exact.f32.attention")    \
+  X(cache_exact_f64_attention, "rope.cache.exact.f64.attention")    \
   X(cache_emulated, "rope.cache.emulated.bitwise")                  \
   X(apply_exact_f32, "rope.apply.exact.f32.scaled")                 \
   X(apply_exact_f64, "rope.apply.exact.f64.scaled")                 \
+  X(apply_exact_f64_attention, "rope.apply.exact.f64.attention")    \
+  X(frequency_attention, "rope.frequency.attention_factor")         \
   X(apply_emulated_f32, "rope.apply.emulated.f32.bitwise")          \
   X(apply_exact_bf16, "rope.apply.exact.bf16.scaled")               \
   X(apply_exact_f16, "rope.apply.exact.f16.scaled")                 \
@@ -50,10 +54,15 @@ double score_error_scale(double q_l1, double k_l1);
 // RopePlan::scores in the exact regime, given sum_c S_c(q) S_c(k) over the channels (S_c = |x_i| + |x_j| of
 // channel c's pair, |x_c| for a pass-through channel).
 double scores_error_scale(DType, std::size_t head_dim, double sum_sq_sk);
-// Per-case scale of the emulated-vs-exact row: |a32 - p theta_k| + 2^-25, a32 the regime's float32 angle.
-double emulated_vs_exact_scale(double angle_error);
-// Bounds of a rotation in units of ulp(S), S = |x_i| + |x_j| (rows apply.exact.*, compose, kshift).
-double apply_exact_bound(DType);
+// Per-case scale of the emulated-vs-exact row: |a32 - p theta_k| + 2^-25, a32 the regime's float32 angle; with
+// an attention factor (exact m, the regime's float32 m32 != 1): m (|a32 - p theta'_k| + 2^-25) + |m32 - m| +
+// ulp_f32(m32) / 2.
+double emulated_vs_exact_scale(double angle_error, double m = 1.0, double m32 = 1.0);
+// The scale S = M of a cache entry times the attention factor m: the least power of two >= max(1, m) (1 without m).
+double attention_scale(double m);
+// Bounds of a rotation in units of ulp(S), S = |x_i| + |x_j| (rows apply.exact.*, compose, kshift); with an
+// attention factor m != 1, S = m (|x_i| + |x_j|) and the f64 bound is the attention row's.
+double apply_exact_bound(DType, bool attention = false);
 // The row a user's cache of the stored type is held to in the exact regime.
 RopeRow check_exact_row(DType);
 // The row a user's rotated tensor of the stored type is held to in the exact regime (posenc check rope --x).

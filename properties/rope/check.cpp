@@ -27,24 +27,53 @@ double ulp32(double x) {
 
 }  // namespace
 
+// Relative allowance of the hf regime's float32 inv_freq'_k: a real pow A ulps off (relative <= A 2^-23: an ulp
+// is at most 2^-23 of its value) and every later float32 step of the scaling allowed one flipped rounding
+// (<= 2^-23 relative each), as the steps' inputs may differ; derivation per scaling in budget.cpp
+// (rope.check.envelope). YaRN's ramp and Llama 3's smoothing are continuous at their band edges, so a pair that
+// a real implementation puts in the neighbouring band moves by no more than the smoothing's own allowance.
+double hf_frequency_allowance(const RopeSpec& s, double A) {
+  const double u = 0x1p-23;
+  switch (s.scaling) {
+    case RopeScaling::none:
+    case RopeScaling::ntk: return A * u + u;                        // pow, reciprocal
+    case RopeScaling::linear: return A * u + 2 * u;                 // pow, reciprocal, / factor
+    case RopeScaling::dynamic: return (A + 1) * u + A * u + 2 * u;  // base': pow + product; base'^e: pow, recip.
+    case RopeScaling::yarn: return A * u + 5 * u;                   // pow; 1/pos, s*pos, 1/(.), 2 products, sum
+    case RopeScaling::llama3: {
+      // inv (A + 1), / factor, the smoothed blend (2 products, a quotient, a sum), and the smoothing weight sm =
+      // (L0 / wl - lf) / (hf - lf) with wl = (1/inv) 2 pi: wl relative (A + 3) u, L0 / wl (A + 5) u, so sm is off
+      // by <= hf (A + 6) u / (hf - lf) + 2 u (sm <= 1), which moves inv' by inv |1 - 1/s| times that, and the
+      // unscaled inv is at most s inv': relative to inv', (s - 1) times dsm.
+      const double dsm = s.high_freq_factor * (A + 6) * u / (s.high_freq_factor - s.low_freq_factor) + 2 * u;
+      return (A + 1) * u + 5 * u + (s.factor - 1) * dsm;
+    }
+  }
+  return A * u + u;
+}
+
 double envelope(const RopeSpec& s, std::span<const double> f32, std::int64_t p, std::size_t k, double e,
-                const EnvelopeAllowance& a) {
+                const EnvelopeAllowance& a, double m32) {
   const double p32 = static_cast<float>(p);
   double da = 0.0;
+  // hf under yarn: e = RN32(c32 m32); the allowance is that of c32, scaled by m32, plus a flip of the product.
+  const double e0 = std::fabs(e) / m32;
   if (s.regime == RopeRegime::hf) {
     const double inv = f32[k];
-    // pow off by A ulps: relative <= A 2^-23 (an ulp is at most 2^-23 of its value), which the reciprocal keeps;
-    // in ulps of inv that can be 2A (the two binades' ulp ratios differ), so the bound is relative, plus one
-    // flip of the reciprocal's rounding.
-    const double dinv = std::fabs(inv) * a.pow_ulps * 0x1p-23 * (1 + 0x1p-20) + ulp32(inv);
+    // Relative, not in ulps of inv: A ulps of pow can be 2A ulps of the reciprocal (the binades' ulp ratios
+    // differ).
+    const double dinv = std::fabs(inv) * hf_frequency_allowance(s, a.pow_ulps) * (1 + 0x1p-20);
     const double angle = std::fabs(p32 * inv);
     da = std::fabs(p32) * dinv + ulp32(angle + std::fabs(p32) * dinv);
   } else if (s.regime == RopeRegime::ggml) {
     const double t = std::fabs(p32 * f32[k]);  // |t_k| up to the products' rounding (relative k 2^-24)
     const double tk = t * (1 + static_cast<double>(k) * 0x1p-23);
     da = tk * static_cast<double>(k) * (a.pow_ulps + 1) * 0x1p-23 * (1 + 0x1p-20) + ulp32(tk);
+    if (s.scaling == RopeScaling::linear) da += ulp32(tk);  // freq_scale * t_k: one more rounding
   }
-  return da + (a.trig_ulps + 1) * ulp32(std::min(1.0, std::fabs(e) + da));
+  const double E0 = da + (a.trig_ulps + 1) * ulp32(std::min(1.0, e0 + da));
+  if (m32 == 1.0) return E0;
+  return m32 * E0 + ulp32(m32 * (e0 + E0));
 }
 
 CheckReport check_cache(const RopeSpec& spec, const CacheInput& in, const EnvelopeAllowance& allowance, int threads) {
@@ -77,6 +106,9 @@ CheckReport check_cache(const RopeSpec& spec, const CacheInput& in, const Envelo
   const rf::RopeOracle emulated(spec, kCheckBits);
   const std::vector<double> f32 = emu ? rope_frequencies(spec) : std::vector<double>{};
   const BudgetRow& exact_row = budget(check_exact_row(in.stored));
+  // An attention factor m (yarn): exact entries are m cos, held with S = M, the least power of two >= max(1, m),
+  // as S = 1 holds |cos| <= 1 (rows rope.check.exact.*); hf entries RN32(c32 m32) (the envelope's m32).
+  const double M = attention_scale(RopePlan(exact_spec).attention_factor()), m32 = attention32(spec);
   const BudgetRow& env_row = budget(RopeRow::check_envelope);
   const std::string emu_name = std::string("emulated (") + std::string(to_string(spec.regime)) + " float32 steps)";
 
@@ -116,8 +148,8 @@ CheckReport check_cache(const RopeSpec& spec, const CacheInput& in, const Envelo
         for (std::size_t c = 0; c < copies; ++c) {
           const auto [row, col] = locate(i, k, sin, c);
           const double y = in.values[row * in.cols + col];
-          acc[0].add(p, col, y, ex);
-          if (emu) acc[1].add(p, col, y, em, envelope(spec, f32, p, k, e, allowance));
+          acc[0].add(p, col, y, ex, M);
+          if (emu) acc[1].add(p, col, y, em, envelope(spec, f32, p, k, e, allowance, m32));
         }
       }
   }
@@ -140,14 +172,19 @@ CheckReport check_cache(const RopeSpec& spec, const CacheInput& in, const Envelo
   return rep;
 }
 
+double attention32(const RopeSpec& s) {
+  return s.regime == RopeRegime::hf ? static_cast<double>(static_cast<float>(RopePlan(s).attention_factor())) : 1.0;
+}
+
 double rotated_envelope(const RopeSpec& s, std::span<const double> f32, std::int64_t p, std::size_t k, double ce,
-                        double se, double xa, double xb, DType stored, const EnvelopeAllowance& a) {
+                        double se, double xa, double xb, DType stored, const EnvelopeAllowance& a, double m32) {
   // The type whose roundings are allowed: the data's own for 16-bit data, float32 for f32 and f64 data.
   const DType t = (stored == DType::f16 || stored == DType::bf16) ? stored : DType::f32;
   // Derivation: budget row rope.check.rotated.envelope. A rounding moves a value by <= 0.5 ulp of its result; a
   // result may lie one binade above the magnitude bound used here, so each rounding is allowed a whole ulp.
-  const double Ec = envelope(s, f32, p, k, ce, a), Es = envelope(s, f32, p, k, se, a);
-  const double A = std::fabs(xa) * (1 + Ec), B = std::fabs(xb) * (1 + Es);  // bounds of |x_a c|, |x_b s|
+  const double Ec = envelope(s, f32, p, k, ce, a, m32), Es = envelope(s, f32, p, k, se, a, m32);
+  const double cmax = std::max(1.0, m32);  // |c|, |s| <= m32 under an attention factor
+  const double A = std::fabs(xa) * (cmax + Ec), B = std::fabs(xb) * (cmax + Es);  // bounds of |x_a c|, |x_b s|
   return std::fabs(xa) * (Ec + ulp(std::fabs(ce) + Ec, t)) + std::fabs(xb) * (Es + ulp(std::fabs(se) + Es, t)) +
          2 * ulp(A, t) + 2 * ulp(B, t) + 2 * ulp(A + B, t);
 }
@@ -186,6 +223,8 @@ CheckReport check_rotated(const RopeSpec& spec, const RotatedInput& in, const En
   RopeSpec exact_spec = spec;
   exact_spec.regime = RopeRegime::exact;
   const rf::RopeOracle exact(exact_spec, kCheckBits);
+  // Under an attention factor the exact rotation is m R(p) (scale S' = m S) and hf's cos/sin carry m32.
+  const double m_exact = RopePlan(exact_spec).attention_factor(), m32 = attention32(spec);
   const rf::RopeOracle emulated(spec, kCheckBits);
   const std::vector<double> f32 = emu ? rope_frequencies(spec) : std::vector<double>{};
   const std::string emu_name = std::string("emulated (") + std::string(to_string(spec.regime)) + " float32 steps)";
@@ -218,10 +257,10 @@ CheckReport check_rotated(const RopeSpec& spec, const RotatedInput& in, const En
       // y_a = x_a c -+ x_b s and y_b = x_b c +- x_a s: the same terms, so one envelope for both.
       const double env = emu ? rotated_envelope(spec, f32, p, k, static_cast<double>(emulated.cos(p, k)),
                                                 static_cast<double>(emulated.sin(p, k)), x[a], x[b], in.stored,
-                                                allowance)
+                                                allowance, m32)
                              : 0.0;
       for (const std::size_t c : {a, b}) {
-        acc[0].add(p, c, y[c], ex[c], S);
+        acc[0].add(p, c, y[c], ex[c], m_exact * S);
         if (emu) acc[1].add(p, c, y[c], em[c], env);
       }
     }

@@ -26,8 +26,12 @@ struct EnvelopeAllowance {
 
 // The envelope E(p, k) of the regime's float32 cos/sin at position p, pair k (hf and ggml regimes): an upper bound
 // of |real implementation - posenc's emulation| given the allowance; derivation in budget.cpp (rope.check.envelope).
+// m32: the float32 attention factor the hf regime multiplies cos and sin by (RN32(RopePlan::attention_factor());
+// 1 for every other scaling and regime); emulated_value is the product.
 double envelope(const RopeSpec&, std::span<const double> frequencies32, std::int64_t p, std::size_t k,
-                double emulated_value, const EnvelopeAllowance& = {});
+                double emulated_value, const EnvelopeAllowance& = {}, double m32 = 1.0);
+// The m32 of a spec (above).
+double attention32(const RopeSpec&);
 
 // A user's cache: rows x cols numbers (exact in double), stored type, form and the position of each row. The hf
 // form is read as the cos block followed by the sin block (2 * positions rows of rotary_dim numbers), the other
@@ -51,7 +55,8 @@ CheckReport check_cache(const RopeSpec&, const CacheInput&, const EnvelopeAllowa
 // (ce, se) of pair k at p, the pair's inputs x_a, x_b and the type the data is stored in (16-bit data: HF casts
 // cos/sin to it and rounds each product and the sum in it). Both channels of the pair share it.
 double rotated_envelope(const RopeSpec&, std::span<const double> frequencies32, std::int64_t p, std::size_t k,
-                        double ce, double se, double xa, double xb, DType stored, const EnvelopeAllowance& = {});
+                        double ce, double se, double xa, double xb, DType stored, const EnvelopeAllowance& = {},
+                        double m32 = 1.0);
 
 // A user's rotated tensor y and the tensor x it was rotated from: [tokens][heads][head_dim] each (dense, values
 // exact in double), the type y was stored in, one position per token and the direction.

@@ -34,11 +34,18 @@ double pair_scale(const RopeSpec& s, std::span<const double> head, std::size_t c
 
 void measure_frequencies(const RopeSpec& s, const Sink& sink) {
   const rf::RopeOracle o(s);
-  const std::vector<double> f = rope_frequencies(s);
+  const RopePlan plan(s);
+  const std::span<const double> f = plan.frequencies();
   for (std::size_t k = 0; k < f.size(); ++k) {
     auto what = [&] { return spec_label(s) + " k=" + std::to_string(k); };
     if (emulated(s)) emit(sink, R::frequency_emulated, f[k], o.angle(1, k), what);
     else emit(sink, R::frequency_exact_f64, f[k], rf::rope_theta(s, k), what);
+  }
+  // The attention factor (1 unless yarn): exact regime against the real m, hf against HF's double steps.
+  if (s.regime != RopeRegime::ggml) {
+    const rf::Real m = s.regime == RopeRegime::hf ? rf::make_real(rf::rope_hf_attention_factor(s), 64u)
+                                                  : rf::rope_attention_factor(s);
+    emit(sink, R::frequency_attention, plan.attention_factor(), m, [&] { return spec_label(s) + " attention_factor"; });
   }
 }
 
@@ -51,6 +58,10 @@ void measure_cache(const RopeSpec& s, std::span<const std::int64_t> positions, c
   exact_spec.regime = RopeRegime::exact;
   const rf::RopeOracle ex(exact_spec);
   const std::size_t h = pair_count(s), r = s.rotary_dim, n = positions.size();
+  // The attention factor: exact m (from the oracle), and the float32 m32 an hf cache multiplies by.
+  const double m_exact = static_cast<double>(rf::rope_attention_factor(exact_spec));
+  const double m32 = s.regime == RopeRegime::hf ? static_cast<float>(rf::rope_hf_attention_factor(s)) : 1.0;
+  const bool attention = !emulated(s) && m_exact != 1.0;
   const RopeCacheForm forms[] = {RopeCacheForm::pairs, RopeCacheForm::hf, RopeCacheForm::gptj, RopeCacheForm::ggml};
   std::vector<float> c32[4];
   std::vector<double> c64[4];
@@ -84,6 +95,9 @@ void measure_cache(const RopeSpec& s, std::span<const std::int64_t> positions, c
           if (emulated(s)) {
             emit(sink, R::cache_emulated, c32[f][j], ref, what);
             emit(sink, R::cache_emulated, c64[f][j], ref, what);
+          } else if (attention) {
+            emit(sink, R::cache_exact_f32_attention, c32[f][j], ref, what, attention_scale(m_exact));
+            emit(sink, R::cache_exact_f64_attention, c64[f][j], ref, what, attention_scale(m_exact));
           } else {
             emit(sink, R::cache_exact_f32, c32[f][j], ref, what);
             emit(sink, R::cache_exact_f64, c64[f][j], ref, what);
@@ -98,7 +112,7 @@ void measure_cache(const RopeSpec& s, std::span<const std::int64_t> positions, c
           const Real angle_err = abs(o.angle(p, k) - ex.angle(p, k));
           emit(sink, R::emulated_vs_exact, c64[0][at(0, i, k, want_sin)], exact,
                [&] { return spec_label(s) + " p=" + std::to_string(p) + " k=" + std::to_string(k); },
-               emulated_vs_exact_scale(static_cast<double>(angle_err)));
+               emulated_vs_exact_scale(static_cast<double>(angle_err), m_exact, m32));
         }
       }
     }
@@ -130,6 +144,9 @@ void measure_apply(const RopeSpec& s, std::span<const std::int64_t> positions, s
   plan.apply(dense_rope_tensor(std::span<f16>(yh), n, 1, d), positions, dir);
   const bool emu = emulated(s);
   if (!emu) plan.apply(dense_rope_tensor(std::span<double>(y64), n, 1, d), positions, dir);
+  // Exact regime with an attention factor m != 1: the rotation is m R(p), its scale S' = m S (budget.cpp).
+  const double m = emu ? 1.0 : static_cast<double>(rf::rope_attention_factor(s));
+  const R f64_row = m != 1.0 ? R::apply_exact_f64_attention : R::apply_exact_f64;
   const bool inverse = dir == RopeDirection::inverse;
   for (std::size_t t = 0; t < n; ++t) {
     const std::span<const double> h32(x32.data() + t * d, d), h64(x.data() + t * d, d);
@@ -157,10 +174,10 @@ void measure_apply(const RopeSpec& s, std::span<const std::int64_t> positions, s
         emit(sink, R::apply_emulated_half, vb, rf::make_real(to_double(to_bf16(static_cast<double>(rb[c]))), 64u), what);
         emit(sink, R::apply_emulated_half, vh, rf::make_real(to_double(to_f16(static_cast<double>(rh[c]))), 64u), what);
       } else {
-        emit(sink, R::apply_exact_bf16, vb, rb[c], what, pair_scale(s, hb, c));
-        emit(sink, R::apply_exact_f16, vh, rh[c], what, pair_scale(s, hh, c));
-        emit(sink, R::apply_exact_f32, y32[t * d + c], r32[c], what, pair_scale(s, h32, c));
-        emit(sink, R::apply_exact_f64, y64[t * d + c], r64[c], what, pair_scale(s, h64, c));
+        emit(sink, R::apply_exact_bf16, vb, rb[c], what, m * pair_scale(s, hb, c));
+        emit(sink, R::apply_exact_f16, vh, rh[c], what, m * pair_scale(s, hh, c));
+        emit(sink, R::apply_exact_f32, y32[t * d + c], r32[c], what, m * pair_scale(s, h32, c));
+        emit(sink, f64_row, y64[t * d + c], r64[c], what, m * pair_scale(s, h64, c));
       }
     }
   }

@@ -53,6 +53,15 @@ rc::Gen<RopeSpec> small_spec() {
   });
 }
 
+// A spec whose rotation is orthogonal: small_spec() with a YaRN attention factor pinned to 1 (m R(p) is a rotation
+// only for m = 1: the group, inverse and K-shift claims are about rotations).
+rc::Gen<RopeSpec> unit_spec() {
+  return rc::gen::map(small_spec(), [](RopeSpec s) {
+    if (s.scaling == RopeScaling::yarn) s.attention_factor = 1.0;
+    return s;
+  });
+}
+
 // Positions: hard ones, small, and log-uniform magnitudes up to 2^40 of either sign (inverse rotations and
 // K-shifts use negative ones).
 rc::Gen<std::int64_t> position(std::int64_t limit = kRopeMaxPosition) {
@@ -100,20 +109,117 @@ std::string region_of(std::int64_t p) {
 
 std::string regime_region(const RopeSpec& s) {
   return std::string(to_string(s.regime)) + " " + std::string(to_string(s.layout)) +
-         (s.rotary_dim < s.head_dim ? " partial" : " full");
+         (s.rotary_dim < s.head_dim ? " partial" : " full") +
+         (s.scaling == RopeScaling::none ? std::string() : " " + std::string(to_string(s.scaling)));
 }
 
 // ---------------------------------------------------------------------------------------------------------------
 // ROPE-FREQ-1
 POSENC_PROPERTY(Rope, FrequenciesMatchOracle,
                 {"ROPE-FREQ-1", "rope",
-                 "theta_k = base^(-2k/r) (exact regime, correctly rounded to double); the hf inv_freq and the ggml "
-                 "theta_k are the float32 numbers of those implementations' steps, bit for bit",
-                 kConv, Oracle::reference, {R::frequency_exact_f64, R::frequency_emulated}}) {
+                 "theta_k = base^(-2k/r), or theta'_k of the spec's scaling (linear, ntk, dynamic, yarn, llama3), "
+                 "correctly rounded to double (exact regime); the hf inv_freq and the ggml theta_k are the float32 "
+                 "numbers of those implementations' steps (HF's modeling_rope_utils under a scaling), bit for bit; "
+                 "the attention factor m (YaRN) correctly rounded (exact) and HF's double (hf)",
+                 kConv + ", §2.11", Oracle::reference,
+                 {R::frequency_exact_f64, R::frequency_emulated, R::frequency_attention}}) {
   const RopeSpec s = *small_spec();
   tag(claim, regime_region(s));
   count_case(claim);
   measure_frequencies(s, claim_sink(claim));
+}
+
+// ROPE-SCALE-1
+POSENC_PROPERTY(Rope, ScalingsKeepTheirDefiningProperties,
+                {"ROPE-SCALE-1", "rope",
+                 "every scaling keeps theta'_k > 0 and non-increasing in k (fast path, every regime); linear is "
+                 "positions divided by the factor (cos/sin at s p equal the unscaled ones at p on the oracle at 256 "
+                 "bits, integer s); dynamic at seq_len <= max_context is the unscaled plan bit for bit (frequencies "
+                 "and caches, exact and hf); yarn with factor 1 has the unscaled theta_k on the oracle and attention "
+                 "factor exactly 1; llama3 keeps pairs whose wavelength is below L0 / high_freq_factor bit for bit "
+                 "and divides those above L0 / low_freq_factor by the factor (hf: RN32(inv / RN32(s)) bit for bit; "
+                 "exact: theta_k / s correctly rounded)",
+                 "CONVENTIONS.md §2.11", Oracle::identity,
+                 {R::frequency_exact_f64, R::frequency_emulated, R::apply_identity, R::identity_oracle}}) {
+  const RopeSpec s = *rc::gen::suchThat(small_spec(), [](const RopeSpec& x) { return x.scaling != RopeScaling::none; });
+  tag(claim, std::string(to_string(s.scaling)) + " " + std::string(to_string(s.regime)));
+  count_case(claim);
+  const RopePlan plan(s), plain(without_scaling(s));
+  const std::span<const double> f = plan.frequencies(), f0 = plain.frequencies();
+  const std::size_t h = f.size();
+  for (std::size_t k = 0; k < h; ++k)
+    if (!(f[k] > 0 && (k == 0 || f[k] <= f[k - 1])))
+      RC_FAIL(spec_label(s) + ": theta'_" + std::to_string(k) + " = " + format_real(f[k]) +
+              (k ? " after theta'_" + std::to_string(k - 1) + " = " + format_real(f[k - 1]) : std::string()) +
+              " is not positive and non-increasing");
+  RopeSpec exact = s;
+  exact.regime = RopeRegime::exact;
+  const std::int64_t p = *rc::gen::inRange<std::int64_t>(-100000, 100001);
+  switch (s.scaling) {
+    case RopeScaling::linear: {  // integer factor: R_linear(s p) = R(p) on the oracle
+      RopeSpec lin = exact;
+      lin.factor = std::max(1.0, std::round(std::min(lin.factor, 64.0)));
+      const rf::RopeOracle o(lin), o0(without_scaling(exact));
+      const std::int64_t sp = p * static_cast<std::int64_t>(lin.factor);
+      for (std::size_t k : sampled_pairs(h, 6)) {
+        auto what = [&] { return spec_label(lin) + " p=" + std::to_string(p) + " k=" + std::to_string(k); };
+        oracle_identity(claim, o.cos(sp, k), o0.cos(p, k), what);
+        oracle_identity(claim, o.sin(sp, k), o0.sin(p, k), what);
+      }
+      break;
+    }
+    case RopeScaling::dynamic: {  // within the original context: the unscaled plan, bit for bit
+      RopeSpec dyn = s;
+      dyn.seq_len = *rc::gen::inRange<std::int64_t>(0, dyn.max_context + 1);
+      const RopePlan pd(dyn);
+      const std::span<const double> fd = pd.frequencies();
+      const std::int64_t pos[] = {p, p + 1, 4095};
+      std::vector<double> c(3 * 2 * h), c0(3 * 2 * h);
+      pd.cache(RopeCacheForm::pairs, pos, std::span<double>(c));
+      plain.cache(RopeCacheForm::pairs, pos, std::span<double>(c0));
+      for (std::size_t k = 0; k < h; ++k)
+        if (auto e = check(claim, R::apply_identity, fd[k], rf::make_real(f0[k], 64), [&] { return spec_label(dyn) + " theta k=" + std::to_string(k); }))
+          RC_FAIL(*e);
+      for (std::size_t i = 0; i < c.size(); ++i)
+        if (auto e = check(claim, R::apply_identity, c[i], rf::make_real(c0[i], 64), [&] { return spec_label(dyn) + " cache entry " + std::to_string(i); }))
+          RC_FAIL(*e);
+      break;
+    }
+    case RopeScaling::yarn: {  // factor 1: the unscaled frequencies (mathematics) and m = 1
+      RopeSpec y1 = exact;
+      y1.factor = 1.0;
+      y1.attention_factor = 0.0;
+      const RopePlan py(y1);
+      if (py.attention_factor() != 1.0)
+        RC_FAIL(spec_label(y1) + ": attention factor " + format_real(py.attention_factor()) + " at factor 1");
+      for (std::size_t k : sampled_pairs(h, 6))
+        oracle_identity(claim, rf::rope_theta(y1, k, 256), rf::rope_theta(without_scaling(exact), k, 256),
+                        [&] { return spec_label(y1) + " k=" + std::to_string(k); });
+      break;
+    }
+    case RopeScaling::llama3: {  // bands by the exact wavelength 2 pi / theta_k, away from the edges
+      const double L0 = static_cast<double>(s.original_context);
+      const double hi_wl = L0 / s.high_freq_factor, lo_wl = L0 / s.low_freq_factor;
+      for (std::size_t k = 0; k < h; ++k) {
+        const double wl = 2 * M_PI / static_cast<double>(rf::rope_theta(without_scaling(exact), k));
+        auto what = [&] { return spec_label(s) + " k=" + std::to_string(k) + " wavelength=" + format_real(wl); };
+        if (wl < hi_wl * (1 - 1e-5)) {
+          if (auto e = check(claim, R::apply_identity, f[k], rf::make_real(f0[k], 64), what)) RC_FAIL(*e);
+        } else if (wl > lo_wl * (1 + 1e-5)) {
+          if (s.regime == RopeRegime::hf) {
+            const double want = static_cast<float>(f0[k]) / static_cast<float>(s.factor);
+            if (auto e = check(claim, R::frequency_emulated, f[k], rf::make_real(want, 64), what)) RC_FAIL(*e);
+          } else if (s.regime == RopeRegime::exact) {
+            const rf::PrecisionGuard guard(320);
+            const Real want = rf::rope_theta(without_scaling(exact), k, 256) / rf::make_real(s.factor, 64);
+            if (auto e = check(claim, R::frequency_exact_f64, f[k], want, what)) RC_FAIL(*e);
+          }
+        }
+      }
+      break;
+    }
+    default: break;  // ntk: a new base; its values are held to the oracle by ROPE-FREQ-1 and ROPE-CACHE-1
+  }
 }
 
 // ROPE-CACHE-1
@@ -121,9 +227,12 @@ POSENC_PROPERTY(Rope, CacheMatchesOracleForAnySpec,
                 {"ROPE-CACHE-1", "rope",
                  "every cache form (pairs, hf [c|c][s|s], gptj [sin|cos], ggml interleaved) holds cos/sin(p theta_k): "
                  "exact regime within 0.25 ulp_f32(1) + 2^-28 (f32) and 2.25 ulp_f64(1) (f64); hf/ggml regimes the "
-                 "float32 numbers of the implementation's steps bit for bit; hf's two copies identical",
-                 kConv, Oracle::reference,
-                 {R::cache_exact_f32, R::cache_exact_f64, R::cache_emulated, R::apply_identity}}) {
+                 "float32 numbers of the implementation's steps bit for bit; hf's two copies identical; under every "
+                 "scaling likewise, with YaRN's attention factor m: m cos/sin within 0.25 + 2^-27 ulp_f32(M) and "
+                 "3.25 ulp_f64(M), M the least power of two >= m",
+                 kConv + ", §2.11", Oracle::reference,
+                 {R::cache_exact_f32, R::cache_exact_f64, R::cache_exact_f32_attention, R::cache_exact_f64_attention,
+                  R::cache_emulated, R::apply_identity}}) {
   const RopeSpec s = *small_spec();
   const auto positions = *rc::gen::container<std::vector<std::int64_t>>(3, position());
   for (std::int64_t p : positions) tag(claim, region_of(p));
@@ -158,6 +267,7 @@ POSENC_PROPERTY(Rope, EmulatedDeviationFromExactIsTheFloat32Angle,
                  kConv + ", §3 item 10", Oracle::reference, {R::emulated_vs_exact}}) {
   RopeSpec s = *small_spec();
   s.regime = *rc::gen::element(RopeRegime::hf, RopeRegime::ggml);
+  if (s.regime == RopeRegime::ggml && !is_valid(s)) s.regime = RopeRegime::hf;  // ggml models linear scaling only
   const auto positions = *rc::gen::container<std::vector<std::int64_t>>(3, position());
   for (std::int64_t p : positions) tag(claim, region_of(p));
   count_case(claim);
@@ -172,7 +282,7 @@ POSENC_PROPERTY(Rope, RotationMatchesOracle,
                  "|x_i| + |x_j|; hf/ggml regimes the float32 steps bit for bit (16-bit data: rounded once to the "
                  "type); channels >= rotary_dim bit-identical",
                  kSu, Oracle::reference,
-                 {R::apply_exact_f32, R::apply_exact_f64, R::apply_emulated_f32, R::apply_exact_bf16,
+                 {R::apply_exact_f32, R::apply_exact_f64, R::apply_exact_f64_attention, R::apply_emulated_f32, R::apply_exact_bf16,
                   R::apply_exact_f16, R::apply_emulated_half, R::apply_identity}}) {
   const RopeSpec s = *small_spec();
   const auto positions = *rc::gen::container<std::vector<std::int64_t>>(2, position());
@@ -189,7 +299,8 @@ POSENC_PROPERTY(Rope, ScoreDependsOnlyOnTheOffset,
                 {"ROPE-REL-1", "rope",
                  "<R(m+s)q, R(n+s)k> = <R(m)q, R(n)k> for s in {1, 1000, 1e5, 2^20, 2^24}: on the oracle at 256 "
                  "bits, and fast exact-regime f64 rotations give both scores within B = 2 sqrt2 * 6.505 u |q|_1 "
-                 "|k|_1 of the exact value, for both layouts and partial rotary",
+                 "|k|_1 of the exact value, for both layouts, partial rotary and every scaling (linear, ntk, "
+                 "dynamic, yarn, llama3; with YaRN's attention factor m the scores and B scale by m^2)",
                  kSu, Oracle::identity, {R::score_f64, R::identity_oracle}}) {
   RopeSpec s = *small_spec();
   s.regime = RopeRegime::exact;
@@ -205,8 +316,10 @@ POSENC_PROPERTY(Rope, ScoreDependsOnlyOnTheOffset,
   auto what = [&] { return spec_label(s) + " m=" + std::to_string(m) + " n=" + std::to_string(n) + " s=" + std::to_string(shift); };
   oracle_identity(claim, shifted, base, what);
   const RopePlan plan(s);
+  // Under an attention factor m both rotations are m R(.): the score and its error bound scale by m^2.
+  const double mf = plan.attention_factor();
   double q1 = 0, k1 = 0;
-  for (std::size_t i = 0; i < s.head_dim; ++i) q1 += std::fabs(q[i]), k1 += std::fabs(k[i]);
+  for (std::size_t i = 0; i < s.head_dim; ++i) q1 += mf * std::fabs(q[i]), k1 += mf * std::fabs(k[i]);
   for (std::int64_t off : {std::int64_t{0}, shift}) {
     std::vector<double> qr = q, kr = k;
     const std::int64_t pm[] = {m + off}, pn[] = {n + off};
@@ -228,7 +341,7 @@ POSENC_PROPERTY(Rope, RotationsFormAGroup,
                  "R(0) = I bit for bit (every regime); R(a)R(b)x = R(a+b)x and R(-p)R(p)x = x on the oracle at 256 "
                  "bits and, for fast f64 exact-regime rotations, within 18.4 ulp_f64(S) of the exact R(a+b)x and x",
                  kConv, Oracle::identity, {R::apply_identity, R::compose_f64, R::identity_oracle}}) {
-  const RopeSpec any = *small_spec();
+  const RopeSpec any = *unit_spec();
   const std::vector<double> x = random_vector(any.head_dim);
   {  // R(0) = I in the spec's own regime, f32 and f64 data
     const RopePlan plan(any);
@@ -312,7 +425,7 @@ POSENC_PROPERTY(Rope, KShiftIsOneRotationByDelta,
                  "K-shift); after 1000 successive shifts the drift stays within 1001 sqrt2 * 6.505 u S",
                  "llama.cpp context shift (ggml_rope_ext on the K cache); " + kConv, Oracle::reference,
                  {R::compose_f64, R::kshift_drift_f64}}) {
-  RopeSpec s = *small_spec();
+  RopeSpec s = *unit_spec();
   s.regime = RopeRegime::exact;
   const std::int64_t p = *rc::gen::inRange<std::int64_t>(0, std::int64_t{1} << 30);
   const std::int64_t delta = *rc::gen::inRange<std::int64_t>(-(std::int64_t{1} << 20), std::int64_t{1} << 20);
@@ -561,8 +674,9 @@ POSENC_PROPERTY(Rope, ScoresThroughBlasMatchOracle,
     for (std::size_t j = 0; j < lk; ++j) {
       const std::span<const double> qi(q.data() + i * d, d), kj(k.data() + j * d, d);
       const Real exact = o.score(qp[i], qi, kp[j], kj);
-      double sum = 0;
+      double sum = 0;  // scaled by m^2 under an attention factor (both rotations are m R(.))
       for (std::size_t c = 0; c < d; ++c) sum += pair_scale(s, qi, c) * pair_scale(s, kj, c);
+      sum *= plan.attention_factor() * plan.attention_factor();
       auto what = [&] {
         return spec_label(s) + " m=" + std::to_string(qp[i]) + " n=" + std::to_string(kp[j]) + " i=" + std::to_string(i) +
                " j=" + std::to_string(j);
@@ -579,7 +693,9 @@ POSENC_PROPERTY(RopeCheck, EmulationEnvelopeContainsRealLibmDeviations,
                  "by up to A_trig ulps (a real torch/libm, default allowance 2 and 2) passes posenc check rope's "
                  "emulation envelope at every position up to 2^40",
                  "DESIGN.md (posenc check); CONVENTIONS.md §3 item 10", Oracle::reference, {R::check_envelope}}) {
-  RopeSpec s = *small_spec();
+  // Unscaled specs: this test replays the unscaled float32 steps with a perturbed pow (the scaled steps' envelope
+  // is derived in budget.cpp and held to HF's real scaled inv_freq by properties/heldout).
+  RopeSpec s = without_scaling(*small_spec());
   s.regime = *rc::gen::element(RopeRegime::hf, RopeRegime::ggml);
   const int pow_off = *rc::gen::inRange(-2, 3), trig_off_c = *rc::gen::inRange(-2, 3), trig_off_s = *rc::gen::inRange(-2, 3);
   const auto positions = *rc::gen::container<std::vector<std::int64_t>>(4, position());
@@ -633,7 +749,8 @@ POSENC_PROPERTY(RopeCheck, CheckOfRotatedTensorsPassesRightOnesAndRefusesWrongOn
                  "DESIGN.md (posenc check)", Oracle::reference,
                  {R::check_rotated_exact_f16, R::check_rotated_exact_bf16, R::check_rotated_exact_f32,
                   R::check_rotated_exact_f64, R::check_rotated_envelope}}) {
-  const RopeSpec s = *small_spec();
+  // Unscaled specs: the simulated real rotations below build their cos/sin without a scaling (see ROPE-CHECK-2).
+  const RopeSpec s = without_scaling(*small_spec());
   const bool emu = s.regime != RopeRegime::exact;
   const std::size_t d = s.head_dim, h = pair_count(s);
   const std::size_t T = *rc::gen::inRange<std::size_t>(1, 4), H = *rc::gen::inRange<std::size_t>(1, 3);

@@ -2,11 +2,14 @@
 
 #include <mpfr.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <stdexcept>
 #include <string>
+#include <utility>
 
+#include "mpfr_util.hpp"
 #include "posenc/error.hpp"
 
 namespace posenc::reference {
@@ -14,10 +17,15 @@ namespace {
 
 constexpr const char* kWhere = "rope reference";
 constexpr Binary F = Binary::f32;
-constexpr unsigned kEmu = 64;  // precision of the Reals that hold emulated float32 intermediates (exactly)
+constexpr Binary D = Binary::f64;  // HF's Python float arithmetic
+constexpr unsigned kEmu = 64;  // precision of the Reals that hold emulated float32/float64 intermediates (exactly)
+// Extra bits over W of the scaled frequencies and the attention factor of the exact regime (header: "formed at
+// >= W + 24 bits"); the yarn/llama3 blend factors start at W + 64 and double until their error is certified.
+constexpr mpfr_prec_t kScaledExtra = 24;
+constexpr mpfr_prec_t kBlendExtra = 64;
+constexpr mpfr_prec_t kMaxWorkPrec = mpfr_prec_t{1} << 22;  // the Ziv loops give up here (never reached: header)
 
-mpfr_ptr raw(Real& x) { return x.backend().data(); }
-mpfr_srcptr raw(const Real& x) { return x.backend().data(); }
+using detail::raw;
 
 std::size_t half_of(const RopeSpec& s) { return s.rotary_dim / 2; }
 
@@ -52,21 +60,429 @@ RopePairChannels pair_channels(const RopeSpec& s, std::size_t k) {
   return {k, k + half_of(s)};
 }
 
-// theta_k = base^(-2k/r) at w bits: the exponent is rounded once (exact when 2k/r is dyadic), then MPFR's pow
-// (correctly rounded) of the exact double base.
-Real exact_theta(const RopeSpec& s, std::size_t k, unsigned w) {
-  Real ex = make_real(w);
+// A Real of any MPFR precision (the exact regime's internal values may exceed kMaxBits, which make_real refuses;
+// copies and assignments of a Real keep their source's precision).
+Real work_real(mpfr_prec_t p) {
+  Real r = make_real(kMinBits);
+  mpfr_set_prec(raw(r), p);
+  mpfr_set_zero(raw(r), +1);
+  return r;
+}
+
+Real work_real_ui(unsigned long v, mpfr_prec_t p) {
+  Real r = work_real(p);
+  mpfr_set_ui(raw(r), v, MPFR_RNDN);
+  return r;
+}
+
+// Upper (lower) bound of |x| as a double.
+double mag(const Real& x) {
+  Real a = x;
+  mpfr_abs(raw(a), raw(a), MPFR_RNDN);  // exact
+  return mpfr_get_d(raw(a), MPFR_RNDU);
+}
+double mag_down(const Real& x) {
+  Real a = x;
+  mpfr_abs(raw(a), raw(a), MPFR_RNDN);
+  return mpfr_get_d(raw(a), MPFR_RNDD);
+}
+
+// theta_k = base^(-2k/r) at p bits: the exponent is rounded once (exact when 2k/r is dyadic), then MPFR's pow
+// (correctly rounded) of the exact double base. Relative error <= 2^(5.2-p) (header).
+Real exact_theta_p(const RopeSpec& s, std::size_t k, mpfr_prec_t p) {
+  Real ex = work_real(p);
   mpfr_set_ui(raw(ex), static_cast<unsigned long>(2 * k), MPFR_RNDN);
   mpfr_div_ui(raw(ex), raw(ex), static_cast<unsigned long>(s.rotary_dim), MPFR_RNDN);
   mpfr_neg(raw(ex), raw(ex), MPFR_RNDN);
-  Real theta = make_real(w);
+  Real theta = work_real(p);
   mpfr_pow(raw(theta), raw(make_real(s.base, 64)), raw(ex), MPFR_RNDN);  // a double is exact in 64 bits
   return theta;
 }
 
-// ---- float32 steps --------------------------------------------------------------------------------------
+// ---- context extension, exact regime ------------------------------------------------------------------------
+// Formulas: rope.hpp (from CONVENTIONS.md §2.11 and HF modeling_rope_utils.py @26892c16, see the header). Error
+// bounds of intermediate values are doubles in units of 2^-p, p the precision of the value they bound (so they
+// neither underflow nor overflow at any precision the oracle uses).
+
+void check_work_prec(mpfr_prec_t p) {
+  if (p > kMaxWorkPrec)
+    throw std::logic_error("rope reference: the correction range/band of this spec is not decided at 2^22 bits");
+}
+
+// The scaling has no effect: theta'_k = theta_k. s = 1 gives exactly theta_k for every scaling but dynamic, whose
+// a = s L / M - (s - 1) is L / M then (dynamic with L <= M is handled where base' is formed).
+bool no_scaling(const RopeSpec& s) {
+  return s.scaling == RopeScaling::none || (s.factor == 1.0 && s.scaling != RopeScaling::dynamic);
+}
+
+// Is x - e > t (+1), x + e < t (-1), or neither (0)? e = e_units 2^-p; decided with directed roundings, so +-1 is
+// certain.
+int side(const Real& x, double e_units, mpfr_prec_t p, const Real& t) {
+  if (!(e_units >= 0) || std::isinf(e_units)) return 0;
+  Real e = work_real(64);
+  mpfr_set_d(raw(e), e_units, MPFR_RNDU);
+  mpfr_mul_2si(raw(e), raw(e), -static_cast<long>(p), MPFR_RNDU);
+  Real b = work_real(mpfr_get_prec(raw(x)) + 64);
+  mpfr_sub(raw(b), raw(x), raw(e), MPFR_RNDD);
+  if (mpfr_greater_p(raw(b), raw(t))) return 1;
+  mpfr_add(raw(b), raw(x), raw(e), MPFR_RNDU);
+  if (mpfr_less_p(raw(b), raw(t))) return -1;
+  return 0;
+}
+
+// a > b_units 2^-p for a >= 0 (in log2 terms: no underflow).
+bool exceeds(double a, double b_units, mpfr_prec_t p) {
+  if (b_units <= 0) return a > 0;
+  if (!(a > 0) || std::isinf(b_units)) return false;
+  return std::log2(a) > std::log2(b_units) - static_cast<double>(p) + 1e-6;
+}
+
+struct Certified {
+  Real v;
+  double err;  // |v - true| <= err 2^-prec(v)
+};
+
+// q = n / d at p bits, n and d carrying errors en, ed (units of 2^-p). ok = false when |d| <= 2 ed 2^-p (d not
+// certainly away from 0). Then |n_t/d_t - n/d| <= (en + |n/d| ed) / |d_t| with |d_t| >= |d|/2, plus the rounding.
+Certified certified_quotient(const Real& n, double en, const Real& d, double ed, mpfr_prec_t p, bool& ok) {
+  Certified q{work_real(p), 0};
+  const double dd = mag_down(d);
+  ok = exceeds(dd, 2 * ed, p);
+  if (!ok) return q;
+  mpfr_div(raw(q.v), raw(n), raw(d), MPFR_RNDN);
+  const double qm = mag(q.v);
+  q.err = 2.02 * (en + qm * ed) / dd + qm;
+  return q;
+}
+
+// YaRN: cd(beta) = r ln(L0 / (2 pi beta)) / (2 ln base) at p bits. L0 / (2 pi beta) carries a relative error
+// <= 3.01 2^-p (pi, the product, the quotient), so its ln an absolute one <= 3.1 2^-p plus its own rounding
+// |l| 2^-p; ln(base) relative 2^-p (base > 1, ln base >= 2^-53); the product and the quotient 2^-p each:
+//   |cd - cd_true| <= 1.01 (r (3.1 + |l|) / (2 ln base) + 3.02 |cd|) 2^-p.
+Certified yarn_cd(const RopeSpec& s, double beta, mpfr_prec_t p) {
+  Real t = work_real(p);
+  mpfr_const_pi(raw(t), MPFR_RNDN);
+  mpfr_mul_d(raw(t), raw(t), 2.0 * beta, MPFR_RNDN);  // 2 beta: an exact double
+  Real l = work_real(p);
+  mpfr_div(raw(l), raw(make_real(s.original_context, 64)), raw(t), MPFR_RNDN);
+  mpfr_log(raw(l), raw(l), MPFR_RNDN);
+  Real lb = work_real(p);
+  mpfr_log(raw(lb), raw(make_real(s.base, 64)), MPFR_RNDN);
+  Certified cd{work_real(p), 0};
+  mpfr_mul_ui(raw(cd.v), raw(l), static_cast<unsigned long>(s.rotary_dim), MPFR_RNDN);
+  mpfr_div(raw(cd.v), raw(cd.v), raw(lb), MPFR_RNDN);
+  mpfr_div_2ui(raw(cd.v), raw(cd.v), 1, MPFR_RNDN);
+  cd.err = 1.01 * (static_cast<double>(s.rotary_dim) * (3.1 + mag(l)) / (2 * mag_down(lb)) + 3.02 * mag(cd.v));
+  return cd;
+}
+
+// floor (ceil) of a certified value; `certain` is cleared unless v -+ err lie in one integer interval (the true
+// value is never an integer: header).
+Real certified_round(const Certified& x, mpfr_prec_t p, bool up, bool& certain) {
+  Real e = work_real(64);
+  mpfr_set_d(raw(e), x.err, MPFR_RNDU);
+  mpfr_mul_2si(raw(e), raw(e), -static_cast<long>(p), MPFR_RNDU);
+  Real lo = work_real(p + 64), hi = work_real(p + 64);
+  mpfr_sub(raw(lo), raw(x.v), raw(e), MPFR_RNDD);
+  mpfr_add(raw(hi), raw(x.v), raw(e), MPFR_RNDU);
+  if (up) {
+    mpfr_ceil(raw(lo), raw(lo));
+    mpfr_ceil(raw(hi), raw(hi));
+  } else {
+    mpfr_floor(raw(lo), raw(lo));
+    mpfr_floor(raw(hi), raw(hi));
+  }
+  if (!mpfr_equal_p(raw(lo), raw(hi))) certain = false;
+  Real out = work_real(p);  // |cd| < 2^80 (ln base >= 2^-53): the integer fits
+  if (up)
+    mpfr_ceil(raw(out), raw(x.v));
+  else
+    mpfr_floor(raw(out), raw(x.v));
+  return out;
+}
+
+// YaRN's correction range in real arithmetic at p bits (HF find_correction_range and linear_ramp_factor's
+// "if min == max: max += 0.001", modeling_rope_utils.py @26892c16 _compute_yarn_parameters).
+struct ExactYarn {
+  Real low, high, ramp_high;
+  double err_low = 0, err_high = 0;  // units of 2^-prec; err_high bounds high and ramp_high
+  mpfr_prec_t prec = 0;
+  bool certain = true;  // floor/ceil and the low == high test decided
+};
+
+ExactYarn exact_yarn_range_at(const RopeSpec& s, mpfr_prec_t p) {
+  ExactYarn y{work_real(p), work_real(p), work_real(p)};
+  y.prec = p;
+  const Real zero = work_real(64), top = work_real_ui(static_cast<unsigned long>(s.rotary_dim - 1), 64);
+  const Certified cf = yarn_cd(s, s.beta_fast, p), cs = yarn_cd(s, s.beta_slow, p);
+  bool equal = false;
+  if (s.truncate) {
+    const Real fl = certified_round(cf, p, false, y.certain), ce = certified_round(cs, p, true, y.certain);
+    mpfr_max(raw(y.low), raw(fl), raw(zero), MPFR_RNDN);  // integers: exact
+    mpfr_min(raw(y.high), raw(ce), raw(top), MPFR_RNDN);
+    equal = mpfr_equal_p(raw(y.low), raw(y.high)) != 0;
+  } else {
+    // max(., 0) and min(., r - 1) are 1-Lipschitz: the error carries over, or vanishes where the clamp is certain.
+    mpfr_max(raw(y.low), raw(cf.v), raw(zero), MPFR_RNDN);
+    y.err_low = side(cf.v, cf.err, p, zero) < 0 ? 0.0 : cf.err;
+    mpfr_min(raw(y.high), raw(cs.v), raw(top), MPFR_RNDN);
+    y.err_high = side(cs.v, cs.err, p, top) > 0 ? 0.0 : cs.err;
+    // Real equality needs beta_fast == beta_slow (cd is strictly monotone in beta) and 0 < cd < r - 1 (cd is
+    // never exactly 0 or r - 1): then low and high are the same number.
+    if (s.beta_fast == s.beta_slow) {
+      const int above = side(cf.v, cf.err, p, zero), below = side(cf.v, cf.err, p, top);
+      if (above == 0 || below == 0) y.certain = false;
+      equal = above > 0 && below < 0;
+    }
+  }
+  y.ramp_high = y.high;
+  if (equal) {  // high + 1/1000, the real number: the rounded 1/1000 and the sum add |ramp_high| + 1 units
+    Real milli = work_real(p);
+    mpfr_ui_div(raw(milli), 1, raw(work_real_ui(1000, 64)), MPFR_RNDN);
+    mpfr_add(raw(y.ramp_high), raw(y.high), raw(milli), MPFR_RNDN);
+    y.err_high += 1.0 + mag(y.ramp_high);
+  }
+  return y;
+}
+
+ExactYarn exact_yarn_range(const RopeSpec& s, mpfr_prec_t p) {
+  for (;; p *= 2) {
+    check_work_prec(p);
+    ExactYarn y = exact_yarn_range_at(s, p);
+    if (y.certain) return y;
+  }
+}
+
+// ramp_k = clamp((k - low) / (ramp_high - low), 0, 1) with its error (units of 2^-prec). exact: 0 or 1 when the
+// clamp is certain (then value is exactly that), -1 otherwise. ok = false: ramp_high - low not certainly away
+// from 0 at this precision.
+struct Ramp {
+  Real value;
+  double err = 0;
+  int exact = -1;
+  bool ok = true;
+};
+
+Ramp clamp01(const Certified& q, mpfr_prec_t p) {
+  Ramp r{work_real(p)};
+  const Real zero = work_real(64), one = work_real_ui(1, 64);
+  if (side(q.v, q.err, p, one) > 0) {
+    r.exact = 1;
+    mpfr_set_ui(raw(r.value), 1, MPFR_RNDN);
+  } else if (side(q.v, q.err, p, zero) < 0) {
+    r.exact = 0;
+  } else {
+    mpfr_max(raw(r.value), raw(q.v), raw(zero), MPFR_RNDN);  // clamp is 1-Lipschitz: the error carries over
+    mpfr_min(raw(r.value), raw(r.value), raw(one), MPFR_RNDN);
+    r.err = q.err;
+  }
+  return r;
+}
+
+Ramp exact_yarn_ramp(const ExactYarn& y, std::size_t k) {
+  const mpfr_prec_t p = y.prec;
+  Real n = work_real(p), d = work_real(p);
+  mpfr_sub(raw(n), raw(work_real_ui(static_cast<unsigned long>(k), 64)), raw(y.low), MPFR_RNDN);
+  mpfr_sub(raw(d), raw(y.ramp_high), raw(y.low), MPFR_RNDN);
+  bool ok = true;
+  const Certified q =
+      certified_quotient(n, y.err_low + mag(n), d, y.err_low + y.err_high + mag(d), p, ok);
+  if (!ok) return Ramp{work_real(p), 0, -1, false};
+  return clamp01(q, p);
+}
+
+// Is a ramp error of e units at precision p small enough for theta'_k at w bits? The blend factor
+// f = 1 - ramp (1 - 1/s) >= 1/s then has relative error <= s e 2^-p <= 2^-(w+4) (header).
+bool ramp_precise(double e, mpfr_prec_t p, unsigned w, double s) {
+  return e == 0 ||
+         std::log2(e) + std::log2(s) <= static_cast<double>(p) - static_cast<double>(w) - 4.0 - 1e-6;
+}
+
+// theta_k (1 - ramp (1 - 1/s)) rounded to w bits, formed at the ramp's precision p (>= w + 64): the four roundings
+// of the blend factor add <= 4 s 2^-p relative, theta_k 2^(5.2-p).
+Real exact_blend(const RopeSpec& s, std::size_t k, const Real& ramp, unsigned w) {
+  const mpfr_prec_t p = mpfr_get_prec(raw(ramp));
+  Real f = work_real(p);
+  mpfr_set_d(raw(f), s.factor, MPFR_RNDN);
+  mpfr_ui_div(raw(f), 1, raw(f), MPFR_RNDN);
+  mpfr_ui_sub(raw(f), 1, raw(f), MPFR_RNDN);
+  mpfr_mul(raw(f), raw(f), raw(ramp), MPFR_RNDN);
+  mpfr_ui_sub(raw(f), 1, raw(f), MPFR_RNDN);
+  Real out = work_real(w);
+  mpfr_mul(raw(out), raw(exact_theta_p(s, k, p)), raw(f), MPFR_RNDN);
+  return out;
+}
+
+// theta_k / s at w bits: theta_k at w + 24 bits, one division (linear, and every fully interpolated pair).
+Real exact_theta_divided(const RopeSpec& s, std::size_t k, unsigned w) {
+  Real out = work_real(w);
+  mpfr_div_d(raw(out), raw(exact_theta_p(s, k, w + kScaledExtra)), s.factor, MPFR_RNDN);
+  return out;
+}
+
+// Llama 3.1: u_k = L0 theta_k / (2 pi) = L0 / wl_k at p bits; wl_k < L0/hff <=> u_k > hff, wl_k > L0/lff <=>
+// u_k < lff. Error: theta_k 2^(5.2-p) relative (< 28.7 2^-p), L0 exact, the product, pi and the quotient:
+// <= 32 |u| 2^-p.
+Certified llama3_u(const RopeSpec& s, std::size_t k, mpfr_prec_t p) {
+  Certified u{exact_theta_p(s, k, p), 0};
+  mpfr_mul(raw(u.v), raw(u.v), raw(make_real(s.original_context, 64)), MPFR_RNDN);
+  Real pi_p = work_real(p);
+  mpfr_const_pi(raw(pi_p), MPFR_RNDN);
+  mpfr_div(raw(u.v), raw(u.v), raw(pi_p), MPFR_RNDN);
+  mpfr_div_2ui(raw(u.v), raw(u.v), 1, MPFR_RNDN);
+  u.err = 32.0 * mag(u.v);
+  return u;
+}
+
+// The llama3 band of pair k at p bits (+1 kept, -1 divided, 0 smoothed); `certain` cleared when undecided.
+int llama3_band_at(const RopeSpec& s, const Certified& u, mpfr_prec_t p, bool& certain) {
+  const int vs_high = side(u.v, u.err, p, make_real(s.high_freq_factor, 64));
+  const int vs_low = side(u.v, u.err, p, make_real(s.low_freq_factor, 64));
+  if (vs_high > 0) return 1;
+  if (vs_low < 0) return -1;
+  if (!(vs_high < 0 && vs_low > 0)) certain = false;
+  return 0;
+}
+
+// 1 - clamp(sm, 0, 1) with sm = (u - lff) / (hff - lff): llama3's blend in yarn's form, theta_k (1 - ramp (1 - 1/s))
+// = (1 - sm) theta_k / s + sm theta_k. hff - lff > 0 is certain (the spec requires hff > lff).
+Ramp llama3_ramp(const RopeSpec& s, const Certified& u, mpfr_prec_t p) {
+  Real n = work_real(p), d = work_real(p);
+  mpfr_sub(raw(n), raw(u.v), raw(make_real(s.low_freq_factor, 64)), MPFR_RNDN);
+  mpfr_sub(raw(d), raw(make_real(s.high_freq_factor, 64)), raw(make_real(s.low_freq_factor, 64)), MPFR_RNDN);
+  bool ok = true;
+  const Certified sm = certified_quotient(n, u.err + mag(n), d, mag(d), p, ok);
+  if (!ok) return Ramp{work_real(p), 0, -1, false};
+  Ramp r = clamp01(sm, p);
+  mpfr_ui_sub(raw(r.value), 1, raw(r.value), MPFR_RNDN);  // exact for 0 and 1, else one more 2^-p
+  if (r.exact >= 0) r.exact = 1 - r.exact;
+  r.err += 1.0;
+  return r;
+}
+
+// theta'_k of the exact regime at w bits, for every k of one spec (the yarn range is computed once, refined when a
+// pair needs it).
+class ExactThetas {
+ public:
+  ExactThetas(const RopeSpec& s, unsigned w) : s_(s), w_(w) {
+    if (no_scaling(s)) return;
+    if (s.scaling == RopeScaling::ntk ||
+        (s.scaling == RopeScaling::dynamic && std::max(s.seq_len, s.max_context) != s.max_context))
+      log_base_ = log_scaled_base(s, w + kScaledExtra);
+    if (s.scaling == RopeScaling::yarn) yarn_ = exact_yarn_range(s, w + kBlendExtra);
+  }
+
+  Real operator()(std::size_t k) {
+    if (no_scaling(s_)) return exact_theta_p(s_, k, w_);
+    switch (s_.scaling) {
+      case RopeScaling::none: break;
+      case RopeScaling::linear: return exact_theta_divided(s_, k, w_);
+      case RopeScaling::ntk:
+      case RopeScaling::dynamic: {
+        if (!log_base_) return exact_theta_p(s_, k, w_);  // dynamic within max_context: a = 1
+        // exp(-(2k/r) ln base'): |exponent| <= ln(1e12) + 2 ln(2^60) < 111, formed with <= 6 roundings at
+        // w + 24 bits, so exp's relative error <= 2^(9.4-w-24) before the final rounding to w.
+        const mpfr_prec_t p = mpfr_get_prec(raw(*log_base_));
+        Real x = work_real(p);
+        mpfr_mul_ui(raw(x), raw(*log_base_), static_cast<unsigned long>(2 * k), MPFR_RNDN);
+        mpfr_div_ui(raw(x), raw(x), static_cast<unsigned long>(s_.rotary_dim), MPFR_RNDN);
+        mpfr_neg(raw(x), raw(x), MPFR_RNDN);
+        Real out = work_real(w_);
+        mpfr_exp(raw(out), raw(x), MPFR_RNDN);
+        return out;
+      }
+      case RopeScaling::yarn:
+        for (;;) {
+          const Ramp r = exact_yarn_ramp(*yarn_, k);
+          if (r.ok && r.exact == 0) return exact_theta_p(s_, k, w_);
+          if (r.ok && r.exact == 1) return exact_theta_divided(s_, k, w_);
+          if (r.ok && ramp_precise(r.err, yarn_->prec, w_, s_.factor)) return exact_blend(s_, k, r.value, w_);
+          yarn_ = exact_yarn_range(s_, 2 * yarn_->prec);
+        }
+      case RopeScaling::llama3:
+        for (mpfr_prec_t p = w_ + kBlendExtra;; p *= 2) {
+          check_work_prec(p);
+          const Certified u = llama3_u(s_, k, p);
+          bool certain = true;
+          const int band = llama3_band_at(s_, u, p, certain);
+          if (certain && band > 0) return exact_theta_p(s_, k, w_);
+          if (certain && band < 0) return exact_theta_divided(s_, k, w_);
+          const Ramp r = llama3_ramp(s_, u, p);  // continuous across the band edges: no decision needed
+          if (r.ok && r.exact == 0) return exact_theta_p(s_, k, w_);
+          if (r.ok && r.exact == 1) return exact_theta_divided(s_, k, w_);
+          if (r.ok && ramp_precise(r.err, p, w_, s_.factor)) return exact_blend(s_, k, r.value, w_);
+        }
+    }
+    throw std::logic_error("rope reference: unknown scaling");
+  }
+
+ private:
+  // ln(base') = ln(base) + r/(r-2) ln(a) at p bits (a = s for ntk; dynamic: a = (s (L - M) + M) / M, the
+  // numerator exact in p >= 96 bits, one division). A sum of positive terms: relative error <= 4 2^-p.
+  static Real log_scaled_base(const RopeSpec& s, mpfr_prec_t p) {
+    Real a = work_real(p);
+    if (s.scaling == RopeScaling::ntk) {
+      mpfr_set_d(raw(a), s.factor, MPFR_RNDN);
+    } else {
+      const std::int64_t L = std::max(s.seq_len, s.max_context), M = s.max_context;
+      Real num = work_real(p);
+      mpfr_mul_d(raw(num), raw(make_real(L - M, 64)), s.factor, MPFR_RNDN);   // exact: <= 53 + 41 bits
+      mpfr_add(raw(num), raw(num), raw(make_real(M, 64)), MPFR_RNDN);          // exact
+      mpfr_div(raw(a), raw(num), raw(make_real(M, 64)), MPFR_RNDN);
+    }
+    Real la = work_real(p), e1 = work_real_ui(static_cast<unsigned long>(s.rotary_dim), p);
+    mpfr_log(raw(la), raw(a), MPFR_RNDN);
+    mpfr_div_ui(raw(e1), raw(e1), static_cast<unsigned long>(s.rotary_dim - 2), MPFR_RNDN);
+    mpfr_mul(raw(la), raw(la), raw(e1), MPFR_RNDN);
+    Real lb = work_real(p);
+    mpfr_log(raw(lb), raw(make_real(s.base, 64)), MPFR_RNDN);
+    mpfr_add(raw(lb), raw(lb), raw(la), MPFR_RNDN);
+    return lb;
+  }
+
+  const RopeSpec& s_;
+  unsigned w_;
+  std::optional<Real> log_base_;
+  std::optional<ExactYarn> yarn_;
+};
+
+// g(s, x) = x ln(s) / 10 + 1 (1 for s <= 1) at p bits: ln, the product, the quotient and a sum of positive terms,
+// relative error <= 4 2^-p.
+Real exact_mscale(double s, double x, mpfr_prec_t p) {
+  Real g = work_real_ui(1, p);
+  if (s <= 1.0) return g;
+  mpfr_log(raw(g), raw(make_real(s, 64)), MPFR_RNDN);
+  mpfr_mul_d(raw(g), raw(g), x, MPFR_RNDN);
+  mpfr_div_ui(raw(g), raw(g), 10, MPFR_RNDN);
+  mpfr_add_ui(raw(g), raw(g), 1, MPFR_RNDN);
+  return g;
+}
+
+// The attention factor m at w bits (header): formed at w + 24 bits (relative error <= 9 2^-(w+24)), rounded once.
+Real exact_attention(const RopeSpec& s, unsigned w) {
+  Real m = work_real_ui(1, w);
+  if (s.scaling != RopeScaling::yarn) return m;
+  if (s.attention_factor > 0) {
+    mpfr_set_d(raw(m), s.attention_factor, MPFR_RNDN);  // the given double, exactly (w >= 216)
+    return m;
+  }
+  const mpfr_prec_t p = w + kScaledExtra;
+  if (s.mscale != 0 && s.mscale_all_dim != 0) {
+    const Real num = exact_mscale(s.factor, s.mscale, p), den = exact_mscale(s.factor, s.mscale_all_dim, p);
+    mpfr_div(raw(m), raw(num), raw(den), MPFR_RNDN);
+  } else {
+    const Real g = exact_mscale(s.factor, 1.0, p);
+    mpfr_set(raw(m), raw(g), MPFR_RNDN);  // (mpfr_set is a macro: no temporaries in its arguments)
+  }
+  return m;
+}
+
+// ---- float32 and Python double steps ---------------------------------------------------------------------------
 
 Real f32_of_int(std::int64_t n) { return rn(F, make_real(n, kEmu), kEmu); }
+Real py(double v) { return make_real(v, kEmu); }  // a Python float, exactly
+Real py_int(std::int64_t n) { return make_real(n, kEmu); }  // a Python int (|n| < 2^63), exactly
+Real rn32(const Real& x) { return rn(F, x, kEmu); }  // a Python number (or a wider value) meeting a float32 tensor
 
 // RN32(x^y) for binary32 x > 0 and y: MPFR's pow correctly rounded to 24 bits. Only used where the result is a
 // normal binary32 number (x = RN32(base) in [1, 1e12] and |y| <= 1 give 1e-12 <= x^y <= 1e12), so no
@@ -95,20 +511,239 @@ Real rn32_sub(const Real& a, const Real& b) {
   mpfr_sub(raw(t), raw(a), raw(b), MPFR_RNDN);  // exact
   return rn(F, t, kEmu);
 }
+// RN64(a +- b) for doubles (Python float arithmetic): the exact sum fits in 2200 bits.
+Real rn64_add(const Real& a, const Real& b) {
+  Real t = make_real(2200);
+  mpfr_add(raw(t), raw(a), raw(b), MPFR_RNDN);  // exact
+  return rn(D, t, kEmu);
+}
+Real rn64_sub(const Real& a, const Real& b) {
+  Real t = make_real(2200);
+  mpfr_sub(raw(t), raw(a), raw(b), MPFR_RNDN);  // exact
+  return rn(D, t, kEmu);
+}
+
+// HF's float32 exponent e_k = RN32(RN32(2k) / RN32(r)) and the pieces of the default formula for a float32 base
+// that may be +inf (an overflowed dynamic base: inf^0 = 1, inf^e = inf for e > 0, 1/inf = 0, as IEEE/torch).
+Real hf_exponent32(const RopeSpec& s, std::size_t k) {
+  return rn_div(F, f32_of_int(static_cast<std::int64_t>(2 * k)), f32_of_int(static_cast<std::int64_t>(s.rotary_dim)),
+                kEmu);
+}
+Real hf_pos_freq32(const Real& base32, const RopeSpec& s, std::size_t k) {
+  if (mpfr_inf_p(raw(base32))) return k == 0 ? make_real(1, kEmu) : base32;
+  return rn_pow(F, base32, hf_exponent32(s, k), kEmu);
+}
+Real rn32_recip(const Real& t) {
+  if (mpfr_inf_p(raw(t))) return make_real(kEmu);  // +0
+  return rn_div(F, make_real(1, kEmu), t, kEmu);
+}
 
 // HF: inv_freq = 1.0 / (base ** (torch.arange(0, dim, 2, dtype=torch.int64).float() / dim))
 // (transformers@ef46806 modeling_rope_utils.py _compute_default_rope_parameters; GPT-J's
 // create_sinusoidal_positions, transformers@cb6cd7e, and Meta's precompute_freqs_cis, llama@0504cf4, are the
-// same expression). Step by step in float32 on the CPU:
+// same expression; @26892c16 repeats it in every scaled init function). Step by step in float32 on the CPU:
 //   .float()          RN32(2k)                  (exact: 2k < r <= 2^16)
 //   / dim             RN32(RN32(2k) / RN32(r))  (aten cpu div_true_kernel: a / b in float32)
 //   base ** t         RN32(pow(RN32(base), t))  (pow(Scalar, Tensor): the Python float becomes a float32 tensor)
 //   1.0 / t           RN32(1 / t)               (a float32 reciprocal or division: RN32(1/t) either way)
-Real hf_inv_freq32(const RopeSpec& s, std::size_t k) {
-  const Real base32 = rn(F, make_real(s.base, kEmu), kEmu);
-  const Real e32 = rn_div(F, f32_of_int(static_cast<std::int64_t>(2 * k)),
-                          f32_of_int(static_cast<std::int64_t>(s.rotary_dim)), kEmu);
-  return rn_div(F, make_real(1, kEmu), rn32_pow(base32, e32), kEmu);
+Real hf_default_inv32(const Real& base32, const RopeSpec& s, std::size_t k) {
+  return rn32_recip(hf_pos_freq32(base32, s, k));
+}
+
+// The Python double r/(r-2) (dim / (dim - 2)).
+Real hf_ntk_exponent64(const RopeSpec& s) {
+  return rn_div(D, py_int(static_cast<std::int64_t>(s.rotary_dim)), py_int(static_cast<std::int64_t>(s.rotary_dim - 2)),
+                kEmu);
+}
+
+// HF @26892c16 _compute_dynamic_ntk_parameters with a Python int seq_len (or None: max_position_embeddings), all in
+// Python doubles:  base = base * ((factor * seq_len / max_position_embeddings) - (factor - 1)) ** (dim / (dim - 2))
+// with seq_len = max(seq_len, max_position_embeddings). Returns that double.
+Real hf_dynamic_init_base64(const RopeSpec& s) {
+  const std::int64_t L = std::max(s.seq_len, s.max_context);
+  Real t = rn_mul(D, py(s.factor), py_int(L), kEmu);       // float * int: the int converted exactly (< 2^53)
+  t = rn_div(D, t, py_int(s.max_context), kEmu);
+  t = rn64_sub(t, rn64_sub(py(s.factor), py(1.0)));
+  t = rn_pow(D, t, hf_ntk_exponent64(s), kEmu);           // Python float ** float: C pow
+  return rn_mul(D, py(s.base), t, kEmu);
+}
+
+// The same expression in the module's forward (dynamic_rope_update -> dynamic_frequency_update, @26892c16):
+// seq_len = torch.max(position_ids) + 1 is an int64 0-dim tensor, torch.maximum keeps it (seq_len > max_context
+// here), and every step is a float32 0-dim tensor op:
+//   factor * seq_len        RN32(RN32(s) RN32(L))        (int64 tensor meets a Python float: float32)
+//   / max_position_emb.     RN32(x / RN32(M))            (true division)
+//   - (factor - 1)          RN32(x - RN32(RN64(s - 1)))  (Python double, then float32)
+//   ** (dim / (dim - 2))    RN32(RN64(pow(x, RN64(r/(r-2)))))  PyTorch CPU pow(Tensor, Scalar) for float keeps the
+//                           exponent a double and its scalar lambda is std::pow(float base, double exp): a double pow
+//                           of the float value, returned as float (aten/src/ATen/native/cpu/PowKernel.cpp
+//                           pow_tensor_scalar_kernel, pytorch@0c678301357ded1cde76167cbab8b71866aea98e; newer
+//                           versions route it through pow_tensor_scalar_optimized_kernel<scalar_t, double> with the
+//                           same scalar lambda). A 0-dim tensor takes that scalar lambda: cpu_kernel_vec's
+//                           vectorized_loop runs the Vectorized body only on blocks of 2 * Vec::size() and leaves the
+//                           rest (here all of n = 1) to basic_loop (aten/src/ATen/native/cpu/Loops.h,
+//                           pytorch@d35f668d792f5c2b5fe88cb2a1c9f4401855bd76). (The Vectorized body would round the
+//                           exponent to float: not this case.) The special exponents 2 (r = 4: base * base, the same
+//                           value), 3, 0.5, -0.5, -1, -2 need r/(r-2) to be one of them; only r = 4 is.
+//   base * that             RN32(RN32(base) x')          (may overflow to +inf for extreme specs)
+// then inv_freq = 1.0 / (base' ** (arange(0, dim, 2).float() / dim)): a 0-dim float32 base' ** float32 tensor.
+Real hf_dynamic_forward_base32(const RopeSpec& s) {
+  Real x = rn_mul(F, rn32(py(s.factor)), f32_of_int(s.seq_len), kEmu);
+  x = rn_div(F, x, f32_of_int(s.max_context), kEmu);
+  x = rn32_sub(x, rn32(rn64_sub(py(s.factor), py(1.0))));
+  x = rn32(rn_pow(D, x, hf_ntk_exponent64(s), kEmu));
+  return rn_mul(F, rn32(py(s.base)), x, kEmu);
+}
+
+// NTK-aware static (not an HF rope_type; CONVENTIONS.md §2.11 "emulate by changing rope_theta"): the Python double
+// base * factor ** (dim / (dim - 2)), then the default formula.
+Real hf_ntk_base64(const RopeSpec& s) {
+  return rn_mul(D, py(s.base), rn_pow(D, py(s.factor), hf_ntk_exponent64(s), kEmu), kEmu);
+}
+
+// HF @26892c16 _compute_yarn_parameters, the Python part: find_correction_dim / find_correction_range /
+// linear_ramp_factor's "if min == max: max += 0.001", in Python doubles (low, high Python ints when truncate).
+struct HfYarn {
+  Real low = make_real(kEmu), high = make_real(kEmu), ramp_high = make_real(kEmu);
+  Real width = make_real(kEmu);  // max - min of linear_ramp_factor: exact for two ints, else RN64
+};
+
+HfYarn hf_yarn_range(const RopeSpec& s) {
+  const Real pi64 = rn(D, pi(128), kEmu);  // math.pi
+  // (dim * math.log(max_position_embeddings / (num_rotations * 2 * math.pi))) / (2 * math.log(base))
+  auto cd = [&](double beta) {
+    const Real t = rn_mul(D, py(beta * 2.0), pi64, kEmu);  // num_rotations * 2: exact
+    const Real v = rn_div(D, py_int(s.original_context), t, kEmu);
+    const Real num = rn_mul(D, py_int(static_cast<std::int64_t>(s.rotary_dim)), rn_log(D, v, kEmu), kEmu);
+    const Real den = rn_mul(D, py(2.0), rn_log(D, py(s.base), kEmu), kEmu);  // exact doubling
+    return rn_div(D, num, den, kEmu);
+  };
+  HfYarn y;
+  Real lo = cd(s.beta_fast), hi = cd(s.beta_slow);
+  if (s.truncate) {  // math.floor / math.ceil: Python ints, exactly the doubles' floor / ceil
+    mpfr_floor(raw(lo), raw(lo));
+    mpfr_ceil(raw(hi), raw(hi));
+  }
+  const Real zero = make_real(kEmu), top = py_int(static_cast<std::int64_t>(s.rotary_dim - 1));
+  mpfr_max(raw(y.low), raw(lo), raw(zero), MPFR_RNDN);   // max(low, 0), min(high, dim - 1): exact
+  mpfr_min(raw(y.high), raw(hi), raw(top), MPFR_RNDN);
+  const bool equal = mpfr_equal_p(raw(y.low), raw(y.high)) != 0;  // min == max (Python compares exactly)
+  // max += 0.001: float(max) + 0.001 (max an int from ceil, or a float; |max| < 2^53 converts exactly)
+  y.ramp_high = equal ? rn64_add(rn(D, y.high, kEmu), py(0.001)) : y.high;
+  // max - min: two Python ints subtract exactly; otherwise the ints convert to float and the difference rounds
+  Real exact = make_real(2200);
+  if (s.truncate && !equal)
+    mpfr_sub(raw(exact), raw(y.ramp_high), raw(y.low), MPFR_RNDN);
+  else
+    exact = rn64_sub(rn(D, y.ramp_high, kEmu), rn(D, y.low, kEmu));
+  y.width = with_bits(exact, 2200);
+  return y;
+}
+
+// HF's float32 inv_freq with spec.scaling applied (the `inv'_k` of the header), for every k of one spec.
+class HfFrequencies {
+ public:
+  explicit HfFrequencies(const RopeSpec& s) : s_(s) {
+    base32_ = rn32(py(s.base));
+    factor32_ = rn32(py(s.factor));
+    switch (s.scaling) {
+      case RopeScaling::ntk: base32_ = rn32(hf_ntk_base64(s)); break;
+      case RopeScaling::dynamic:
+        base32_ = s.seq_len > s.max_context ? hf_dynamic_forward_base32(s) : rn32(hf_dynamic_init_base64(s));
+        break;
+      case RopeScaling::yarn: {
+        const HfYarn y = hf_yarn_range(s);
+        low32_ = rn32(y.low);    // tensor - Python int/float: the number becomes float32
+        width32_ = rn32(y.width);  // tensor / Python number: true float32 division by RN32(number)
+        if (mpfr_zero_p(raw(width32_)))
+          throw std::logic_error("rope reference: yarn correction range narrower than float32 (not modelled)");
+        break;
+      }
+      case RopeScaling::llama3: {
+        // low_freq_wavelen = old_context_len / low_freq_factor (Python int / float), compared with the float32
+        // wavelen as RN32 of that double; 2 * math.pi exact; old_context_len / wavelen = reciprocal * L0.
+        low_wl32_ = rn32(rn_div(D, py_int(s.original_context), py(s.low_freq_factor), kEmu));
+        high_wl32_ = rn32(rn_div(D, py_int(s.original_context), py(s.high_freq_factor), kEmu));
+        two_pi32_ = rn32(rn_mul(D, py(2.0), rn(D, pi(128), kEmu), kEmu));
+        l0_32_ = rn32(py_int(s.original_context));
+        lff32_ = rn32(py(s.low_freq_factor));
+        band32_ = rn32(rn64_sub(py(s.high_freq_factor), py(s.low_freq_factor)));
+        break;
+      }
+      case RopeScaling::none:
+      case RopeScaling::linear: break;
+    }
+  }
+
+  Real operator()(std::size_t k) const {
+    switch (s_.scaling) {
+      case RopeScaling::none:
+      case RopeScaling::ntk:
+      case RopeScaling::dynamic: return hf_default_inv32(base32_, s_, k);
+      case RopeScaling::linear:  // inv_freq /= factor  (_compute_linear_scaling_rope_parameters)
+        return rn_div(F, hf_default_inv32(base32_, s_, k), factor32_, kEmu);
+      case RopeScaling::yarn: return yarn(k);
+      case RopeScaling::llama3: return llama3(k).first;
+    }
+    throw std::logic_error("rope reference: unknown scaling");
+  }
+
+  // llama3: (inv'_k, band) with band +1 kept, -1 divided, 0 smoothed.
+  std::pair<Real, int> llama3(std::size_t k) const {
+    // _compute_llama3_parameters @26892c16, each tensor op rounded to float32:
+    const Real inv = hf_default_inv32(base32_, s_, k);
+    const Real wl = rn_mul(F, rn32_recip(inv), two_pi32_, kEmu);   // 2 * math.pi / inv_freq
+    const bool divided = mpfr_greater_p(raw(wl), raw(low_wl32_)) != 0;  // wavelen > low_freq_wavelen
+    const bool kept = mpfr_less_p(raw(wl), raw(high_wl32_)) != 0;       // wavelen < high_freq_wavelen
+    const Real il = divided ? rn_div(F, inv, factor32_, kEmu) : inv;   // torch.where(..., inv_freq / factor, ...)
+    if (kept || divided) return {il, kept ? 1 : -1};
+    // smooth_factor = (old_context_len / wavelen - low_freq_factor) / (high_freq_factor - low_freq_factor)
+    const Real sf = rn_div(F, rn32_sub(rn_mul(F, rn32_recip(wl), l0_32_, kEmu), lff32_), band32_, kEmu);
+    // smoothed_inv_freq = (1 - smooth_factor) * inv_freq_llama / factor + smooth_factor * inv_freq_llama
+    const Real one = make_real(1, kEmu);
+    const Real a = rn_div(F, rn_mul(F, rn32_sub(one, sf), il, kEmu), factor32_, kEmu);
+    return {rn32_add(a, rn_mul(F, sf, il, kEmu)), 0};
+  }
+
+ private:
+  // _compute_yarn_parameters @26892c16, the tensor part:
+  //   pos_freqs = base ** (arange(0, dim, 2).float() / dim)                      P_k
+  //   inv_freq_extrapolation = 1.0 / pos_freqs                                   RN32(1 / P_k)
+  //   inv_freq_interpolation = 1.0 / (factor * pos_freqs)                        RN32(1 / RN32(S P_k))
+  //   linear_ramp_factor: (arange(dim // 2, float32) - min) / (max - min), clamp(0, 1)
+  //   inv_freq_extrapolation_factor = 1 - ramp                                   e_k = RN32(1 - ramp_k)
+  //   inv_freq = interpolation * (1 - e) + extrapolation * e                    three products/sums, each RN32
+  Real yarn(std::size_t k) const {
+    const Real pos = hf_pos_freq32(base32_, s_, k);
+    const Real extra = rn32_recip(pos), inter = rn32_recip(rn_mul(F, factor32_, pos, kEmu));
+    Real ramp = rn_div(F, rn32_sub(f32_of_int(static_cast<std::int64_t>(k)), low32_), width32_, kEmu);
+    const Real zero = make_real(kEmu), one = make_real(1, kEmu);
+    mpfr_max(raw(ramp), raw(ramp), raw(zero), MPFR_RNDN);
+    mpfr_min(raw(ramp), raw(ramp), raw(one), MPFR_RNDN);
+    const Real e = rn32_sub(one, ramp);
+    return rn32_add(rn_mul(F, inter, rn32_sub(one, e), kEmu), rn_mul(F, extra, e, kEmu));
+  }
+
+  const RopeSpec& s_;
+  Real base32_ = make_real(kEmu), factor32_ = make_real(kEmu);
+  Real low32_ = make_real(kEmu), width32_ = make_real(kEmu);
+  Real low_wl32_ = make_real(kEmu), high_wl32_ = make_real(kEmu), two_pi32_ = make_real(kEmu),
+       l0_32_ = make_real(kEmu), lff32_ = make_real(kEmu), band32_ = make_real(kEmu);
+};
+
+// HF's attention factor, the Python float (_compute_yarn_parameters @26892c16: get_mscale(scale, mscale=1) =
+// 1.0 if scale <= 1 else 0.1 * mscale * math.log(scale) + 1.0, evaluated left to right; every other scaling 1.0).
+Real hf_mscale64(double s, double x) {
+  if (s <= 1.0) return py(1.0);
+  const Real t = rn_mul(D, rn_mul(D, py(0.1), py(x), kEmu), rn_log(D, py(s), kEmu), kEmu);
+  return rn64_add(t, py(1.0));
+}
+double hf_attention64(const RopeSpec& s) {
+  if (s.scaling != RopeScaling::yarn) return 1.0;
+  if (s.attention_factor > 0) return s.attention_factor;
+  if (s.mscale != 0 && s.mscale_all_dim != 0)  // `if mscale and mscale_all_dim`: both truthy
+    return round_to_double(rn_div(D, hf_mscale64(s.factor, s.mscale), hf_mscale64(s.factor, s.mscale_all_dim), kEmu));
+  return round_to_double(hf_mscale64(s.factor, 1.0));
 }
 
 // ggml: const float theta_scale = powf(freq_base, -2.0f/n_dims); (ggml@084bfe1 src/ggml-cpu/ops.cpp
@@ -117,6 +752,18 @@ Real ggml_theta_scale32(const RopeSpec& s) {
   const Real base32 = rn(F, make_real(s.base, kEmu), kEmu);
   const Real e32 = rn_div(F, make_real(-2, kEmu), f32_of_int(static_cast<std::int64_t>(s.rotary_dim)), kEmu);
   return rn32_pow(base32, e32);
+}
+
+// llama.cpp: rope_freq_scale = 1.0f/factor (a float from the GGUF rope scaling factor); ggml's rope_yarn with
+// ext_factor 0: theta = freq_scale * theta_extrap.
+Real ggml_freq_scale32(const RopeSpec& s) {
+  if (s.scaling == RopeScaling::none) return make_real(1, kEmu);
+  return rn_div(F, make_real(1, kEmu), rn32(py(s.factor)), kEmu);
+}
+
+void require_scaling(const RopeSpec& s, RopeScaling want, const char* what) {
+  if (s.scaling != want)
+    throw Error(kWhere, "scaling", std::string(to_string(s.scaling)), std::string(to_string(want)) + " (" + what + ")");
 }
 
 void check_vector_length(const RopeSpec& s, std::span<const double> x, const char* name) {
@@ -157,14 +804,70 @@ Real rope_theta(const RopeSpec& s, std::size_t k, unsigned bits) {
   validate(s);
   check_pair(s, k);
   check_rope_bits(bits);
-  return with_bits(exact_theta(s, k, bits + kRopeWorkingMargin), bits);
+  ExactThetas thetas(s, bits + kRopeWorkingMargin);
+  return with_bits(thetas(k), bits);
+}
+
+Real rope_attention_factor(const RopeSpec& s, unsigned bits) {
+  validate(s);
+  check_rope_bits(bits);
+  return with_bits(exact_attention(s, bits + kRopeWorkingMargin), bits);
+}
+
+// The range at bits + 64 bits, refined until certain and its absolute error is <= 2^-(bits+32), then rounded.
+RopeYarnRange rope_yarn_correction_range(const RopeSpec& s, unsigned bits) {
+  validate(s);
+  check_rope_bits(bits);
+  require_scaling(s, RopeScaling::yarn, "the correction range exists only for YaRN");
+  for (mpfr_prec_t p = bits + kBlendExtra;; p *= 2) {
+    const ExactYarn y = exact_yarn_range(s, p);
+    const double limit = std::ldexp(1.0, static_cast<int>(y.prec - bits - 32));
+    if (y.err_low <= limit && y.err_high <= limit)
+      return RopeYarnRange{with_bits(y.low, bits), with_bits(y.high, bits), with_bits(y.ramp_high, bits)};
+    p = y.prec;
+  }
+}
+
+RopeHfYarnRange rope_hf_yarn_correction_range(const RopeSpec& s) {
+  validate(s);
+  require_scaling(s, RopeScaling::yarn, "the correction range exists only for YaRN");
+  const HfYarn y = hf_yarn_range(s);
+  return RopeHfYarnRange{round_to_double(y.low), round_to_double(y.high), round_to_double(y.ramp_high)};
+}
+
+RopeLlama3Band rope_llama3_band(const RopeSpec& s, std::size_t k) {
+  validate(s);
+  check_pair(s, k);
+  require_scaling(s, RopeScaling::llama3, "the bands exist only for Llama 3.1's scaling");
+  for (mpfr_prec_t p = kDefaultBits;; p *= 2) {  // never a tie (header): the loop ends
+    check_work_prec(p);
+    bool certain = true;
+    const int band = llama3_band_at(s, llama3_u(s, k, p), p, certain);
+    if (certain) return band > 0 ? RopeLlama3Band::kept : band < 0 ? RopeLlama3Band::divided : RopeLlama3Band::smoothed;
+  }
+}
+
+RopeLlama3Band rope_hf_llama3_band(const RopeSpec& s, std::size_t k) {
+  validate(s);
+  check_pair(s, k);
+  require_scaling(s, RopeScaling::llama3, "the bands exist only for Llama 3.1's scaling");
+  const int band = HfFrequencies(s).llama3(k).second;
+  return band > 0 ? RopeLlama3Band::kept : band < 0 ? RopeLlama3Band::divided : RopeLlama3Band::smoothed;
 }
 
 Real rope_hf_inv_freq(const RopeSpec& s, std::size_t k, unsigned bits) {
   validate(s);
   check_pair(s, k);
   check_rope_bits(bits);
-  return with_bits(hf_inv_freq32(s, k), bits);  // a float32 fits in bits >= 24
+  return with_bits(HfFrequencies(s)(k), bits);  // a float32 fits in bits >= 24
+}
+
+Real rope_hf_dynamic_init_inv_freq(const RopeSpec& s, std::size_t k, unsigned bits) {
+  validate(s);
+  check_pair(s, k);
+  check_rope_bits(bits);
+  require_scaling(s, RopeScaling::dynamic, "the init function of dynamic NTK");
+  return with_bits(hf_default_inv32(rn32(hf_dynamic_init_base64(s)), s, k), bits);
 }
 
 Real rope_ggml_theta_scale(const RopeSpec& s, unsigned bits) {
@@ -173,36 +876,67 @@ Real rope_ggml_theta_scale(const RopeSpec& s, unsigned bits) {
   return with_bits(ggml_theta_scale32(s), bits);
 }
 
+Real rope_ggml_freq_scale(const RopeSpec& s, unsigned bits) {
+  validate(s);
+  check_rope_bits(bits);
+  if (s.scaling != RopeScaling::none && s.scaling != RopeScaling::linear)
+    throw Error(kWhere, "scaling", std::string(to_string(s.scaling)),
+                "none | linear (the scalings the ggml emulation models)");
+  return with_bits(ggml_freq_scale32(s), bits);
+}
+
 Real rope_emulated_frequency(const RopeSpec& s, std::size_t k, unsigned bits) {
   validate(s);
   check_pair(s, k);
   check_rope_bits(bits);
   switch (s.regime) {
-    case RopeRegime::hf: return with_bits(hf_inv_freq32(s, k), bits);
+    case RopeRegime::hf: return with_bits(HfFrequencies(s)(k), bits);
     case RopeRegime::ggml: return with_bits(ggml_theta_scale32(s), bits);
     case RopeRegime::exact: break;
   }
   throw Error(kWhere, "regime", std::string(to_string(s.regime)), "hf | ggml (the regimes with float32 frequencies)");
 }
 
+double rope_hf_attention_factor(const RopeSpec& s) {
+  validate(s);
+  return hf_attention64(s);
+}
+
 // ---- RopeOracle ----------------------------------------------------------------------------------------------
 
-RopeOracle::RopeOracle(const RopeSpec& spec, unsigned bits) : spec_(spec), bits_(bits), w_(0) {
+RopeOracle::RopeOracle(const RopeSpec& spec, unsigned bits)
+    : spec_(spec), bits_(bits), w_(0), m_(make_real(kMinBits)) {
   validate(spec_);
   check_rope_bits(bits);
   w_ = bits + kRopeWorkingMargin;
   const std::size_t h = half_of(spec_);
   theta_.reserve(h);
-  for (std::size_t k = 0; k < h; ++k) theta_.push_back(exact_theta(spec_, k, w_));
+  ExactThetas thetas(spec_, w_);
+  for (std::size_t k = 0; k < h; ++k) theta_.push_back(thetas(k));
+  m_ = exact_attention(spec_, w_);
+  m_is_one_ = mpfr_cmp_ui(raw(m_), 1) == 0;
   if (spec_.regime == RopeRegime::hf) {
+    const HfFrequencies inv(spec_);
     inv32_.reserve(h);
-    for (std::size_t k = 0; k < h; ++k) inv32_.push_back(hf_inv_freq32(spec_, k));
+    for (std::size_t k = 0; k < h; ++k) inv32_.push_back(inv(k));
+    Real m32 = rn32(py(hf_attention64(spec_)));  // cos * self.attention_scaling: the Python float meets float32
+    if (mpfr_cmp_ui(raw(m32), 1) != 0) m32_ = std::move(m32);
   } else if (spec_.regime == RopeRegime::ggml) {
     scale32_ = ggml_theta_scale32(spec_);
+    if (spec_.scaling == RopeScaling::linear) fs32_ = ggml_freq_scale32(spec_);
   }
 }
 
-// p * theta_k at W bits: |error| <= 2^(A+6-W) (header).
+Real RopeOracle::attention_factor() const {
+  switch (spec_.regime) {
+    case RopeRegime::exact: return with_bits(m_, bits_);
+    case RopeRegime::hf: return m32_ ? with_bits(*m32_, bits_) : make_real(1, bits_);
+    case RopeRegime::ggml: break;
+  }
+  return make_real(1, bits_);
+}
+
+// p * theta'_k at W bits: |error| <= 2^(A+6-W) (header).
 Real RopeOracle::exact_angle_w(std::int64_t p, std::size_t k) const {
   Real a = make_real(w_);
   mpfr_mul(raw(a), raw(theta_[k]), raw(make_real(p, 64)), MPFR_RNDN);
@@ -214,13 +948,14 @@ Real RopeOracle::exact_angle_w(std::int64_t p, std::size_t k) const {
 // product RN32(RN32(p) * inv_k); GPT-J's einsum "i,j->ij" and Meta's torch.outer(t, freqs) likewise).
 // ggml: ggml_rope_cache_init(p, ...) takes `float theta_base` (t_0 = RN32(p), p from the int32 pos tensor) and
 // does `theta *= theta_scale` after each pair; rope_yarn with ext_factor 0 uses theta_interp = freq_scale *
-// theta_extrap = 1.0f * (theta / 1.0f), both exact.
+// theta_extrap (theta_extrap = theta / 1.0f without freq_factors: exact): t_k itself for freq_scale 1,
+// RN32(fs t_k) for linear.
 Real RopeOracle::emulated_angle(std::int64_t p, std::size_t k) const {
   const Real p32 = f32_of_int(p);
   if (spec_.regime == RopeRegime::hf) return rn_mul(F, p32, inv32_[k], kEmu);
   Real t = p32;
   for (std::size_t j = 0; j < k; ++j) t = rn_mul(F, t, *scale32_, kEmu);
-  return t;
+  return fs32_ ? rn_mul(F, *fs32_, t, kEmu) : t;
 }
 
 void RopeOracle::emulated_angles(std::int64_t p, std::vector<Real>& out) const {
@@ -234,7 +969,7 @@ void RopeOracle::emulated_angles(std::int64_t p, std::vector<Real>& out) const {
   }
   Real t = p32;
   for (std::size_t k = 0; k < h; ++k) {
-    out.push_back(t);
+    out.push_back(fs32_ ? rn_mul(F, *fs32_, t, kEmu) : t);
     if (k + 1 < h) t = rn_mul(F, t, *scale32_, kEmu);
   }
 }
@@ -246,11 +981,30 @@ Real RopeOracle::angle(std::int64_t p, std::size_t k) const {
   return with_bits(emulated_angle(p, k), bits_);
 }
 
+// m cos a, m sin a at W bits: cos/sin of the W-bit angle rounded to W, times m (W bits) rounded to W (skipped for
+// m = 1): |error| <= m 2^-(bits+144.9) (header).
+void RopeOracle::exact_cos_sin_w(std::int64_t p, std::size_t k, Real& c, Real& s) const {
+  c = make_real(w_);
+  s = make_real(w_);
+  mpfr_sin_cos(raw(s), raw(c), raw(exact_angle_w(p, k)), MPFR_RNDN);
+  if (m_is_one_) return;
+  mpfr_mul(raw(c), raw(c), raw(m_), MPFR_RNDN);
+  mpfr_mul(raw(s), raw(s), raw(m_), MPFR_RNDN);
+}
+
+// m = 1: cos of the W-bit angle rounded once to bits (as before scalings existed); else cos at W times m, rounded
+// once to bits.
 Real RopeOracle::exact_cos(std::int64_t p, std::size_t k) const {
   check_position(spec_, p);
   check_pair(spec_, k);
   Real out = make_real(bits_);
-  mpfr_cos(raw(out), raw(exact_angle_w(p, k)), MPFR_RNDN);
+  if (m_is_one_) {
+    mpfr_cos(raw(out), raw(exact_angle_w(p, k)), MPFR_RNDN);
+    return out;
+  }
+  Real c = make_real(w_);
+  mpfr_cos(raw(c), raw(exact_angle_w(p, k)), MPFR_RNDN);
+  mpfr_mul(raw(out), raw(c), raw(m_), MPFR_RNDN);
   return out;
 }
 
@@ -258,24 +1012,41 @@ Real RopeOracle::exact_sin(std::int64_t p, std::size_t k) const {
   check_position(spec_, p);
   check_pair(spec_, k);
   Real out = make_real(bits_);
-  mpfr_sin(raw(out), raw(exact_angle_w(p, k)), MPFR_RNDN);
+  if (m_is_one_) {
+    mpfr_sin(raw(out), raw(exact_angle_w(p, k)), MPFR_RNDN);
+    return out;
+  }
+  Real sn = make_real(w_);
+  mpfr_sin(raw(sn), raw(exact_angle_w(p, k)), MPFR_RNDN);
+  mpfr_mul(raw(out), raw(sn), raw(m_), MPFR_RNDN);
   return out;
 }
 
-// hf: cos = emb.cos(), sin = emb.sin() in float32, times attention_scaling = 1.0 (exact) for the default rope;
+// hf: cos = emb.cos() * self.attention_scaling, sin = emb.sin() * self.attention_scaling in float32
+// (LlamaRotaryEmbedding.forward): RN32(RN32(cos a) RN32(m_hf)), the Python float rounded to float32 where it meets
+// the tensor (exactly RN32(cos a) for m_hf = 1);
 // ggml: rope_yarn's cosf(theta) * mscale, sinf(theta) * mscale with mscale = attn_factor = 1 (exact).
+Real RopeOracle::emulated_cos(const Real& angle32) const {
+  Real c = rn_cos(F, angle32, kEmu);
+  return m32_ ? rn_mul(F, c, *m32_, kEmu) : c;
+}
+Real RopeOracle::emulated_sin(const Real& angle32) const {
+  Real s = rn_sin(F, angle32, kEmu);
+  return m32_ ? rn_mul(F, s, *m32_, kEmu) : s;
+}
+
 Real RopeOracle::cos(std::int64_t p, std::size_t k) const {
   if (spec_.regime == RopeRegime::exact) return exact_cos(p, k);
   check_position(spec_, p);
   check_pair(spec_, k);
-  return with_bits(rn_cos(F, emulated_angle(p, k), kEmu), bits_);
+  return with_bits(emulated_cos(emulated_angle(p, k)), bits_);
 }
 
 Real RopeOracle::sin(std::int64_t p, std::size_t k) const {
   if (spec_.regime == RopeRegime::exact) return exact_sin(p, k);
   check_position(spec_, p);
   check_pair(spec_, k);
-  return with_bits(rn_sin(F, emulated_angle(p, k), kEmu), bits_);
+  return with_bits(emulated_sin(emulated_angle(p, k)), bits_);
 }
 
 void RopeOracle::check_vector(std::span<const double> x, const char* name, bool float32) const {
@@ -292,13 +1063,13 @@ void RopeOracle::check_vector(std::span<const double> x, const char* name, bool 
   }
 }
 
-// Exact: y_i = RN_bits(x_i c - x_j s), y_j = RN_bits(x_j c + x_i s) with c, s = cos, sin of the W-bit angle
-// rounded to W bits (mpfr_fmms/fmma round the exact expression once).
+// Exact: y_i = RN_bits(x_i c - x_j s), y_j = RN_bits(x_j c + x_i s) with c, s = m cos, m sin of the W-bit angle
+// at W bits (mpfr_fmms/fmma round the exact expression once).
 void RopeOracle::rotate_pair_exact(std::int64_t p, std::span<const double> x, std::size_t k, Real& yi,
                                    Real& yj) const {
   const RopePairChannels ch = pair_channels(spec_, k);
   Real c = make_real(w_), s = make_real(w_);
-  mpfr_sin_cos(raw(s), raw(c), raw(exact_angle_w(p, k)), MPFR_RNDN);
+  exact_cos_sin_w(p, k, c, s);
   const Real xi = make_real(x[ch.first], 64), xj = make_real(x[ch.second], 64);
   yi = make_real(bits_);
   yj = make_real(bits_);
@@ -312,8 +1083,8 @@ void RopeOracle::rotate_pair_exact(std::int64_t p, std::span<const double> x, st
 void RopeOracle::rotate_pair_emulated(const Real& angle32, std::span<const double> x, std::size_t k, bool inverse,
                                       Real& yi, Real& yj) const {
   const RopePairChannels ch = pair_channels(spec_, k);
-  const Real c = rn_cos(F, angle32, kEmu);
-  Real s = rn_sin(F, angle32, kEmu);
+  const Real c = emulated_cos(angle32);
+  Real s = emulated_sin(angle32);
   if (inverse) s = neg(s);  // = the steps at position -p (header), = ggml rope_back's sin_sign = -1
   const Real xi = make_real(x[ch.first], kEmu), xj = make_real(x[ch.second], kEmu);
   yi = with_bits(rn32_sub(rn_mul(F, xi, c, kEmu), rn_mul(F, xj, s, kEmu)), bits_);
@@ -367,9 +1138,10 @@ Real RopeOracle::rotate_channel(std::int64_t p, std::span<const double> x, std::
   return channel == pair_channels(spec_, k).first ? yi : yj;
 }
 
-// <R(m) q, R(n) k> straight from the definition: both vectors rotated at W bits (error <= (|q_i|+|q_j|)
-// 2^-(bits+143) per component), each pair's u_i v_i + u_j v_j rounded once at W, the passed channels' products
-// exact (106 bits), all summed by mpfr_sum (correctly rounded): the bound of the header.
+// <R(m) q, R(n) k> straight from the definition: both vectors rotated at W bits with the attention factor in
+// their cos and sin (error <= m (|q_i|+|q_j|) 2^-(bits+143) per component), each pair's u_i v_i + u_j v_j rounded
+// once at W, the passed channels' products exact (106 bits, no attention factor), all summed by mpfr_sum
+// (correctly rounded): the bound of the header.
 Real RopeOracle::score(std::int64_t m, std::span<const double> q, std::int64_t n, std::span<const double> k) const {
   check_position(spec_, m, "m");
   check_position(spec_, n, "n");
@@ -382,8 +1154,8 @@ Real RopeOracle::score(std::int64_t m, std::span<const double> q, std::int64_t n
   Real ui = make_real(w_), uj = make_real(w_), vi = make_real(w_), vj = make_real(w_);
   for (std::size_t pair = 0; pair < h; ++pair) {
     const RopePairChannels ch = pair_channels(spec_, pair);
-    mpfr_sin_cos(raw(sm), raw(cm), raw(exact_angle_w(m, pair)), MPFR_RNDN);
-    mpfr_sin_cos(raw(sn), raw(cn), raw(exact_angle_w(n, pair)), MPFR_RNDN);
+    exact_cos_sin_w(m, pair, cm, sm);
+    exact_cos_sin_w(n, pair, cn, sn);
     const Real qi = make_real(q[ch.first], 64), qj = make_real(q[ch.second], 64);
     const Real ki = make_real(k[ch.first], 64), kj = make_real(k[ch.second], 64);
     mpfr_fmms(raw(ui), raw(qi), raw(cm), raw(qj), raw(sm), MPFR_RNDN);

@@ -1,18 +1,25 @@
 // Self-tests of the RoPE oracle. The oracle is the ground truth of the rope property suite, so each test here is
 // built to fail if the oracle is wrong: a silently low precision (P vs 2P, literal values derived independently
 // with Python's decimal module), a misplaced channel or sign (unit vectors, the layout permutation, closed-form
-// identities), a wrong or missing float32 step (plain C float arithmetic, literal float32 values).
+// identities), a wrong or missing float32 step (plain C float arithmetic, literal float32 values), a misread
+// context-extension formula (hand-computed correction ranges and band counts, the identities of CONVENTIONS.md
+// §2.11, and HF 5.17's own inv_freq and attention factors: properties/heldout/data/hf/rope_scaling.json).
 #include <gtest/gtest.h>
 #include <mpfr.h>
 #include <rapidcheck.h>
 #include <rapidcheck/gtest.h>
+
+#include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <atomic>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
+#include <cstring>
+#include <fstream>
 #include <limits>
+#include <stdexcept>
 #include <string>
 #include <thread>
 #include <vector>
@@ -27,6 +34,7 @@ namespace {
 
 using posenc::Layout;
 using posenc::RopeRegime;
+using posenc::RopeScaling;
 using posenc::RopeSpec;
 using namespace posenc::reference;
 using namespace posenc::reference::test_util;
@@ -813,6 +821,670 @@ TEST(RopeOracleErrors, InvalidInputsNameParameterValueAndRange) {
   flat.base = 1.0;
   EXPECT_NE(error_of([&] { rope_pair_channels(flat, 0); }).find("base"), std::string::npos);
   EXPECT_NE(error_of([&] { rope_emulated_frequency(s, 0); }).find("regime"), std::string::npos);
+}
+
+// ======================================================================================================
+// RopeOracleScaling: context extension (CONVENTIONS.md §2.11; HF modeling_rope_utils.py @26892c16)
+// ======================================================================================================
+
+#ifndef POSENC_SOURCE_DIR
+#error "POSENC_SOURCE_DIR must name the source tree (the held-out vectors are read from it)"
+#endif
+
+RopeSpec with_regime(RopeSpec s, RopeRegime regime) {
+  s.regime = regime;
+  posenc::validate(s);
+  return s;
+}
+
+// YaRN as in the held-out "yarn" configuration: r = 64, base 1e4, L0 = 4096, s = 4, beta 32/1, truncate.
+RopeSpec yarn_spec(RopeRegime regime = RopeRegime::exact) {
+  RopeSpec s = make_spec(Layout::halves, regime, 64, 64, 10000.0);
+  s.scaling = RopeScaling::yarn;
+  s.factor = 4.0;
+  s.original_context = 4096;
+  posenc::validate(s);
+  return s;
+}
+
+// Llama 3.1: r = 128, base 5e5, L0 = 8192, s = 8, low/high_freq_factor 1/4.
+RopeSpec llama3_spec(RopeRegime regime = RopeRegime::exact) {
+  RopeSpec s = make_spec(Layout::halves, regime, 128, 128, 500000.0);
+  s.scaling = RopeScaling::llama3;
+  s.factor = 8.0;
+  s.original_context = 8192;
+  s.low_freq_factor = 1.0;
+  s.high_freq_factor = 4.0;
+  posenc::validate(s);
+  return s;
+}
+
+RopeSpec scaled(RopeSpec s, RopeScaling scaling, double factor) {
+  s.scaling = scaling;
+  s.factor = factor;
+  if (scaling == RopeScaling::dynamic) s.max_context = 4096;
+  if (scaling == RopeScaling::yarn || scaling == RopeScaling::llama3) s.original_context = 4096;
+  posenc::validate(s);
+  return s;
+}
+
+// |a - b| <= |b| 2^e
+bool rel_within(const Real& a, const Real& b, long e) { return abs_below_pow2(sub(a, b), mpfr_get_exp(raw(b)) + e); }
+
+// Distance of two positive float32 numbers in units in the last place (their bit patterns are ordered).
+long ulps32(double a, double b) {
+  const float fa = static_cast<float>(a), fb = static_cast<float>(b);
+  std::int32_t ia = 0, ib = 0;
+  std::memcpy(&ia, &fa, sizeof ia);
+  std::memcpy(&ib, &fb, sizeof ib);
+  return std::labs(static_cast<long>(ia) - static_cast<long>(ib));
+}
+
+// cd(beta) = r ln(L0/(2 pi beta)) / (2 ln base), by hand (Python decimal, 60 digits), r = 64, base 1e4:
+//   L0 = 4096: cd(32) = 64 ln(20.37183...) / 18.42068... = 10.47224081031802653544...  -> floor 10
+//              cd(1)  = 64 ln(651.8986...) / 18.42068... = 22.51344063687727434399...  -> ceil  23
+//   L0 = 2048 (no truncation): cd(32) = 8.06400084500617697373940948265..., cd(1) = 20.10520067156542478228896527...
+TEST(RopeOracleScaling, YarnCorrectionRangeByHand) {
+  const RopeSpec s = yarn_spec();
+  const RopeYarnRange r = rope_yarn_correction_range(s);
+  EXPECT_TRUE(holds(r.low, 10.0)) << show(r.low);
+  EXPECT_TRUE(holds(r.high, 23.0)) << show(r.high);
+  EXPECT_TRUE(holds(r.ramp_high, 23.0));
+  const RopeHfYarnRange h = rope_hf_yarn_correction_range(s);
+  EXPECT_EQ(h.low, 10.0);
+  EXPECT_EQ(h.high, 23.0);
+  EXPECT_EQ(h.ramp_high, 23.0);
+  // theta'_k: k <= 10 keeps theta_k (the same bits), k >= 23 is theta_k / 4, between theta_k (1 - (3/4)(k-10)/13);
+  // k = 16: ramp 6/13, theta_16 (1 - 18/52) = theta_16 17/26.
+  const RopeSpec plain = posenc::without_scaling(s);
+  for (std::size_t k : {0u, 5u, 10u}) EXPECT_TRUE(same(rope_theta(s, k), rope_theta(plain, k))) << k;
+  for (std::size_t k : {23u, 24u, 31u}) {
+    Real want = make_real(1024);
+    mpfr_div_ui(raw(want), raw(rope_theta(plain, k, 512)), 4, MPFR_RNDN);
+    EXPECT_TRUE(rel_within(rope_theta(s, k), want, -255)) << k;
+  }
+  for (std::size_t k = 11; k < 23; ++k) {
+    Real want = make_real(1024);
+    mpfr_mul_ui(raw(want), raw(rope_theta(plain, k, 512)), 52 - 3 * (k - 10), MPFR_RNDN);
+    mpfr_div_ui(raw(want), raw(want), 52, MPFR_RNDN);
+    EXPECT_TRUE(rel_within(rope_theta(s, k), want, -255)) << k;
+  }
+  // no truncation: the correction dims themselves
+  RopeSpec nt = s;
+  nt.original_context = 2048;
+  nt.factor = 8.0;
+  nt.truncate = false;
+  posenc::validate(nt);
+  const RopeYarnRange rn = rope_yarn_correction_range(nt);
+  // (60 digits: the literals carry ~2^-196 absolute)
+  EXPECT_TRUE(within(rn.low, parse_real("8.06400084500617697373940948265253008151416866344080208334467", 400), 1.0, -190));
+  EXPECT_TRUE(within(rn.high, parse_real("20.1052006715654247822889652716322511522417639219251437357618", 400), 1.0, -190));
+  EXPECT_TRUE(same(rn.high, rn.ramp_high));
+  const RopeHfYarnRange hn = rope_hf_yarn_correction_range(nt);
+  EXPECT_NEAR(hn.low, 8.064000845006177, 1e-14);
+  EXPECT_NEAR(hn.high, 20.105200671565425, 1e-14);
+  // the hf ramp over k = 0..31 at the low end is exactly HF's float32 expression
+  EXPECT_EQ(ulps32(to_d(rope_hf_inv_freq(with_regime(nt, RopeRegime::hf), 0)), 1.0), 0);
+}
+
+// low == high: HF's linear_ramp_factor adds 0.001 to max (the real 1/1000 in the exact regime).
+//   truncate false, beta_fast = beta_slow = 8: low = high = cd(8) = 64 ln(4096/(16 pi)) / (2 ln 1e4) = 15.288...
+//   truncate true, L0 = 5: cd(1) = 64 ln(5/(2 pi)) / (2 ln 1e4) = -0.7935 -> ceil 0 = high, low = max(floor, 0) = 0
+TEST(RopeOracleScaling, YarnEqualEndsAreWidenedByOneThousandth) {
+  RopeSpec s = yarn_spec();
+  s.truncate = false;
+  s.beta_fast = s.beta_slow = 8.0;
+  posenc::validate(s);
+  const RopeYarnRange r = rope_yarn_correction_range(s);
+  EXPECT_TRUE(same(r.low, r.high));
+  EXPECT_TRUE(within(r.low, parse_real("15.288", 64), 1.0, -9)) << show(r.low);
+  EXPECT_TRUE(within(sub(r.ramp_high, r.high), parse_real("0.001", 400), 1.0, -240));
+  const RopeYarnRange hr = rope_yarn_correction_range(s);
+  const RopeSpec plain = posenc::without_scaling(s);
+  EXPECT_TRUE(same(rope_theta(s, 15), rope_theta(plain, 15)));  // ramp 0
+  Real quarter = make_real(1024);
+  mpfr_div_ui(raw(quarter), raw(rope_theta(plain, 16, 512)), 4, MPFR_RNDN);
+  EXPECT_TRUE(rel_within(rope_theta(s, 16), quarter, -255));  // ramp 1
+  const RopeHfYarnRange h = rope_hf_yarn_correction_range(s);
+  EXPECT_EQ(h.low, h.high);
+  EXPECT_EQ(h.ramp_high, h.high + 0.001);
+
+  RopeSpec t = yarn_spec();
+  t.original_context = 5;
+  posenc::validate(t);
+  const RopeYarnRange rt = rope_yarn_correction_range(t);
+  EXPECT_TRUE(holds(rt.low, 0.0));
+  EXPECT_TRUE(holds(rt.high, 0.0));
+  EXPECT_TRUE(within(rt.ramp_high, parse_real("0.001", 400), 1.0, -250));
+  const RopeHfYarnRange ht = rope_hf_yarn_correction_range(t);
+  EXPECT_EQ(ht.low, 0.0);
+  EXPECT_EQ(ht.high, 0.0);
+  EXPECT_EQ(ht.ramp_high, 0.001);
+  // ramp_k = clamp(k / 0.001): pair 0 keeps theta_0 = 1, every other pair is divided by 4; in float32 the same:
+  // inv'_1 = RN32(1 / RN32(4 P_1)) exactly (e_1 = 0).
+  EXPECT_TRUE(holds(rope_theta(t, 0), 1.0));
+  Real q1 = make_real(1024);
+  mpfr_div_ui(raw(q1), raw(rope_theta(posenc::without_scaling(t), 1, 512)), 4, MPFR_RNDN);
+  EXPECT_TRUE(rel_within(rope_theta(t, 1), q1, -255));
+  const RopeSpec th = with_regime(t, RopeRegime::hf);
+  volatile float e = 2.0f / 64.0f;
+  const float pos = std::pow(10000.0f, static_cast<float>(e));
+  volatile float inter = 1.0f / (4.0f * pos);
+  EXPECT_TRUE(holds(rope_hf_inv_freq(th, 1), inter));
+  EXPECT_TRUE(holds(rope_hf_inv_freq(th, 0), 1.0));
+}
+
+// CONVENTIONS.md §2.11: with head_dim 128, theta 5e5, L0 8192, factor 8: 29 pairs unchanged, 6 smoothed, 29 divided
+// (by hand: wl_k = 2 pi 500000^(k/64) crosses 8192/4 = 2048 between k = 28 (1956) and 29 (2402), and 8192
+// between k = 34 (6695) and 35 (8220)).
+TEST(RopeOracleScaling, Llama3BandsOf29Kept6Smoothed29Divided) {
+  for (RopeRegime regime : {RopeRegime::exact, RopeRegime::hf}) {
+    const RopeSpec s = llama3_spec(regime);
+    int kept = 0, smoothed = 0, divided = 0;
+    for (std::size_t k = 0; k < 64; ++k) {
+      const RopeLlama3Band b = regime == RopeRegime::exact ? rope_llama3_band(s, k) : rope_hf_llama3_band(s, k);
+      (b == RopeLlama3Band::kept ? kept : b == RopeLlama3Band::smoothed ? smoothed : divided) += 1;
+      const RopeLlama3Band want = k < 29 ? RopeLlama3Band::kept : k < 35 ? RopeLlama3Band::smoothed : RopeLlama3Band::divided;
+      EXPECT_EQ(static_cast<int>(b), static_cast<int>(want)) << k;
+    }
+    EXPECT_EQ(kept, 29);
+    EXPECT_EQ(smoothed, 6);
+    EXPECT_EQ(divided, 29);
+  }
+  // theta'_k: kept pairs are theta_k (same bits), divided ones theta_k / 8, smoothed ones (1 - sm) theta_k / 8 +
+  // sm theta_k with sm = (L0 / wl_k - 1) / 3, transcribed here with Boost at 500 bits; k = 29: sm =
+  // 0.80362104209963388006737853420496514691663397642419144751377 (Python decimal).
+  const RopeSpec s = llama3_spec();
+  const RopeSpec plain = posenc::without_scaling(s);
+  PrecisionGuard guard(500);
+  for (std::size_t k = 0; k < 64; ++k) {
+    const Real theta = rope_theta(plain, k, 500);
+    const Real wl = 2 * posenc::reference::pi(600) / theta;
+    const Real sm = (Real(8192) / wl - 1) / 3;
+    if (k == 29) {
+      EXPECT_TRUE(within(sm, parse_real("0.80362104209963388006737853420496514691663397642419144751377", 400), 1.0, -190));
+    }
+    const Real want = k < 29 ? theta : k >= 35 ? Real(theta / 8) : Real((1 - sm) * theta / 8 + sm * theta);
+    const Real got = rope_theta(s, k);
+    if (k < 29)
+      EXPECT_TRUE(same(got, rope_theta(plain, k))) << k;
+    else
+      EXPECT_TRUE(rel_within(got, want, -254)) << k << " " << show(got) << " vs " << show(want);
+  }
+}
+
+// Linear scaling is positions divided by s (CONVENTIONS.md §2.11): cos/sin at p = s q equal those at q unscaled.
+// For s = 4, theta_k / 4 is exact, so the W-bit angles are the same number: bit for bit; for s = 3 within the bound.
+TEST(RopeOracleScaling, LinearIsPositionsDividedByFactor) {
+  const RopeSpec plain = make_spec(Layout::interleaved, RopeRegime::exact, 64, 64, 10000.0);
+  const RopeOracle o(plain);
+  for (double s : {4.0, 3.0}) {
+    const RopeOracle ol(scaled(plain, RopeScaling::linear, s));
+    for (std::int64_t q : {std::int64_t{1}, std::int64_t{777}, std::int64_t{123456789}, std::int64_t{1} << 37}) {
+      const std::int64_t p = static_cast<std::int64_t>(s) * q;
+      for (std::size_t k : {0u, 1u, 17u, 31u}) {
+        if (s == 4.0) {
+          EXPECT_TRUE(same(ol.cos(p, k), o.cos(q, k))) << p << " " << k;
+          EXPECT_TRUE(same(ol.sin(p, k), o.sin(q, k))) << p << " " << k;
+        } else {
+          EXPECT_TRUE(within(ol.cos(p, k), o.cos(q, k), 1.0, -256 - 140)) << p << " " << k;
+          EXPECT_TRUE(within(ol.sin(p, k), o.sin(q, k), 1.0, -256 - 140)) << p << " " << k;
+        }
+      }
+    }
+    EXPECT_TRUE(holds(ol.attention_factor(), 1.0));
+  }
+}
+
+// Dynamic NTK with seq_len <= max_context (or 0: at init) is the default RoPE (CONVENTIONS.md §2.11), in the exact
+// and the hf regime; beyond it the base grows.
+TEST(RopeOracleScaling, DynamicWithinMaxContextIsUnscaled) {
+  for (RopeRegime regime : {RopeRegime::exact, RopeRegime::hf}) {
+    const RopeSpec plain = make_spec(Layout::halves, regime, 128, 128, 10000.0);
+    for (std::int64_t L : {std::int64_t{0}, std::int64_t{1}, std::int64_t{1000}, std::int64_t{4096}, std::int64_t{5000}}) {
+      RopeSpec s = scaled(plain, RopeScaling::dynamic, 2.0);
+      s.seq_len = L;
+      posenc::validate(s);
+      for (std::size_t k : {0u, 1u, 30u, 63u}) {
+        const bool same_theta = same(rope_theta(s, k), rope_theta(plain, k));
+        const bool same_inv = same(rope_hf_inv_freq(s, k), rope_hf_inv_freq(plain, k));
+        EXPECT_EQ(same_theta, L <= 4096 || k == 0) << L << " " << k;
+        EXPECT_EQ(same_inv, L <= 4096 || k == 0) << L << " " << k;
+        if (L <= 4096) {
+          EXPECT_TRUE(same(RopeOracle(s).cos(99999, k), RopeOracle(plain).cos(99999, k)));
+        }
+      }
+    }
+  }
+}
+
+// Every scaling with factor 1 but dynamic is the default RoPE (yarn: the ramp is irrelevant and m = 1): the exact
+// regime gives the same bits; HF's float32 blends (yarn I (1 - e) + X e with I = X, llama3's smoothed
+// (1 - sf) inv / 1 + sf inv) are within an ulp of inv (counted).
+// Dynamic with factor 1 is not: a = 1 L/M - 0 = L/M still grows the base beyond max_context.
+TEST(RopeOracleScaling, FactorOneIsUnscaled) {
+  const RopeSpec plain = make_spec(Layout::halves, RopeRegime::exact, 128, 128, 10000.0);
+  int hf_identical = 0, hf_total = 0;
+  for (RopeScaling sc : {RopeScaling::linear, RopeScaling::ntk, RopeScaling::yarn, RopeScaling::llama3}) {
+    RopeSpec s = scaled(plain, sc, 1.0);
+    for (std::size_t k = 0; k < 64; ++k) {
+      EXPECT_TRUE(same(rope_theta(s, k), rope_theta(plain, k))) << posenc::describe(s) << " k=" << k;
+      const long d = ulps32(to_d(rope_hf_inv_freq(s, k)), to_d(rope_hf_inv_freq(plain, k)));
+      const bool blend = sc == RopeScaling::yarn || sc == RopeScaling::llama3;
+      EXPECT_LE(d, blend ? 1 : 0) << posenc::describe(s) << " k=" << k;
+      if (blend) hf_identical += d == 0, ++hf_total;
+    }
+    EXPECT_TRUE(holds(rope_attention_factor(s), 1.0));
+    EXPECT_EQ(rope_hf_attention_factor(s), 1.0);
+    const RopeOracle o(s), op(plain);
+    EXPECT_TRUE(same(o.cos(48039, 7), op.cos(48039, 7)));
+    EXPECT_TRUE(holds(o.attention_factor(), 1.0));
+  }
+  std::printf("yarn and llama3 with factor 1, hf: %d of %d inv_freq bit-identical to the unscaled ones\n", hf_identical,
+              hf_total);
+  RopeSpec dyn = scaled(plain, RopeScaling::dynamic, 1.0);
+  dyn.seq_len = 4 * 4096;  // a = 4: base' = base 4^(128/126)
+  posenc::validate(dyn);
+  RopeSpec ntk4 = scaled(plain, RopeScaling::ntk, 4.0);
+  for (std::size_t k : {1u, 40u, 63u}) {
+    EXPECT_FALSE(same(rope_theta(dyn, k), rope_theta(plain, k)));
+    EXPECT_TRUE(rel_within(rope_theta(dyn, k), rope_theta(ntk4, k), -254));
+  }
+}
+
+// m = 0.1 ln s + 1 (s = 4: 1.13862943611198906188344642429163531361510002687205105082414, Python decimal);
+// g(s, mscale) / g(s, mscale_all_dim) when both are given; the given attention_factor; 1 for the other scalings.
+TEST(RopeOracleScaling, AttentionFactor) {
+  const RopeSpec s = yarn_spec();
+  EXPECT_TRUE(within(rope_attention_factor(s), parse_real("1.13862943611198906188344642429163531361510002687205105082414", 400),
+                     1.0, -190));  // a 60-digit literal
+  EXPECT_EQ(rope_hf_attention_factor(s), 1.138629436111989);
+  RopeSpec ds = s;
+  ds.factor = 16.0;
+  ds.mscale = 1.0;
+  ds.mscale_all_dim = 0.5;
+  posenc::validate(ds);
+  {
+    PrecisionGuard guard(500);
+    const Real l = boost::multiprecision::log(Real(16));
+    const Real want = (l / 10 + 1) / (Real(0.5) * l / 10 + 1);
+    EXPECT_TRUE(rel_within(rope_attention_factor(ds), want, -254));
+    EXPECT_NEAR(rope_hf_attention_factor(ds), to_d(want), 4e-16);
+  }
+  RopeSpec eq = ds;
+  eq.mscale = eq.mscale_all_dim = 0.707;
+  EXPECT_TRUE(holds(rope_attention_factor(eq), 1.0));
+  EXPECT_EQ(rope_hf_attention_factor(eq), 1.0);
+  RopeSpec only = ds;
+  only.mscale_all_dim = 0.0;  // one of the two missing: g(s, 1)
+  EXPECT_TRUE(same(rope_attention_factor(only), rope_attention_factor(scaled(posenc::without_scaling(s), RopeScaling::yarn, 16.0))));
+  RopeSpec given = ds;
+  given.attention_factor = 2.5;
+  EXPECT_TRUE(holds(rope_attention_factor(given), 2.5));
+  EXPECT_EQ(rope_hf_attention_factor(given), 2.5);
+  EXPECT_TRUE(holds(rope_attention_factor(llama3_spec()), 1.0));
+  EXPECT_EQ(rope_hf_attention_factor(llama3_spec()), 1.0);
+}
+
+// The exact regime's cos and sin carry m: cos^2 + sin^2 = m^2, p = 0 gives (m, 0), a unit vector comes out as
+// (m cos, m sin); with full rotary the score is m^2 times the score of the same frequencies without m, and passed
+// channels are not scaled.
+TEST(RopeOracleScaling, AttentionFactorScalesCosSinAndScore) {
+  RopeSpec s = yarn_spec();
+  s.head_dim = 70;  // 6 passed channels
+  posenc::validate(s);
+  RopeSpec unit = s;
+  unit.attention_factor = 1.0;  // same theta'_k, m = 1
+  const RopeOracle o(s), o1(unit);
+  const Real m = rope_attention_factor(s);
+  for (std::int64_t p : {std::int64_t{0}, std::int64_t{17}, std::int64_t{48039}, kMaxP}) {
+    for (std::size_t k : {0u, 12u, 31u}) {
+      const Real c = o.cos(p, k), sn = o.sin(p, k);
+      Real sum = make_real(1024), m2 = make_real(1024);
+      mpfr_sqr(raw(sum), raw(c), MPFR_RNDN);
+      mpfr_fma(raw(sum), raw(sn), raw(sn), raw(sum), MPFR_RNDN);
+      mpfr_sqr(raw(m2), raw(m), MPFR_RNDN);
+      EXPECT_TRUE(within(sum, m2, 1.0, -252));
+      Real mc = make_real(1024);
+      mpfr_mul(raw(mc), raw(o1.cos(p, k)), raw(m), MPFR_RNDN);
+      EXPECT_TRUE(within(c, mc, 1.0, -252));
+      if (p == 0) {
+        EXPECT_TRUE(same(c, m));
+        EXPECT_TRUE(mpfr_zero_p(raw(sn)));
+      }
+      std::vector<double> x(70, 0.0);
+      x[k] = 1.0;
+      const auto y = o.rotate(p, x);
+      EXPECT_TRUE(within(y[k], c, 1.0, -252));
+      EXPECT_TRUE(within(y[k + 32], sn, 1.0, -252));
+    }
+  }
+  std::vector<double> q(70), kv(70);
+  for (std::size_t c = 0; c < 70; ++c) {
+    q[c] = 0.25 * double(c % 7) - 0.5;
+    kv[c] = 1.0 - 0.125 * double(c % 5);
+  }
+  std::vector<double> q_rot = q, k_rot = kv, q_pass(70, 0.0), k_pass(70, 0.0);
+  for (std::size_t c = 64; c < 70; ++c) {
+    q_pass[c] = q[c];
+    k_pass[c] = kv[c];
+    q_rot[c] = k_rot[c] = 0.0;
+  }
+  Real m2 = make_real(1024);
+  mpfr_sqr(raw(m2), raw(m), MPFR_RNDN);
+  Real want = make_real(1024);
+  mpfr_mul(raw(want), raw(o1.score(123, q_rot, -4567, k_rot)), raw(m2), MPFR_RNDN);
+  EXPECT_TRUE(within(o.score(123, q_rot, -4567, k_rot), want, 64.0, -240));
+  EXPECT_TRUE(same(o.score(123, q_pass, -4567, k_pass), o1.score(123, q_pass, -4567, k_pass)));
+  Real total = make_real(1024);
+  mpfr_add(raw(total), raw(want), raw(o1.score(123, q_pass, -4567, k_pass)), MPFR_RNDN);
+  EXPECT_TRUE(within(o.score(123, q, -4567, kv), total, 64.0, -240));
+}
+
+// theta'_k of ntk and dynamic transcribed again with Boost's pow (another MPFR path than the oracle's
+// exp(-(2k/r) ln base')): base' = base a^(r/(r-2)), a = s (ntk) or s L/M - (s-1) (dynamic).
+RC_GTEST_PROP(RopeOracleScaling, NtkAndDynamicFollowTheDefinition, ()) {
+  RopeSpec s = *genSpec(false, 128);
+  RC_PRE(s.rotary_dim >= 4);
+  s.scaling = *rc::gen::element(RopeScaling::ntk, RopeScaling::dynamic);
+  s.factor = *rc::gen::element(2.0, 4.0, 3.7, 64.0, 1048576.0);
+  if (s.scaling == RopeScaling::dynamic) {
+    s.max_context = *rc::gen::element<std::int64_t>(1, 4096, 131072);
+    s.seq_len = *rc::gen::element<std::int64_t>(0, 4096, 4097, 40000, std::int64_t{1} << 40);
+  }
+  posenc::validate(s);
+  const std::size_t k = *rc::gen::inRange<std::size_t>(0, s.rotary_dim / 2);
+  PrecisionGuard guard(600);
+  Real a = Real(s.factor);
+  if (s.scaling == RopeScaling::dynamic) {
+    const Real L = Real(std::max(s.seq_len, s.max_context)), M = Real(s.max_context);
+    a = Real(s.factor) * L / M - (Real(s.factor) - 1);
+  }
+  const Real r = Real(s.rotary_dim);
+  const Real base2 = Real(s.base) * boost::multiprecision::pow(a, r / (r - 2));
+  const Real want = boost::multiprecision::pow(base2, -Real(2 * k) / r);
+  const Real got = rope_theta(s, k);
+  RC_LOG() << posenc::describe(s) << " k=" << k << " got " << show(got) << " want " << show(want) << "\n";
+  RC_ASSERT(rel_within(got, want, -250));
+}
+
+// A scaled spec for the property tests (every scaling the exact and hf regimes accept).
+rc::Gen<RopeSpec> genScaledSpec(RopeRegime regime, bool ntk_dynamic_only = false) {
+  return rc::gen::exec([=] {
+    RopeSpec s = *genSpec(false, 128);
+    s.regime = regime;
+    std::vector<RopeScaling> options = {RopeScaling::linear, RopeScaling::yarn, RopeScaling::llama3};
+    if (ntk_dynamic_only) options.clear();
+    if (s.rotary_dim < 4 && ntk_dynamic_only) s.rotary_dim = 4, s.head_dim = std::max<std::size_t>(s.head_dim, 4);
+    if (s.rotary_dim >= 4) options.insert(options.end(), {RopeScaling::ntk, RopeScaling::dynamic});
+    s.scaling = *rc::gen::elementOf(options);
+    s.factor = *rc::gen::element(1.0, 2.0, 4.0, 3.7, 16.0, 64.0, 1048576.0);
+    if (s.scaling == RopeScaling::dynamic) {
+      s.max_context = *rc::gen::element<std::int64_t>(1, 4096, 131072);
+      s.seq_len = *rc::gen::element<std::int64_t>(0, 4096, 4097, 40000, std::int64_t{1} << 40);
+    }
+    if (s.scaling == RopeScaling::yarn || s.scaling == RopeScaling::llama3)
+      s.original_context = *rc::gen::element<std::int64_t>(1, 5, 256, 2048, 4096, 8192, 131072);
+    if (s.scaling == RopeScaling::yarn) {
+      s.truncate = *rc::gen::arbitrary<bool>();
+      s.beta_fast = *rc::gen::element(32.0, 8.0, 1.0e6, 1.0e-3);
+      s.beta_slow = *rc::gen::element(1.0, 8.0, 0.5);
+      const int m = *rc::gen::inRange(0, 3);
+      if (m == 1) s.mscale = s.mscale_all_dim = 0.707;
+      if (m == 2) s.mscale = 1.0, s.mscale_all_dim = 0.25;
+      if (*rc::gen::inRange(0, 4) == 0) s.attention_factor = 1.5;
+    }
+    if (s.scaling == RopeScaling::llama3) {
+      s.low_freq_factor = *rc::gen::element(1.0, 0.5, 2.0);
+      s.high_freq_factor = s.low_freq_factor * *rc::gen::element(4.0, 1.0 + 0x1p-40, 8.0);
+    }
+    posenc::validate(s);
+    return s;
+  });
+}
+
+// P vs 2P with scaling: theta'_k, m, cos and sin agree (the blend factors' Ziv loops, the range decisions).
+RC_GTEST_PROP(RopeOracleScaling, ScaledValuesAt256BitsAgreeWith512Bits, ()) {
+  const RopeSpec s = *genScaledSpec(RopeRegime::exact);
+  const RopeOracle lo(s, 256), hi(s, 512);
+  const std::int64_t p = *genPosition();
+  const std::size_t k = *rc::gen::inRange<std::size_t>(0, s.rotary_dim / 2);
+  RC_LOG() << posenc::describe(s) << " p=" << p << " k=" << k << "\n";
+  const Real t256 = rope_theta(s, k, 256), t512 = rope_theta(s, k, 512);
+  RC_ASSERT(rel_within(t256, t512, -255));
+  RC_ASSERT(mpfr_cmp(raw(t512), raw(rope_theta(posenc::without_scaling(s), k, 512))) <= 0);  // theta' <= theta
+  RC_ASSERT(mpfr_sgn(raw(t512)) > 0);
+  const Real m = rope_attention_factor(s, 512);
+  RC_ASSERT(rel_within(rope_attention_factor(s, 256), m, -255));
+  const double mw = std::max(1.0, to_d(m));
+  RC_ASSERT(within(lo.cos(p, k), hi.cos(p, k), mw, -255));
+  RC_ASSERT(within(lo.sin(p, k), hi.sin(p, k), mw, -255));
+  RC_CLASSIFY(s.scaling == RopeScaling::yarn, "yarn");
+  RC_CLASSIFY(s.scaling == RopeScaling::llama3, "llama3");
+}
+
+// HF's float32 steps for ntk and dynamic with plain C arithmetic (pow/powf used only where verified correctly
+// rounded): the forward path for seq_len > max_context (float32 0-dim tensor ops; the 0-dim pow is a double pow of
+// the float, cast back), the init path (Python doubles) otherwise.
+RC_GTEST_PROP(RopeOracleScaling, HfNtkAndDynamicMatchPlainArithmetic, ()) {
+  const RopeSpec s = *genScaledSpec(RopeRegime::hf, true);
+  const std::size_t k = *rc::gen::inRange<std::size_t>(0, s.rotary_dim / 2);
+  const double r = static_cast<double>(s.rotary_dim), ex = r / (r - 2.0);
+  auto pow_cr = [](double x, double y) {  // is libm's pow correctly rounded here?
+    Real t = make_real(300);
+    mpfr_pow(raw(t), raw(make_real(x, 64)), raw(make_real(y, 64)), MPFR_RNDN);
+    return round_to_double(t) == std::pow(x, y);
+  };
+  float base32 = 0;
+  if (s.scaling == RopeScaling::dynamic && s.seq_len > s.max_context) {
+    volatile float x = static_cast<float>(s.factor) * static_cast<float>(s.seq_len);
+    x = x / static_cast<float>(s.max_context);
+    x = x - static_cast<float>(s.factor - 1.0);
+    RC_PRE(pow_cr(double(x), ex));
+    const volatile float x4 = static_cast<float>(std::pow(static_cast<double>(x), ex));
+    volatile float b = static_cast<float>(s.base) * x4;
+    base32 = b;
+  } else {
+    volatile double a = s.factor;
+    if (s.scaling == RopeScaling::dynamic) {
+      const double L = double(std::max(s.seq_len, s.max_context)), M = double(s.max_context);
+      a = s.factor * L;
+      a = a / M;
+      a = a - (s.factor - 1.0);
+    }
+    RC_PRE(pow_cr(a, ex));
+    volatile double b = s.base * std::pow(static_cast<double>(a), ex);
+    base32 = static_cast<float>(b);
+  }
+  volatile float e = static_cast<float>(2 * k) / static_cast<float>(s.rotary_dim);
+  float inv = 0;
+  if (std::isinf(base32)) {
+    inv = k == 0 ? 1.0f : 0.0f;
+  } else {
+    const float pw = std::pow(base32, static_cast<float>(e));
+    RC_PRE(is_rn32_of(pw, hp_pow(base32, e)));
+    volatile float v = 1.0f / pw;
+    inv = v;
+  }
+  RC_LOG() << posenc::describe(s) << " k=" << k << std::hexfloat << " base'=" << base32 << " inv=" << inv << "\n";
+  RC_ASSERT(holds(rope_hf_inv_freq(s, k), inv));
+  RC_CLASSIFY(s.scaling == RopeScaling::dynamic && s.seq_len > s.max_context, "dynamic forward");
+}
+
+// ggml linear: angle = RN32(RN32(1/RN32(s)) t_k) (llama.cpp rope_freq_scale = 1.0f/factor, rope_yarn with
+// ext_factor 0), cos and sin unscaled.
+TEST(RopeOracleScaling, GgmlLinearMultipliesTheRecurrenceByFreqScale) {
+  for (double factor : {4.0, 3.0, 2.5}) {
+    const RopeSpec s = scaled(make_spec(Layout::halves, RopeRegime::ggml, 64, 64, 10000.0), RopeScaling::linear, factor);
+    const RopeOracle o(s);
+    volatile float fs = 1.0f / static_cast<float>(factor);
+    EXPECT_TRUE(holds(rope_ggml_freq_scale(s), fs));
+    const float scale = to_d(rope_ggml_theta_scale(s));
+    for (std::int64_t p : {std::int64_t{1}, std::int64_t{4095}, std::int64_t{100000}}) {
+      volatile float t = static_cast<float>(p);
+      for (std::size_t k = 0; k < 32; ++k) {
+        volatile float a = fs * t;
+        EXPECT_TRUE(holds(o.angle(p, k), a)) << factor << " " << p << " " << k;
+        t = t * scale;
+      }
+    }
+    EXPECT_TRUE(holds(o.attention_factor(), 1.0));
+  }
+  RopeSpec bad = make_spec(Layout::halves, RopeRegime::ggml, 64, 64, 10000.0);
+  bad.scaling = RopeScaling::yarn;
+  bad.factor = 4.0;
+  bad.original_context = 4096;
+  EXPECT_NE(error_of([&] { RopeOracle{bad}; }).find("scaling"), std::string::npos);
+}
+
+// hf yarn: the cache is RN32(RN32(cos a) RN32(m)) (emb.cos() * self.attention_scaling), checked with plain float
+// arithmetic where cosf/sinf are correctly rounded; the rotation uses those values.
+TEST(RopeOracleScaling, HfCacheIsCosTimesFloat32AttentionFactor) {
+  const RopeSpec s = yarn_spec(RopeRegime::hf);
+  const RopeOracle o(s);
+  const float m32 = static_cast<float>(rope_hf_attention_factor(s));
+  EXPECT_TRUE(holds(o.attention_factor(), m32));
+  int checked = 0;
+  for (std::int64_t p : {std::int64_t{1}, std::int64_t{4095}, std::int64_t{100000}, std::int64_t{1} << 30}) {
+    for (std::size_t k = 0; k < 32; ++k) {
+      const float a = to_d(o.angle(p, k));
+      EXPECT_TRUE(holds(o.angle(p, k), double(static_cast<float>(p) * static_cast<float>(to_d(rope_hf_inv_freq(s, k))))));
+      const float cv = std::cos(a), sv = std::sin(a);
+      if (!is_rn32_of(cv, hp_cos(a)) || !is_rn32_of(sv, hp_sin(a))) continue;
+      volatile float c = cv * m32, sn = sv * m32;
+      EXPECT_TRUE(holds(o.cos(p, k), c));
+      EXPECT_TRUE(holds(o.sin(p, k), sn));
+      std::vector<double> x(64, 0.0);
+      x[k] = 0.75;
+      x[k + 32] = -1.5;
+      float yi = 0, yj = 0;
+      plain_rotate(0.75f, -1.5f, c, sn, yi, yj);
+      const auto y = o.rotate(p, x);
+      EXPECT_TRUE(holds(y[k], yi));
+      EXPECT_TRUE(holds(y[k + 32], yj));
+      ++checked;
+    }
+  }
+  EXPECT_GT(checked, 100);
+}
+
+TEST(RopeOracleScaling, ScalingSpecificFunctionsNameScaling) {
+  const RopeSpec plain = make_spec(Layout::halves, RopeRegime::exact, 64, 64, 10000.0);
+  auto param = [](auto f) {
+    try {
+      f();
+    } catch (const posenc::Error& e) {
+      return std::string(e.parameter());
+    }
+    return std::string();
+  };
+  EXPECT_EQ(param([&] { rope_yarn_correction_range(plain); }), "scaling");
+  EXPECT_EQ(param([&] { rope_hf_yarn_correction_range(llama3_spec()); }), "scaling");
+  EXPECT_EQ(param([&] { rope_llama3_band(yarn_spec(), 0); }), "scaling");
+  EXPECT_EQ(param([&] { rope_hf_llama3_band(plain, 0); }), "scaling");
+  EXPECT_EQ(param([&] { rope_hf_dynamic_init_inv_freq(yarn_spec(), 0); }), "scaling");
+  EXPECT_EQ(param([&] { rope_ggml_freq_scale(yarn_spec()); }), "scaling");
+  EXPECT_EQ(param([&] { rope_llama3_band(llama3_spec(), 64); }), "k");
+  RopeSpec bad = plain;
+  bad.factor = 2.0;  // scaling none keeps factor 1
+  EXPECT_EQ(param([&] { rope_theta(bad, 0); }), "factor");
+}
+
+// ======================================================================================================
+// RopeOracleHeldout: HF 5.17's own ROPE_INIT_FUNCTIONS output (properties/heldout/data/hf/rope_scaling.json,
+// transformers 5.17.0, PyTorch 2.11.0 CPU; the init function called with seq_len None or a Python int)
+// ======================================================================================================
+
+nlohmann::json load_heldout(const std::string& name) {
+  const std::string path = std::string(POSENC_SOURCE_DIR) + "/properties/heldout/data/hf/" + name;
+  std::ifstream in(path);
+  if (!in) throw std::runtime_error("cannot read " + path);
+  return nlohmann::json::parse(in);
+}
+
+// For every configuration (longrope skipped: not in the spec) and seq_len:
+//   * m_hf equals HF's attention factor to 1e-15 relative (and so does the exact m);
+//   * the hf inv'_k is within 1 float32 ulp of HF's (torch's vectorized powf is not correctly rounded: allowed),
+//     and the bit-identical entries are counted;
+//   * dynamic: HF's file holds the init function called with a Python int seq_len, i.e. the double path
+//     base * ((s L / M) - (s - 1)) ** (d / (d - 2)) in Python doubles, which rope_hf_dynamic_init_inv_freq models
+//     (held to <= 1 ulp like the others). The module's forward (rope_hf_inv_freq at seq_len = L > M) forms the base
+//     in float32 0-dim tensors instead, so it is not the same float32 base: held to <= 2 ulp, counted;
+//   * the exact theta'_k is within 4e-6 relative of HF's float32 values (the definition, not the rounding).
+TEST(RopeOracleHeldout, ScalingMatchesHf517InvFreqAndAttentionFactor) {
+  const nlohmann::json data = load_heldout("rope_scaling.json");
+  int configs = 0;
+  for (const auto& cfg : data) {
+    const std::string tag = cfg["tag"];
+    const auto& rp = cfg["rope_parameters"];
+    const std::string type = rp["rope_type"];
+    if (type == "longrope") continue;
+    ++configs;
+    RopeSpec s;
+    s.layout = Layout::halves;
+    s.regime = RopeRegime::hf;
+    s.head_dim = s.rotary_dim = cfg["head_dim"].get<std::size_t>();
+    s.base = cfg["rope_theta"].get<double>();
+    s.factor = rp["factor"].get<double>();
+    if (type == "linear") s.scaling = RopeScaling::linear;
+    if (type == "dynamic") {
+      s.scaling = RopeScaling::dynamic;
+      s.max_context = cfg["max_position_embeddings"].get<std::int64_t>();
+    }
+    if (type == "yarn") {
+      s.scaling = RopeScaling::yarn;
+      s.original_context = rp["original_max_position_embeddings"].get<std::int64_t>();
+      s.beta_fast = rp.value("beta_fast", 32.0);
+      s.beta_slow = rp.value("beta_slow", 1.0);
+      s.mscale = rp.value("mscale", 0.0);
+      s.mscale_all_dim = rp.value("mscale_all_dim", 0.0);
+      s.attention_factor = rp.value("attention_factor", 0.0);
+      s.truncate = rp.value("truncate", true);
+    }
+    if (type == "llama3") {
+      s.scaling = RopeScaling::llama3;
+      s.original_context = rp["original_max_position_embeddings"].get<std::int64_t>();
+      s.low_freq_factor = rp["low_freq_factor"].get<double>();
+      s.high_freq_factor = rp["high_freq_factor"].get<double>();
+    }
+    ASSERT_NE(s.scaling, RopeScaling::none) << tag;
+    for (const auto& [seq, v] : cfg["by_seq_len"].items()) {
+      if (s.scaling == RopeScaling::dynamic) s.seq_len = seq == "None" ? 0 : std::stoll(seq);
+      posenc::validate(s);
+      const double af = v["attention_factor"].get<double>();
+      EXPECT_NEAR(rope_hf_attention_factor(s), af, 1e-15 * af) << tag << " " << seq;
+      EXPECT_NEAR(to_d(rope_attention_factor(s)), af, 1e-15 * af) << tag << " " << seq;
+      const auto& inv = v["inv_freq"];
+      ASSERT_EQ(inv.size(), s.rotary_dim / 2) << tag;
+      int identical = 0, forward_identical = 0, max_ulps = 0, forward_max = 0;
+      double worst_rel = 0;
+      for (std::size_t k = 0; k < inv.size(); ++k) {
+        const double want = inv[k].get<double>();
+        ASSERT_EQ(want, double(static_cast<float>(want))) << tag;  // float32 values
+        const double got = to_d(s.scaling == RopeScaling::dynamic ? rope_hf_dynamic_init_inv_freq(s, k)
+                                                                  : rope_hf_inv_freq(s, k));
+        const long d = ulps32(got, want);
+        EXPECT_LE(d, 1) << tag << " seq_len " << seq << " k=" << k << " got " << got << " HF " << want;
+        identical += d == 0;
+        max_ulps = std::max(max_ulps, int(d));
+        if (s.scaling == RopeScaling::dynamic) {
+          const long f = ulps32(to_d(rope_hf_inv_freq(s, k)), want);
+          EXPECT_LE(f, 2) << tag << " forward, seq_len " << seq << " k=" << k;
+          forward_identical += f == 0;
+          forward_max = std::max(forward_max, int(f));
+        }
+        const double t = to_d(rope_theta(with_regime(s, RopeRegime::exact), k));
+        worst_rel = std::max(worst_rel, std::fabs(t - want) / t);
+      }
+      EXPECT_LT(worst_rel, 4e-6) << tag << " " << seq;
+      std::printf("heldout %-13s seq_len %-6s: %2d/%zu inv_freq bit-identical (max %d ulp)", tag.c_str(), seq.c_str(),
+                  identical, inv.size(), max_ulps);
+      if (s.scaling == RopeScaling::dynamic)
+        std::printf("; forward path %2d/%zu (max %d ulp)", forward_identical, inv.size(), forward_max);
+      std::printf("; exact theta' within %.2g relative; m %.17g\n", worst_rel, af);
+    }
+  }
+  EXPECT_EQ(configs, 6);
 }
 
 }  // namespace

@@ -11,6 +11,10 @@
 //   hf, ggml: the float32 angle of the named implementation, then cos and sin of that float32 angle correctly
 //          rounded to float32 (a double result that is not provably on one side of a float32 rounding boundary
 //          is recomputed in binary128).
+// Under a scaling (RopeSpec::scaling; definitions in posenc/rope_spec.hpp) theta'_k replaces theta_k: exact regime,
+// the real theta'_k (from binary128, within ~2^-100 relative) through the same angle core, and cos, sin times the
+// real attention factor m (YaRN; the product formed in double, then rounded once: budget rows rope.*.attention);
+// hf regime, HF's float32 inv_freq' and RN32(cos * RN32(m)); ggml regime, freq_scale times theta (linear only).
 // Every value a position gets is the same in every call, cache form, token order and thread count (claim
 // ROPE-REPRO-1): positions are independent, and the angle core's anchors sit at fixed multiples.
 //
@@ -89,6 +93,13 @@ class RopePlan {
   // theta_k (k < h) as the fast path uses them: exact regime, the real theta_k rounded to double; hf, the
   // float32 inv_freq; ggml, the float32 theta_k of position 1 (scale^k accumulated by repeated multiplication).
   std::span<const double> frequencies() const noexcept;
+  // The attention factor m that multiplies cos and sin (1 unless scaling is yarn; scores then scale by m^2):
+  // exact regime, the real m rounded to double; hf, HF's Python double (the caches multiply by RN32(m)).
+  double attention_factor() const noexcept;
+  // How the scaling treated pair k (exact mathematics, whatever the regime): the weight w_k of the interpolated
+  // frequency in theta'_k = (1 - w_k) theta_k + w_k theta_k / factor. linear: 1; yarn: the ramp; llama3: 0 kept,
+  // 1 divided, in between smoothed; none, ntk, dynamic: 0 (they change the base instead).
+  std::span<const double> interpolation() const noexcept;
 
   // Caches for `positions` (row per position, cache_values_per_position values each; the hf form writes the
   // cos block of all rows, then the sin block). Written with ordinary stores for now: TableOptions'

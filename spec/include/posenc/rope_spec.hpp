@@ -19,6 +19,26 @@
 //   RopeRegime::ggml (ggml-cpu ops.cpp rope_f32, rope_yarn with ext_factor 0, freq_scale 1, attn_factor 1):
 //     scale = RN32(pow(RN32(base), RN32(-2 / RN32(r))));  t_0 = RN32(p), t_{k+1} = RN32(t_k * scale);
 //     c = RN32(cos t_k), s = RN32(sin t_k);  the rotation as in hf.
+// Context extension (RopeSpec::scaling; CONVENTIONS.md §2.11, HF modeling_rope_utils). theta'_k replaces theta_k,
+// and cos, sin are multiplied by the attention factor m (1 unless yarn). Exact regime, in real arithmetic:
+//   linear   theta'_k = theta_k / s                                    (s = factor; = positions divided by s)
+//   ntk      theta'_k = base'^(-2k/r), base' = base s^(r/(r-2))
+//   dynamic  as ntk with a = s L / max_context - (s - 1) in place of s, L = seq_len, when L > max_context;
+//            otherwise theta_k (HF at init, or a length within the original context)
+//   yarn     cd(beta) = r ln(L0 / (2 pi beta)) / (2 ln base); low = max(floor(cd(beta_fast)), 0),
+//            high = min(ceil(cd(beta_slow)), r - 1) (no floor/ceil when truncate is false; high += 0.001 when
+//            equal); ramp_k = clamp((k - low) / (high - low), 0, 1);
+//            theta'_k = theta_k / s * ramp_k + theta_k * (1 - ramp_k);
+//            m = attention_factor if given, else g(s, mscale) / g(s, mscale_all_dim) if both given, else g(s, 1),
+//            g(s, x) = 0.1 x ln s + 1 (1 for s <= 1)
+//   llama3   wl_k = 2 pi / theta_k; wl_k < L0 / high_freq_factor: theta_k; wl_k > L0 / low_freq_factor:
+//            theta_k / s; otherwise (edges included) sm = (L0 / wl_k - low_freq_factor) / (high_freq_factor -
+//            low_freq_factor), theta'_k = (1 - sm) theta_k / s + sm theta_k
+//   (L0 = original_context; channels >= rotary_dim pass through unscaled: m multiplies cos and sin only.) hf regime: the same formulas as HF's float32 tensor steps (lib/src/rope.cpp lists
+//   them: Python scalars are doubles rounded to float32 where they meet a tensor, `x / t` is t.reciprocal() * x,
+//   dynamic is the module's forward, where L is an int64 tensor, the new base a float32 one, and its power r/(r-2)
+//   a double pow rounded to float32), cos and sin
+//   multiplied by RN32(m). ggml regime: linear only, angle RN32(RN32(1 / RN32(s)) t_k) (llama.cpp freq_scale).
 // Real libm/torch pow, sin and cos are not correctly rounded, and compilers may contract a*b - c*d into an
 // FMA: the envelope a real implementation falls in is stated per quantity in the budget table
 // (properties/rope/budget.hpp), and `posenc check rope` uses it.
@@ -39,6 +59,10 @@ namespace posenc {
 
 enum class RopeRegime { exact, hf, ggml };
 
+// Context-extension scalings (CONVENTIONS.md §2.11; HF modeling_rope_utils ROPE_INIT_FUNCTIONS). Each changes the
+// frequencies theta_k -> theta'_k and may multiply cos and sin by an attention factor m (so scores scale by m^2).
+enum class RopeScaling { none, linear, ntk, dynamic, yarn, llama3 };
+
 template <>
 struct EnumTraits<RopeRegime> {
   static constexpr std::array<EnumValue<RopeRegime>, 3> values{{
@@ -48,8 +72,27 @@ struct EnumTraits<RopeRegime> {
   }};
 };
 
+template <>
+struct EnumTraits<RopeScaling> {
+  static constexpr std::array<EnumValue<RopeScaling>, 6> values{{
+      {RopeScaling::none, "none", "theta_k = base^(-2k/r), attention factor 1"},
+      {RopeScaling::linear, "linear", "position interpolation: theta_k / factor (HF rope_type linear)"},
+      {RopeScaling::ntk, "ntk", "NTK-aware static: base' = base * factor^(r/(r-2)) (not an HF rope_type)"},
+      {RopeScaling::dynamic, "dynamic",
+       "dynamic NTK at the current length L = seq_len: base' = base * (factor L/max_context - (factor-1))^(r/(r-2)) "
+       "when L > max_context (HF rope_type dynamic)"},
+      {RopeScaling::yarn, "yarn",
+       "YaRN: theta_k/factor blended with theta_k by a ramp over the pair index, attention factor "
+       "0.1 ln(factor) + 1 (HF rope_type yarn)"},
+      {RopeScaling::llama3, "llama3",
+       "Llama 3.1: wavelengths above original_context/low_freq_factor divided by factor, below "
+       "original_context/high_freq_factor kept, smoothed between (HF rope_type llama3)"},
+  }};
+};
+
 inline constexpr std::size_t kRopeMaxHeadDim = std::size_t{1} << 16;
 inline constexpr std::int64_t kRopeMaxPosition = std::int64_t{1} << 40;  // |p| <= 2^40 (theta_0 = 1)
+inline constexpr std::int64_t kRopeMaxContext = std::int64_t{1} << 40;   // original_context, max_context, seq_len
 
 struct RopeSpec {
   Layout layout = Layout::halves;
@@ -57,6 +100,17 @@ struct RopeSpec {
   std::size_t head_dim = 128;    // channels of one head vector
   std::size_t rotary_dim = 128;  // r: the first r channels rotate (even, <= head_dim)
   double base = 10000.0;         // rope_theta
+  // Context extension (scaling none: every field below keeps its default, and validation says so).
+  RopeScaling scaling = RopeScaling::none;
+  double factor = 1.0;                  // s: linear, ntk, dynamic, yarn, llama3
+  std::int64_t original_context = 0;   // L0 = original_max_position_embeddings: yarn, llama3
+  std::int64_t max_context = 0;        // max_position_embeddings: dynamic
+  std::int64_t seq_len = 0;            // dynamic: the current length L = max(position_ids) + 1 (0: at init)
+  double beta_fast = 32.0, beta_slow = 1.0;  // yarn
+  double mscale = 0.0, mscale_all_dim = 0.0; // yarn (0: not given)
+  double attention_factor = 0.0;       // yarn: 0 computes it from factor (and mscale); > 0 replaces it
+  bool truncate = true;                // yarn: floor/ceil of the correction range
+  double low_freq_factor = 1.0, high_freq_factor = 4.0;  // llama3
 
   friend bool operator==(const RopeSpec&, const RopeSpec&) = default;
 };
@@ -68,6 +122,12 @@ struct SpecTraits<RopeSpec> {
   static constexpr std::string_view summary =
       "rotary position embedding R(p) x (Su et al. 2021): pairs rotated by p * base^(-2k/r), interleaved "
       "(GPT-J, ggml NORMAL) or half-split (GPT-NeoX, HF Llama), partial rotary, exact or HF/ggml float32";
+
+  // A yarn-only real: [lo, hi] under --scaling yarn, else exactly its default.
+  static constexpr Range<double> yarn_only(const S& s, double dflt, double lo, double hi) {
+    return s.scaling == RopeScaling::yarn ? Range<double>{lo, hi}
+                                          : Range<double>{dflt, dflt, false, false, 1.0, "only with --scaling yarn"};
+  }
 
   static constexpr Range<std::int64_t> position_range(const S&) {
     return {-kRopeMaxPosition, kRopeMaxPosition, false, false, 1,
@@ -95,7 +155,111 @@ struct SpecTraits<RopeSpec> {
             +[](const S&) {
               return Range<double>{1.0, 1.0e12, true, false, 1.0, "frequencies must decrease"};
             },
-            +[](const S&) { return Range<double>{2.0, 1.0e7}; }));
+            +[](const S&) { return Range<double>{2.0, 1.0e7}; }),
+      field("scaling", "--scaling", &S::scaling,
+            "context extension: none, linear, ntk, dynamic, yarn or llama3 (HF rope_type)",
+            "CONVENTIONS.md §2.11; HF modeling_rope_utils ROPE_INIT_FUNCTIONS",
+            +[](const S& s) {
+              // ggml implements freq_scale (linear) here; its YaRN is not modelled yet. ntk and dynamic raise to
+              // r/(r-2): r = 2 divides by zero (HF raises ZeroDivisionError).
+              if (s.regime == RopeRegime::ggml)
+                return Choice{enum_bit(RopeScaling::none) | enum_bit(RopeScaling::linear),
+                              "the ggml regime models freq_scale (linear) only"};
+              return s.rotary_dim >= 4 ? Choice{} : Choice{~(enum_bit(RopeScaling::ntk) | enum_bit(RopeScaling::dynamic)),
+                                                           "ntk and dynamic need rotary_dim >= 4 (exponent r/(r-2))"};
+            }),
+      field("factor", "--factor", &S::factor, "s: the scaling factor (HF rope_scaling factor)",
+            "CONVENTIONS.md §2.11 (HF warns below 1)",
+            +[](const S& s) {
+              return s.scaling == RopeScaling::none ? Range<double>{1.0, 1.0, false, false, 1.0, "only with --scaling"}
+                                                    : Range<double>{1.0, 1048576.0};
+            },
+            +[](const S& s) {
+              return s.scaling == RopeScaling::none ? Range<double>{1.0, 1.0} : Range<double>{1.0, 64.0};
+            }),
+      field("original_context", "--original-context", &S::original_context,
+            "L0: the pretraining context (original_max_position_embeddings) of yarn and llama3",
+            "CONVENTIONS.md §2.11, §3 item 8",
+            +[](const S& s) {
+              return (s.scaling == RopeScaling::yarn || s.scaling == RopeScaling::llama3)
+                         ? Range<std::int64_t>{1, kRopeMaxContext}
+                         : Range<std::int64_t>{0, 0, false, false, 1, "only with --scaling yarn or llama3"};
+            },
+            +[](const S& s) {
+              return (s.scaling == RopeScaling::yarn || s.scaling == RopeScaling::llama3)
+                         ? Range<std::int64_t>{256, 1 << 17}
+                         : Range<std::int64_t>{0, 0};
+            }),
+      field("max_context", "--max-context", &S::max_context,
+            "max_position_embeddings: the length beyond which dynamic NTK grows the base",
+            "CONVENTIONS.md §2.11 (dynamic)",
+            +[](const S& s) {
+              return s.scaling == RopeScaling::dynamic
+                         ? Range<std::int64_t>{1, kRopeMaxContext}
+                         : Range<std::int64_t>{0, 0, false, false, 1, "only with --scaling dynamic"};
+            },
+            +[](const S& s) {
+              return s.scaling == RopeScaling::dynamic ? Range<std::int64_t>{256, 1 << 17} : Range<std::int64_t>{0, 0};
+            }),
+      field("seq_len", "--seq-len", &S::seq_len,
+            "dynamic: the current length L = max(position_ids) + 1 (0 or L <= max_context: the original frequencies)",
+            "CONVENTIONS.md §2.11 (dynamic), §3 item 9",
+            +[](const S& s) {
+              return s.scaling == RopeScaling::dynamic
+                         ? Range<std::int64_t>{0, kRopeMaxContext}
+                         : Range<std::int64_t>{0, 0, false, false, 1, "only with --scaling dynamic"};
+            },
+            +[](const S& s) {
+              return s.scaling == RopeScaling::dynamic ? Range<std::int64_t>{0, 1 << 20} : Range<std::int64_t>{0, 0};
+            }),
+      field("beta_fast", "--beta-fast", &S::beta_fast,
+            "yarn: rotations at which the ramp starts (pairs turning faster keep theta_k)", "CONVENTIONS.md §2.11 (yarn)",
+            +[](const S& s) { return yarn_only(s, 32.0, 1.0e-3, 1.0e6); },
+            +[](const S& s) { return yarn_only(s, 32.0, 4.0, 64.0); }),
+      field("beta_slow", "--beta-slow", &S::beta_slow,
+            "yarn: rotations at which the ramp ends (pairs turning slower take theta_k / factor)",
+            "CONVENTIONS.md §2.11 (yarn)", +[](const S& s) { return yarn_only(s, 1.0, 1.0e-3, 1.0e6); },
+            +[](const S& s) { return yarn_only(s, 1.0, 0.25, 4.0); }),
+      field("mscale", "--mscale", &S::mscale,
+            "yarn: with mscale_all_dim, attention factor (0.1 mscale ln s + 1) / (0.1 mscale_all_dim ln s + 1) "
+            "(DeepSeek); 0: not given",
+            "CONVENTIONS.md §2.11 (yarn get_mscale)", +[](const S& s) { return yarn_only(s, 0.0, 0.0, 1.0e3); },
+            +[](const S& s) { return yarn_only(s, 0.0, 0.0, 2.0); }),
+      field("mscale_all_dim", "--mscale-all-dim", &S::mscale_all_dim, "yarn: see mscale; 0: not given",
+            "CONVENTIONS.md §2.11 (yarn get_mscale)", +[](const S& s) { return yarn_only(s, 0.0, 0.0, 1.0e3); },
+            +[](const S& s) { return yarn_only(s, 0.0, 0.0, 2.0); }),
+      field("attention_factor", "--attention-factor", &S::attention_factor,
+            "yarn: the factor m multiplying cos and sin; 0 computes it from factor (and mscale)",
+            "CONVENTIONS.md §2.11 (yarn attention_factor)", +[](const S& s) { return yarn_only(s, 0.0, 0.0, 1.0e3); },
+            +[](const S& s) { return yarn_only(s, 0.0, 0.0, 2.0); }),
+      field("truncate", "--truncate", &S::truncate,
+            "yarn: floor/ceil the correction range to whole pairs (HF truncate, default true; --truncate=false keeps "
+            "it fractional)",
+            "CONVENTIONS.md §2.11 (yarn), §3 item 8"),
+      field("low_freq_factor", "--low-freq-factor", &S::low_freq_factor,
+            "llama3: wavelengths above original_context / low_freq_factor are divided by factor",
+            "CONVENTIONS.md §2.11 (llama3)",
+            +[](const S& s) {
+              return s.scaling == RopeScaling::llama3
+                         ? Range<double>{0.0, 1.0e5, true, false}
+                         : Range<double>{1.0, 1.0, false, false, 1.0, "only with --scaling llama3"};
+            },
+            +[](const S& s) {
+              return s.scaling == RopeScaling::llama3 ? Range<double>{0.25, 4.0} : Range<double>{1.0, 1.0};
+            }),
+      field("high_freq_factor", "--high-freq-factor", &S::high_freq_factor,
+            "llama3: wavelengths below original_context / high_freq_factor are kept",
+            "CONVENTIONS.md §2.11 (llama3)",
+            +[](const S& s) {
+              return s.scaling == RopeScaling::llama3
+                         ? Range<double>{s.low_freq_factor, 1.0e6, true, false, 1.0,
+                                         "above low_freq_factor (the smoothing divides by their difference)"}
+                         : Range<double>{4.0, 4.0, false, false, 1.0, "only with --scaling llama3"};
+            },
+            +[](const S& s) {
+              return s.scaling == RopeScaling::llama3 ? Range<double>{s.low_freq_factor, 4 * s.low_freq_factor + 8, true, false}
+                                                      : Range<double>{4.0, 4.0};
+            }));
 
   static std::span<const Preset<S>> presets();
 };
@@ -113,6 +277,11 @@ RopeSpec rope_preset(std::string_view name, std::size_t head_dim);
 // posenc refuses an odd result (Error naming "partial_rotary_factor", the value and the product) rather than
 // guess. f must be in (0, 1].
 std::size_t rotary_dim_from_factor(std::size_t head_dim, double partial_rotary_factor);
+
+// The spec with every scaling field at its default (scaling none): the unscaled frequencies of the same regime.
+constexpr RopeSpec without_scaling(const RopeSpec& s) noexcept {
+  return RopeSpec{.layout = s.layout, .regime = s.regime, .head_dim = s.head_dim, .rotary_dim = s.rotary_dim, .base = s.base};
+}
 
 // Number of rotated pairs h = rotary_dim / 2.
 constexpr std::size_t pair_count(const RopeSpec& s) noexcept { return s.rotary_dim / 2; }

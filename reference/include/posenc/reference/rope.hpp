@@ -5,48 +5,112 @@
 // definition), no BLAS.
 //
 // Exact regime (RopeRegime::exact). With r = rotary_dim, h = r/2 and pair k = 0..h-1
-//   theta_k = base^(-2k/r)   (base: the spec's double taken as an exact binary number),  a = p * theta_k,
+//   theta_k = base^(-2k/r)   (base: the spec's double taken as an exact binary number),  a = p * theta'_k,
+//   theta'_k = theta_k unless spec.scaling says otherwise (below), m = the attention factor (1 unless yarn),
 //   pair k = channels (2k, 2k+1) (interleaved) or (k, k+h) (halves),
-//   y_i = x_i cos a - x_j sin a,  y_j = x_j cos a + x_i sin a;  channels r..head_dim-1 pass through.
-//   Accuracy. Everything is formed at the working precision W = bits + kRopeWorkingMargin (192): the exponent
-//   -2k/r and base^(-2k/r) are rounded to W bits (relative error of theta_k <= 2^(5.2-W), since
-//   |-2k/r| * ln(base) <= ln(1e12) < 28), the angle p*theta_k once more. Because theta_k <= theta_0 = 1 and
-//   |p| < 2^A (A = bit width of |p| <= 41), the angle's absolute error is <= 2^(A+6-W) <= 2^-(bits+145): the
-//   angle keeps bits + 145 fractional bits at every accepted position, and MPFR reduces it by 2*pi exactly.
-//     rope_theta:         |returned - theta_k| <= ulp_bits(theta_k)/2 + theta_k 2^-(bits+186)
-//     cos, sin:           |returned - true|    <= ulp_bits/2 + 2^-(bits+145)        (values in [-1, 1])
-//     rotate (channel y): |returned - y|       <= ulp_bits(y)/2 + (|x_i| + |x_j|) 2^-(bits+143)
-//     score:              |returned - s|       <= ulp_bits(s)/2 + S 2^-(bits+136),
-//                         S = sum over pairs (|q_i|+|q_j|)(|k_i|+|k_j|) + sum over passed channels |q_c k_c|
-//   (the last two are DESIGN.md §3's scaled errors). p = 0 is exact: cos 1, sin 0, rotate returns x rounded
-//   once to bits (exactly x for bits >= 53).
+//   y_i = m (x_i cos a - x_j sin a),  y_j = m (x_j cos a + x_i sin a);  channels r..head_dim-1 pass through
+//   (unscaled by m: HF's partial rotary concatenates the passed channels untouched).
+// Context extension in real arithmetic (CONVENTIONS.md §2.11; HF modeling_rope_utils.py, transformers @
+// 26892c16b782513fdf938920653228ef63a19d7d, the v5 rope_parameters version). s = factor, L0 = original_context:
+//   none     theta'_k = theta_k, m = 1 (every scaling but dynamic gives exactly this with s = 1: the same bits)
+//   linear   theta'_k = theta_k / s                                                   (= positions divided by s)
+//   ntk      theta'_k = base'^(-2k/r),  base' = base s^(r/(r-2))
+//   dynamic  as ntk with a = s L / max_context - (s - 1) for s, L = max(seq_len, max_context) (seq_len 0: at init,
+//            L = max_context, a = 1: theta_k; note s = 1 still gives a = L / max_context for L > max_context)
+//   yarn     cd(beta) = r ln(L0 / (2 pi beta)) / (2 ln base);  truncate: low = max(floor(cd(beta_fast)), 0),
+//            high = min(ceil(cd(beta_slow)), r - 1); truncate false: the same without floor/ceil. If low == high,
+//            the ramp uses high + 1/1000 (the real number). ramp_k = clamp((k - low) / (high - low), 0, 1),
+//            theta'_k = theta_k / s * ramp_k + theta_k (1 - ramp_k).
+//            m = attention_factor if > 0; else g(s, mscale) / g(s, mscale_all_dim) if both are non-zero; else
+//            g(s, 1); g(s, x) = x ln(s) / 10 + 1, and g = 1 for s <= 1.
+//   llama3   wl_k = 2 pi / theta_k: theta'_k = theta_k if wl_k < L0 / high_freq_factor, theta_k / s if wl_k > L0 /
+//            low_freq_factor, else (both edges) (1 - sm) theta_k / s + sm theta_k, sm = (L0 / wl_k - lff) / (hff - lff).
+//            (= theta_k (1/s + clamp(sm, 0, 1) (1 - 1/s)): the three branches are one continuous formula.)
+//   The band decisions (floor/ceil, the llama3 branch) never meet a tie: pi is transcendental, so cd(beta) is
+//   never an integer and wl_k never equals L0/hff or L0/lff; the oracle decides them with rigorous error bounds,
+//   raising its internal precision until they are certain (Ziv's strategy).
+//   Accuracy. Everything is formed at the working precision W = bits + kRopeWorkingMargin (192).
+//   theta'_k at W bits: relative error <= 2^(5.2-W). Unscaled: the exponent -2k/r and base^(-2k/r) are rounded to
+//   W bits (|-2k/r| ln(base) <= ln(1e12) < 28). Scaled: formed at >= W + 24 bits (ntk/dynamic as
+//   exp(-(2k/r) (ln base + r/(r-2) ln a)), |exponent| <= 111; yarn/llama3 as theta_k f_k with the blend factor
+//   f_k = 1 - ramp_k (1 - 1/s) in [1/s, 1] whose ramp/sm error is certified at run time to be <= 2^-(W+4)/s),
+//   then rounded once to W: relative error <= 2^(0.2-W). Pairs with f_k = 1 exactly are theta_k itself, pairs
+//   with f_k = 1/s exactly are linear's theta_k / s. Every theta'_k <= theta_0 = 1 and |p| < 2^A (A = bit width
+//   of |p| <= 41), so the angle's absolute error is <= 2^(A+6-W) <= 2^-(bits+145): the angle keeps bits + 145
+//   fractional bits at every accepted position, and MPFR reduces it by 2*pi exactly.
+//   m at W bits: relative error <= 2^(0.01-W) (formed at W + 24 bits; exactly 1 or the given double where it is).
+//     rope_theta:          |returned - theta'_k| <= ulp_bits(theta'_k)/2 + theta'_k 2^-(bits+186)
+//     rope_attention_factor: |returned - m|      <= ulp_bits(m)/2 + m 2^-(bits+191)
+//     cos, sin (m = 1):    |returned - true|    <= ulp_bits/2 + 2^-(bits+145)        (values in [-1, 1])
+//     cos, sin (m != 1):   |returned - m cos a| <= ulp_bits/2 + m 2^-(bits+144)      (values in [-m, m];
+//                          m <= 1.4e3 for accepted specs), likewise m sin a
+//     rotate (channel y):  |returned - y|       <= ulp_bits(y)/2 + m (|x_i| + |x_j|) 2^-(bits+143)
+//     score:               |returned - s|       <= ulp_bits(s)/2 + S 2^-(bits+136),
+//                          S = m^2 sum over pairs (|q_i|+|q_j|)(|k_i|+|k_j|) + sum over passed channels |q_c k_c|
+//   (the last two are DESIGN.md §3's scaled errors; with full rotary the score is m^2 times the unscaled-m one).
+//   p = 0 is exact: cos = m rounded once (1 without yarn), sin 0, rotate returns m x (x rounded once to bits for
+//   m = 1: exactly x for bits >= 53).
 //
 // Emulated regimes: the float32 numbers the named implementation computes, each step correctly rounded
-// (RN32 = round to nearest-even binary32; the convention of DESIGN.md §2 — real powf/sinf/cosf may be an ulp
-// off, and compilers may contract a*b - c*d into an FMA: that is the envelope's business, not the oracle's).
-//   hf   (HF Llama/NeoX/GPT-J, Meta Llama):  inv_k = RN32(1 / RN32(pow(RN32(base), RN32(RN32(2k) / RN32(r)))))
-//                                            a = RN32(RN32(p) * inv_k)
+// (RN32 = round to nearest-even binary32; RN64 likewise for Python's double arithmetic; pow, log, exp correctly
+// rounded — the convention of DESIGN.md §2: real powf/sinf/cosf may be an ulp off, and compilers may contract
+// a*b - c*d into an FMA: that is the envelope's business, not the oracle's).
+//   hf   (HF Llama/NeoX/GPT-J, Meta Llama):  inv_k = RN32(1 / RN32(pow(RN32(base), e_k))), e_k = RN32(RN32(2k) / RN32(r))
+//                                            a = RN32(RN32(p) * inv'_k)  (inv'_k: inv_k or its scaled form, below)
 //   ggml (ggml-cpu rope_f32, no YaRN):       scale = RN32(pow(RN32(base), RN32(-2 / RN32(r))))
-//                                            a = t_k,  t_0 = RN32(p),  t_{j+1} = RN32(t_j * scale)
-//   both: c = RN32(cos a), s = RN32(sin a);  y_i = RN32(RN32(x_i c) - RN32(x_j s)),
-//                                            y_j = RN32(RN32(x_j c) + RN32(x_i s)).
+//                                            a = t_k,  t_0 = RN32(p),  t_{j+1} = RN32(t_j * scale);
+//                                            linear: a = RN32(fs * t_k), fs = RN32(1 / RN32(s))
+//   both: c = RN32(RN32(cos a) * M), s = RN32(RN32(sin a) * M) with M = RN32(m_hf) (hf; 1 for ggml, and then
+//         c = RN32(cos a) exactly);  y_i = RN32(RN32(x_i c) - RN32(x_j s)), y_j = RN32(RN32(x_j c) + RN32(x_i s)).
+//   hf scalings (HF's float32 tensor steps, PyTorch CPU; P_k = RN32(pow(RN32(base), e_k)), S = RN32(s)):
+//     linear   inv'_k = RN32(inv_k / S)                                           (inv_freq /= factor)
+//     ntk      the default formula with base' = RN64(base * RN64(pow(s, RN64(r / (r-2)))))   (Python doubles)
+//     dynamic  seq_len <= max_context (or 0): the module's init inv_freq, i.e. the init function with
+//              seq_len = max_context, all in Python doubles: a = RN64(RN64(RN64(s M) / M) - RN64(s - 1)),
+//              base' = RN64(base RN64(pow(a, RN64(r/(r-2))))), then the default formula (RN32(base'), which is
+//              RN32(base) unless s M / M rounds); seq_len = L > max_context: the forward path
+//              (dynamic_frequency_update: L is an int64 0-dim tensor): x = RN32(RN32(RN32(S RN32(L)) / RN32(M))
+//              - RN32(RN64(s - 1))), x' = RN32(RN64(pow(x, RN64(r/(r-2))))) (a 0-dim float tensor ** Python
+//              float: PyTorch's scalar kernel std::pow(float, double), a double pow rounded to float),
+//              base' = RN32(RN32(base) x') (may overflow to +inf: then inv'_0 = 1, inv'_k = 0), inv'_k =
+//              RN32(1 / RN32(pow(base', e_k))). rope_hf_dynamic_init_inv_freq gives the init function called
+//              with a Python int seq_len instead (the double formula above with L = max(seq_len, M)).
+//     yarn     range in Python doubles: cd = RN64(RN64(r RN64(log(RN64(L0 / RN64(RN64(2 beta) pi_64))))) /
+//              (2 RN64(log(base)))), floor/ceil when truncate, max(low, 0), min(high, r - 1) (Python ints or
+//              floats); high = RN64(high + 0.001) when low == high;  q_k = RN32(RN32(k - RN32(low)) /
+//              RN32(high - low)) (high - low: exact for ints, else RN64), ramp_k = clamp(q_k, 0, 1),
+//              e_k = RN32(1 - ramp_k), X_k = RN32(1 / P_k), I_k = RN32(1 / RN32(S P_k)),
+//              inv'_k = RN32(RN32(I_k RN32(1 - e_k)) + RN32(X_k e_k)).
+//              m_hf = attention_factor if > 0; else RN64(g64(s, mscale) / g64(s, mscale_all_dim)) if both
+//              non-zero; else g64(s, 1); g64(s, x) = 1 if s <= 1 else RN64(RN64(RN64(0.1 x) RN64(log s)) + 1).
+//     llama3   wl_k = RN32(RN32(1 / inv_k) RN32(2 pi_64)) (2 * math.pi / tensor = reciprocal times the scalar),
+//              divided: wl_k > RN32(RN64(L0 / lff)); kept: wl_k < RN32(RN64(L0 / hff)); else smoothed:
+//              sf = RN32(RN32(RN32(RN32(1 / wl_k) RN32(L0)) - RN32(lff)) / RN32(RN64(hff - lff))),
+//              inv'_k = RN32(RN32(RN32(RN32(1 - sf) inv_k) / S) + RN32(sf inv_k)); divided: RN32(inv_k / S).
+//     m_hf = 1 for every scaling but yarn.
 //   Verified against the real code (float32 steps only; see reference/src/rope.cpp for the lines):
 //     HF   transformers@ef46806472a64b0013ed413781e3afed82bfa047 modeling_rope_utils.py
-//          _compute_default_rope_parameters; @5dd4a63548857797727ae73eeb6a6e886ea02a3e llama/modeling_llama.py
-//          LlamaRotaryEmbedding.forward, rotate_half, apply_rotary_pos_emb;
+//          _compute_default_rope_parameters; @26892c16b782513fdf938920653228ef63a19d7d modeling_rope_utils.py
+//          dynamic_rope_update, _compute_linear_scaling_rope_parameters, _compute_dynamic_ntk_parameters,
+//          _compute_yarn_parameters, _compute_llama3_parameters; @5dd4a63548857797727ae73eeb6a6e886ea02a3e
+//          llama/modeling_llama.py LlamaRotaryEmbedding.forward, rotate_half, apply_rotary_pos_emb;
 //          @cb6cd7e984c1482cfcf62aeb3b2921bfeca71e95 gptj/modeling_gptj.py create_sinusoidal_positions,
 //          rotate_every_two, apply_rotary_pos_emb
 //     Meta meta-llama/llama@0504cf440a50aab815cadccd10a46e7ba70ff344 llama/model.py precompute_freqs_cis,
 //          apply_rotary_emb (torch.polar(1, a) and the complex64 product (a+bi)(c+di) = (ac-bd) + (ad+bc)i, taken
 //          here as separately rounded products and one rounded sum; torch's complex kernel not re-read)
 //     ggml ggml-org/ggml@084bfe1a2112ae79f89ea69262da9743fe049e44 src/ggml-cpu/ops.cpp rope_f32,
-//          ggml_rope_cache_init, rope_yarn (ext_factor 0, freq_scale 1, attn_factor 1, no freq_factors)
+//          ggml_rope_cache_init, rope_yarn (ext_factor 0, attn_factor 1, no freq_factors; freq_scale as
+//          llama.cpp's rope_freq_scale = 1.0f/factor)
+//     Held-out: properties/heldout/data/hf/rope_scaling.json (transformers 5.17, PyTorch 2.11 CPU) agrees with the
+//          hf inv'_k and m_hf above (reference/tests/rope_oracle_test.cpp, RopeOracleHeldout).
 //   Caveat (not modelled): PyTorch on CUDA divides a tensor by a Python scalar as a * RN32(1/b)
 //   (aten/src/ATen/native/cuda/BinaryDivTrueKernel.cu, pytorch@0f57f050df0e969d03e76495ace7ea90ba2b05d8), so an
 //   inv_freq built on the GPU has RN32(RN32(2k) * RN32(1/r)) for the exponent; it equals RN32(2k)/RN32(r) when r
 //   is a power of two. The CPU kernel divides, RN32(a / b) (div_true_kernel in aten/src/ATen/native/cpu/
 //   BinaryOpsKernel.cpp, pytorch@c93798da6d867b0fca8cd48efd9f30e345d63003): the formula above. ggml's positions
-//   are int32 (|p| < 2^31); the oracle accepts the spec's |p| <= 2^40 in every regime.
+//   are int32 (|p| < 2^31); the oracle accepts the spec's |p| <= 2^40 in every regime. HF's stateful dynamic
+//   module (a grown cache kept for later shorter calls) is modelled as one forward call at L = seq_len.
 //
 // Inverse (inverse == true, R(-p) = R(p)^T): the exact regime rotates by -p; the emulated regimes use the same
 // c and negate s. By the symmetry of RN32 that is exactly what the implementation computes for position -p
@@ -55,7 +119,8 @@
 //
 // Every function calls posenc::validate(spec) first and throws posenc::Error (naming the parameter, the value
 // and the accepted range) for a bad position (posenc::check_position; "m" and "n" in score), pair index ("k"),
-// channel, vector length or value ("x"; "q", "k" in score), or bits (kMinBits <= bits <= kMaxBits - 192).
+// channel, vector length or value ("x"; "q", "k" in score), bits (kMinBits <= bits <= kMaxBits - 192), or a
+// scaling-specific function called for another scaling ("scaling").
 // Results are Reals of exactly `bits` bits, except angle() in the exact regime (W bits, see there).
 // Thread-safe: no function reads Boost's default precision; MPFR keeps its state (exponent range, constant
 // caches) per thread (Debian's MPFR is built with TLS). RopeOracle's methods are const and share nothing mutable.
@@ -84,38 +149,77 @@ RopePairChannels rope_pair_channels(const RopeSpec&, std::size_t k);
 // The pair a channel belongs to, or std::nullopt for a pass-through channel (rotary_dim <= channel < head_dim).
 std::optional<std::size_t> rope_pair_of_channel(const RopeSpec&, std::size_t channel);
 
-// theta_k = base^(-2k/r) (exact mathematics whatever spec.regime), rounded to `bits`. k < r/2.
-// theta_0 = 1 exactly; the thetas decrease strictly (base > 1).
+// theta'_k (exact mathematics whatever spec.regime; spec.scaling applied: theta_k itself for scaling none),
+// rounded to `bits`. k < r/2. Unscaled, theta_0 = 1 exactly and the thetas decrease strictly (base > 1); every
+// scaling keeps 0 < theta'_k <= theta_k.
 Real rope_theta(const RopeSpec&, std::size_t k, unsigned bits = kDefaultBits);
+// The attention factor m multiplying cos and sin in the exact regime (1 unless yarn), rounded to `bits`.
+Real rope_attention_factor(const RopeSpec&, unsigned bits = kDefaultBits);
+
+// YaRN's correction range (scaling yarn only; Error naming "scaling" otherwise): low and high as
+// find_correction_range returns them (after floor/ceil when truncate, max(., 0) and min(., r-1)), and
+// ramp_high, the upper end the ramp uses (high, or high + 0.001 when low == high).
+//   rope_yarn_correction_range:    real arithmetic (header), each rounded to `bits` (integers exactly)
+//   rope_hf_yarn_correction_range: HF's Python double arithmetic (Python ints and floats, as doubles)
+struct RopeYarnRange {
+  Real low, high, ramp_high;
+};
+struct RopeHfYarnRange {
+  double low = 0, high = 0, ramp_high = 0;
+};
+RopeYarnRange rope_yarn_correction_range(const RopeSpec&, unsigned bits = kDefaultBits);
+RopeHfYarnRange rope_hf_yarn_correction_range(const RopeSpec&);
+
+// Llama 3.1's branch for pair k (scaling llama3 only; Error naming "scaling" otherwise): kept (wl_k < L0/hff),
+// divided (wl_k > L0/lff) or smoothed (between, edges included). rope_llama3_band decides in real arithmetic,
+// rope_hf_llama3_band with HF's float32 wavelength against the float32-rounded bounds.
+enum class RopeLlama3Band { kept, smoothed, divided };
+RopeLlama3Band rope_llama3_band(const RopeSpec&, std::size_t k);
+RopeLlama3Band rope_hf_llama3_band(const RopeSpec&, std::size_t k);
 
 // The float32 constants of the emulated regimes, exactly (as Reals of `bits` bits; any spec.regime):
-//   rope_hf_inv_freq:       inv_k = RN32(1 / RN32(pow(RN32(base), RN32(RN32(2k) / RN32(r))))), k < r/2
+//   rope_hf_inv_freq:       inv'_k, HF's float32 inv_freq with spec.scaling applied (header; dynamic: the
+//                           module at length seq_len), k < r/2; scaling none: RN32(1 / RN32(pow(RN32(base),
+//                           RN32(RN32(2k) / RN32(r)))))
+//   rope_hf_dynamic_init_inv_freq: scaling dynamic only: the init function called with a Python int seq_len
+//                           (spec.seq_len; 0 = None), i.e. the double formula with L = max(seq_len, max_context)
+//                           (what HF's _compute_dynamic_ntk_parameters(config, device, seq_len) returns)
 //   rope_ggml_theta_scale:  scale = RN32(pow(RN32(base), RN32(-2 / RN32(r)))), the per-step multiplier
-// rope_emulated_frequency(spec, k) is the one of spec.regime: hf -> inv_k; ggml -> scale for every k (ggml has
+//   rope_ggml_freq_scale:   fs = RN32(1 / RN32(s)) for scaling linear, 1 for none (Error naming "scaling" for
+//                           the others: not modelled)
+// rope_emulated_frequency(spec, k) is the one of spec.regime: hf -> inv'_k; ggml -> scale for every k (ggml has
 // no per-pair frequency of its own: its angle t_k depends on p through the recurrence); exact -> Error naming
 // "regime".
 Real rope_hf_inv_freq(const RopeSpec&, std::size_t k, unsigned bits = kDefaultBits);
+Real rope_hf_dynamic_init_inv_freq(const RopeSpec&, std::size_t k, unsigned bits = kDefaultBits);
 Real rope_ggml_theta_scale(const RopeSpec&, unsigned bits = kDefaultBits);
+Real rope_ggml_freq_scale(const RopeSpec&, unsigned bits = kDefaultBits);
 Real rope_emulated_frequency(const RopeSpec&, std::size_t k, unsigned bits = kDefaultBits);
+// HF's attention factor m_hf as the Python float HF returns (header); 1.0 for every scaling but yarn.
+double rope_hf_attention_factor(const RopeSpec&);
 
 class RopeOracle {
  public:
-  // Validates the spec (posenc::Error naming the field) and the precision; precomputes theta_k at W bits (and
-  // the float32 constants of an emulated regime).
+  // Validates the spec (posenc::Error naming the field) and the precision; precomputes theta'_k and m at W bits
+  // (and the float32 constants of an emulated regime).
   explicit RopeOracle(const RopeSpec& spec, unsigned bits = kDefaultBits);
   const RopeSpec& spec() const noexcept { return spec_; }
   unsigned bits() const noexcept { return bits_; }
 
+  // The multiplier of cos and sin in the spec's regime, rounded to bits: exact -> m; hf -> RN32(m_hf) (the
+  // float32 attention_scaling of the cache); ggml -> 1.
+  Real attention_factor() const;
   // The angle of pair k at position p in the spec's regime.
-  //   exact: p * theta_k as a Real of W = bits + 192 bits, absolute error <= 2^-(bits+145) (enough for cos/sin
-  //          of it to be correct to `bits`); hf: RN32(RN32(p) inv_k); ggml: t_k. Emulated angles are exact
-  //          float32 numbers held in a Real of `bits` bits.
+  //   exact: p * theta'_k as a Real of W = bits + 192 bits, absolute error <= 2^-(bits+145) (enough for cos/sin
+  //          of it to be correct to `bits`); hf: RN32(RN32(p) inv'_k); ggml: t_k (linear: RN32(fs t_k)).
+  //          Emulated angles are exact float32 numbers held in a Real of `bits` bits.
   Real angle(std::int64_t p, std::size_t k) const;
-  // cos and sin of pair k at position p: exact regime -> rounded to bits (bound above); hf/ggml -> the float32
-  // RN32(cos a), RN32(sin a) exactly.
+  // cos and sin of pair k at position p, times the attention factor: exact regime -> m cos a, m sin a rounded to
+  // bits (bounds above); hf/ggml -> the float32 RN32(RN32(cos a) M), RN32(RN32(sin a) M) exactly (M = 1: RN32(cos a)).
   Real cos(std::int64_t p, std::size_t k) const;
   Real sin(std::int64_t p, std::size_t k) const;
-  // The exact regime's values whatever spec.regime says (for error-vs-exact measurements of emulated regimes).
+  // The exact regime's values (m cos a, m sin a) whatever spec.regime says (for error-vs-exact measurements of
+  // emulated regimes).
   Real exact_cos(std::int64_t p, std::size_t k) const;
   Real exact_sin(std::int64_t p, std::size_t k) const;
 
@@ -130,8 +234,9 @@ class RopeOracle {
   // rotate() in the exact regime whatever spec.regime says (x need not be float32).
   std::vector<Real> exact_rotate(std::int64_t p, std::span<const double> x, bool inverse = false) const;
 
-  // <R(m) q, R(n) k>, exact mathematics whatever the regime (q, k finite doubles taken as exact numbers),
-  // rounded to bits: both vectors are rotated at W bits and the products summed by mpfr_sum (bound above).
+  // <R(m) q, R(n) k>, exact mathematics whatever the regime (q, k finite doubles taken as exact numbers), with
+  // theta'_k and the attention factor (rotated pairs scale by its square, passed channels do not), rounded to
+  // bits: both vectors are rotated at W bits and the products summed by mpfr_sum (bound above).
   Real score(std::int64_t m, std::span<const double> q, std::int64_t n, std::span<const double> k) const;
 
  private:
@@ -142,13 +247,20 @@ class RopeOracle {
   void rotate_pair_exact(std::int64_t p, std::span<const double> x, std::size_t k, Real& yi, Real& yj) const;
   void rotate_pair_emulated(const Real& angle32, std::span<const double> x, std::size_t k, bool inverse, Real& yi,
                             Real& yj) const;
+  void exact_cos_sin_w(std::int64_t p, std::size_t k, Real& c, Real& s) const;  // m cos, m sin at W bits
+  Real emulated_cos(const Real& angle32) const;  // RN32(RN32(cos a) M)
+  Real emulated_sin(const Real& angle32) const;
 
   RopeSpec spec_;
   unsigned bits_;
   unsigned w_;                 // working precision of the exact regime, bits + kRopeWorkingMargin
-  std::vector<Real> theta_;    // theta_k at w_ bits
-  std::vector<Real> inv32_;    // hf: inv_k (float32 values, 64-bit Reals); empty otherwise
+  std::vector<Real> theta_;    // theta'_k at w_ bits
+  Real m_;                     // the exact attention factor at w_ bits
+  bool m_is_one_ = true;       // m_ == 1 exactly (then cos/sin are formed without the product)
+  std::vector<Real> inv32_;    // hf: inv'_k (float32 values, 64-bit Reals); empty otherwise
+  std::optional<Real> m32_;    // hf: RN32(m_hf) when it is not 1
   std::optional<Real> scale32_;  // ggml: the float32 multiplier
+  std::optional<Real> fs32_;     // ggml linear: freq_scale
 };
 
 }  // namespace posenc::reference
