@@ -9,6 +9,8 @@
 //     exact_interleaved_f32  exact regime, interleaved pairs (2k, 2k + 1)
 //     hf_halves_f32          rope_preset("hf-llama", 128): HF float32 steps
 //     ggml_interleaved_f32   rope_preset("ggml-normal", 128): ggml float32 steps
+//     exact_halves_yarn_f32, hf_halves_yarn_f32   the exact and hf kernels under YaRN (factor 4, L0 8192,
+//                            theta'_k; attention factor given as 1, see yarn_spec), against the same baselines
 //     exact_halves_f64       exact regime, half-split, f64 (T:1024 only)
 //     rmw_f32 / rmw_f64      read_modify_write (baselines.hpp) over the same bytes: the memory limit of an
 //                            in-place kernel (x = -x, one fused multiply-add per element)
@@ -262,6 +264,17 @@ RopeSpec exact_spec(Layout layout) {
   return RopeSpec{.layout = layout, .regime = RopeRegime::exact, .head_dim = usize(kHeadDim),
                   .rotary_dim = usize(kRotaryDim)};
 }
+// A YaRN-extended spec (factor 4 from an 8192-token context), to show that a scaling costs the apply kernel
+// nothing per element (cos/sin are formed once per token). Its attention factor is given as 1: the benchmark
+// rotates the same tensor again every iteration, and m^iterations would overflow (a computed m = 1.139 costs
+// two multiplies per pair per token, not per element).
+RopeSpec yarn_spec(RopeSpec s) {
+  s.scaling = posenc::RopeScaling::yarn;
+  s.factor = 4.0;
+  s.original_context = 8192;
+  s.attention_factor = 1.0;
+  return s;
+}
 
 // posenc's rotation (RopePlan::apply). One rotation against the plan's own cos/sin in double: the exact regime
 // rounds once (<= 2^-24 of |x_i| + |x_j| in f32), the float32 regimes round three times in float32.
@@ -468,6 +481,8 @@ void register_apply(std::int64_t tokens, bool with_f64) {
       {"exact_interleaved_f32", [] { return exact_spec(Layout::interleaved); }},
       {"hf_halves_f32", [] { return posenc::rope_preset("hf-llama", usize(kHeadDim)); }},
       {"ggml_interleaved_f32", [] { return posenc::rope_preset("ggml-normal", usize(kHeadDim)); }},
+      {"exact_halves_yarn_f32", [] { return yarn_spec(exact_spec(Layout::halves)); }},
+      {"hf_halves_yarn_f32", [] { return yarn_spec(posenc::rope_preset("hf-llama", usize(kHeadDim))); }},
   };
   for (const Kernel& k : kKernels) {
     const RopeSpec spec = k.spec();
