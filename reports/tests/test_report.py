@@ -387,14 +387,17 @@ class SchemeModuleTest(unittest.TestCase):
                 self.cli, self.figure_notes, self.renderer = cli, [], Renderer()
 
         none = rope.figures(Ctx(None))
-        self.assertEqual(len(none), 2)
+        self.assertEqual(len(none), 3)
         for img, _ in none:
             self.assertIn("not drawn: no --cli given", img)
         cli = REPO / "build" / "cli" / "posenc"
         if cli.is_file():
             drawn = rope.figures(Ctx(str(cli)))
             self.assertEqual([img for img, _ in drawn],
-                             ["IMG fig-rope-score-vs-distance 2", "IMG fig-rope-score-error-vs-distance 4"])
+                             ["IMG fig-rope-score-vs-distance 2", "IMG fig-rope-score-error-vs-distance 4",
+                              "IMG fig-rope-scaled-frequencies 5"])
+            # (c): Llama 3.1 keeps 29 pairs, smooths 6 and divides 29 (CONVENTIONS.md §2.11)
+            self.assertIn("llama3: 29 pairs kept, 6 blended, 29 divided by 8", drawn[2][1])
             # (a): the two query positions give the same scores (relativity); (b): 1M context errors exceed 4K ones
             self.assertRegex(drawn[0][1], r"largest difference (0|[0-9.]+e-1[3-9])\b")
             errs = [float(x) for x in re.findall(r"up to ([0-9.]+(?:e-?[0-9]+)?)", drawn[1][1])]

@@ -165,9 +165,64 @@ def _score_error_vs_distance(ctx, src: ScoresSource) -> tuple:
     return ctx.renderer.image(plot, "RoPE score error vs distance"), cap
 
 
+# Figure (c): one Llama-3-like head (d = 128, theta 5e5, trained at L0 = 8192) extended 8x by each scaling.
+SCALINGS = (
+    ("linear", ["--scaling", "linear", "--factor", "8"], "lines lw 2"),
+    ("ntk", ["--scaling", "ntk", "--factor", "8"], "lines lw 2"),
+    ("dynamic (L = 8 L0)", ["--scaling", "dynamic", "--factor", "8", "--max-context", "8192", "--seq-len", "65536"],
+     "lines lw 2 dt 2"),
+    ("yarn", ["--scaling", "yarn", "--factor", "8", "--original-context", "8192"], "linespoints pt 7 ps 0.4"),
+    ("llama3", ["--scaling", "llama3", "--factor", "8", "--original-context", "8192"], "linespoints pt 5 ps 0.4"),
+)
+
+
+def _freqs(cli: str, args: list) -> tuple:
+    """(json, None) of `posenc freqs rope --head-dim 128 --base 500000 ARGS --format json`, or (None, why)."""
+    cmd = [cli, "freqs", "rope", "--head-dim", str(HEAD_DIM), "--base", "500000"] + args + ["--format", "json"]
+    try:
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
+    except (OSError, subprocess.TimeoutExpired) as e:
+        return None, f"could not run {cli}: {e}"
+    if proc.returncode != 0:
+        msg = (proc.stderr.strip().splitlines() or ["(no message)"])[-1]
+        return None, f"`posenc freqs rope {' '.join(args)}` exited {proc.returncode}: {msg}"
+    try:
+        return json.loads(proc.stdout), None
+    except ValueError as e:
+        return None, f"unexpected `posenc freqs` output: {e}"
+
+
+def _scaled_frequencies(ctx) -> tuple:
+    """(c): theta'_k / theta_k of every scaling against the pair index k (1 = the frequency kept)."""
+    if not ctx.cli:
+        return _not_drawn("fig-rope-scaled-frequencies", "no --cli given"), ""
+    series, notes = [], []
+    for label, args, style in SCALINGS:
+        d, why = _freqs(ctx.cli, args)
+        if d is None:
+            return _not_drawn("fig-rope-scaled-frequencies", why), ""
+        ratio = [(k, a / b) for k, (a, b) in enumerate(zip(d["frequencies"], d["unscaled_frequencies"]))]
+        series.append(Series(label, ratio, style))
+        if label in ("yarn", "llama3"):
+            notes.append(f"{label}: {d['pairs_kept']} pairs kept, {d['pairs_blended']} blended, "
+                         f"{d['pairs_interpolated']} divided by 8, attention factor {md.num(d['attention_factor'])}")
+    plot = Plot(name="fig-rope-scaled-frequencies",
+                title=f"Context extension by 8: theta'_k / theta_k per pair, d = {HEAD_DIM}, base 5e5, L0 = 8192",
+                xlabel="pair index k", ylabel="theta'_k / theta_k (log scale)", series=series, logy=2,
+                key="below left horizontal")
+    cap = ("**(c) What each scaling does to the frequencies.** θ′_k / θ_k against the pair index for a Llama-3-like "
+           f"head (d = {HEAD_DIM}, base 5·10⁵, pretraining context L0 = 8192) extended eight-fold, exact regime: "
+           "linear divides every frequency by 8 (positions / 8); NTK and dynamic NTK (at L = 8 L0) raise the base, "
+           "leaving the fastest pair and dividing the slowest by nearly 8; YaRN and Llama 3.1 keep the fast pairs "
+           "(wavelength below L0/β or L0/high_freq_factor), divide the slow ones by 8 and blend between — "
+           + "; ".join(notes) + ". Data: `posenc freqs rope --scaling ... --format json` (its interpolation_weight "
+           "per pair). See " + CLAIMS_LINK + " (ROPE-SCALE-1).")
+    return ctx.renderer.image(plot, "RoPE scaled frequencies"), cap
+
+
 def figures(ctx) -> list:
     src = ScoresSource(ctx.cli)
-    out = [_score_vs_distance(ctx, src), _score_error_vs_distance(ctx, src)]
+    out = [_score_vs_distance(ctx, src), _score_error_vs_distance(ctx, src), _scaled_frequencies(ctx)]
     ctx.figure_notes.append(("figure data", "the posenc CLI (`posenc scores rope`, f64 data)" if src.error is None
                              else f"not drawn: {md.cell(src.error)}"))
     return out
