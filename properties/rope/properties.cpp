@@ -316,10 +316,14 @@ POSENC_PROPERTY(Rope, ScoreDependsOnlyOnTheOffset,
   auto what = [&] { return spec_label(s) + " m=" + std::to_string(m) + " n=" + std::to_string(n) + " s=" + std::to_string(shift); };
   oracle_identity(claim, shifted, base, what);
   const RopePlan plan(s);
-  // Under an attention factor m both rotations are m R(.): the score and its error bound scale by m^2.
+  // Under an attention factor m both rotations are m R(.): the rotated channels' 1-norms scale by m (the
+  // pass-through channels are not multiplied), and with them the error bound.
   const double mf = plan.attention_factor();
   double q1 = 0, k1 = 0;
-  for (std::size_t i = 0; i < s.head_dim; ++i) q1 += mf * std::fabs(q[i]), k1 += mf * std::fabs(k[i]);
+  for (std::size_t i = 0; i < s.head_dim; ++i) {
+    const double w = i < s.rotary_dim ? mf : 1.0;
+    q1 += w * std::fabs(q[i]), k1 += w * std::fabs(k[i]);
+  }
   for (std::int64_t off : {std::int64_t{0}, shift}) {
     std::vector<double> qr = q, kr = k;
     const std::int64_t pm[] = {m + off}, pn[] = {n + off};
@@ -674,9 +678,11 @@ POSENC_PROPERTY(Rope, ScoresThroughBlasMatchOracle,
     for (std::size_t j = 0; j < lk; ++j) {
       const std::span<const double> qi(q.data() + i * d, d), kj(k.data() + j * d, d);
       const Real exact = o.score(qp[i], qi, kp[j], kj);
-      double sum = 0;  // scaled by m^2 under an attention factor (both rotations are m R(.))
-      for (std::size_t c = 0; c < d; ++c) sum += pair_scale(s, qi, c) * pair_scale(s, kj, c);
-      sum *= plan.attention_factor() * plan.attention_factor();
+      // Under an attention factor both rotations are m R(.): a rotated channel's term scales by m^2, a
+      // pass-through channel's does not (m multiplies cos and sin only).
+      const double m2 = plan.attention_factor() * plan.attention_factor();
+      double sum = 0;
+      for (std::size_t c = 0; c < d; ++c) sum += (c < s.rotary_dim ? m2 : 1.0) * pair_scale(s, qi, c) * pair_scale(s, kj, c);
       auto what = [&] {
         return spec_label(s) + " m=" + std::to_string(qp[i]) + " n=" + std::to_string(kp[j]) + " i=" + std::to_string(i) +
                " j=" + std::to_string(j);
