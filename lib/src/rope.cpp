@@ -46,9 +46,11 @@ void emulated_sincos(const float* angle, std::size_t h, double* s, double* c) no
 }
 
 // ---- context-extension scaling (posenc/rope_spec.hpp RopeScaling; CONVENTIONS.md §2.11) --------------------
-// Exact regime: theta'_k and the attention factor m from their definitions in binary128 (logq/powq within a few
-// 2^-113 relative; the blend adds a few roundings: theta'_k within 2^-100 relative, far inside the 2^-106 the
-// angle core's budget assumes for... see budget row rope.freq.exact.scaled). hf regime: the float32 steps of HF's
+// Exact regime: theta'_k and the attention factor m from their definitions in binary128: the unscaled theta_k
+// (within 2^-105 relative) times or blended with a few logq/powq/division results (each within ~2^-112), so
+// theta'_k is within ~2^-104.9 relative, and the angle p theta'_k within 2^-64 absolute for |p| <= 2^40: far below
+// the angle core's E64 ~ 4.5 * 2^-53 (budget rows rope.cache.exact.*; rope.frequency.exact.f64 holds theta'_k to
+// 0.5 + 2^-50 ulp, as ROPE-FREQ-1 checks against the oracle). hf regime: the float32 steps of HF's
 // modeling_rope_utils (huggingface/transformers@26892c16b782513fdf938920653228ef63a19d7d, v5 rope_parameters:
 // _compute_linear_scaling_rope_parameters, _compute_dynamic_ntk_parameters, _compute_yarn_parameters,
 // _compute_llama3_parameters), each op of a float32 tensor correctly rounded; Python scalars are doubles and
