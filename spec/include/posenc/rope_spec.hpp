@@ -123,6 +123,13 @@ struct SpecTraits<RopeSpec> {
       "rotary position embedding R(p) x (Su et al. 2021): pairs rotated by p * base^(-2k/r), interleaved "
       "(GPT-J, ggml NORMAL) or half-split (GPT-NeoX, HF Llama), partial rotary, exact or HF/ggml float32";
 
+  // An integer used by some scalings only: [lo, hi] when used, else exactly 0.
+  static constexpr Range<std::int64_t> only_when(bool used, std::int64_t lo, std::int64_t hi, std::string_view why) {
+    return used ? Range<std::int64_t>{lo, hi} : Range<std::int64_t>{0, 0, false, false, 1, why};
+  }
+  static constexpr bool uses_l0(const S& s) { return s.scaling == RopeScaling::yarn || s.scaling == RopeScaling::llama3; }
+  static constexpr bool dynamic(const S& s) { return s.scaling == RopeScaling::dynamic; }
+
   // A yarn-only real: [lo, hi] under --scaling yarn, else exactly its default.
   static constexpr Range<double> yarn_only(const S& s, double dflt, double lo, double hi) {
     return s.scaling == RopeScaling::yarn ? Range<double>{lo, hi}
@@ -180,38 +187,18 @@ struct SpecTraits<RopeSpec> {
       field("original_context", "--original-context", &S::original_context,
             "L0: the pretraining context (original_max_position_embeddings) of yarn and llama3",
             "CONVENTIONS.md §2.11, §3 item 8",
-            +[](const S& s) {
-              return (s.scaling == RopeScaling::yarn || s.scaling == RopeScaling::llama3)
-                         ? Range<std::int64_t>{1, kRopeMaxContext}
-                         : Range<std::int64_t>{0, 0, false, false, 1, "only with --scaling yarn or llama3"};
-            },
-            +[](const S& s) {
-              return (s.scaling == RopeScaling::yarn || s.scaling == RopeScaling::llama3)
-                         ? Range<std::int64_t>{256, 1 << 17}
-                         : Range<std::int64_t>{0, 0};
-            }),
+            +[](const S& s) { return only_when(uses_l0(s), 1, kRopeMaxContext, "only with --scaling yarn or llama3"); },
+            +[](const S& s) { return only_when(uses_l0(s), 256, 1 << 17, {}); }),
       field("max_context", "--max-context", &S::max_context,
             "max_position_embeddings: the length beyond which dynamic NTK grows the base",
             "CONVENTIONS.md §2.11 (dynamic)",
-            +[](const S& s) {
-              return s.scaling == RopeScaling::dynamic
-                         ? Range<std::int64_t>{1, kRopeMaxContext}
-                         : Range<std::int64_t>{0, 0, false, false, 1, "only with --scaling dynamic"};
-            },
-            +[](const S& s) {
-              return s.scaling == RopeScaling::dynamic ? Range<std::int64_t>{256, 1 << 17} : Range<std::int64_t>{0, 0};
-            }),
+            +[](const S& s) { return only_when(dynamic(s), 1, kRopeMaxContext, "only with --scaling dynamic"); },
+            +[](const S& s) { return only_when(dynamic(s), 256, 1 << 17, {}); }),
       field("seq_len", "--seq-len", &S::seq_len,
             "dynamic: the current length L = max(position_ids) + 1 (0 or L <= max_context: the original frequencies)",
             "CONVENTIONS.md §2.11 (dynamic), §3 item 9",
-            +[](const S& s) {
-              return s.scaling == RopeScaling::dynamic
-                         ? Range<std::int64_t>{0, kRopeMaxContext}
-                         : Range<std::int64_t>{0, 0, false, false, 1, "only with --scaling dynamic"};
-            },
-            +[](const S& s) {
-              return s.scaling == RopeScaling::dynamic ? Range<std::int64_t>{0, 1 << 20} : Range<std::int64_t>{0, 0};
-            }),
+            +[](const S& s) { return only_when(dynamic(s), 0, kRopeMaxContext, "only with --scaling dynamic"); },
+            +[](const S& s) { return only_when(dynamic(s), 0, 1 << 20, {}); }),
       field("beta_fast", "--beta-fast", &S::beta_fast,
             "yarn: rotations at which the ramp starts (pairs turning faster keep theta_k)", "CONVENTIONS.md §2.11 (yarn)",
             +[](const S& s) { return yarn_only(s, 32.0, 1.0e-3, 1.0e6); },
