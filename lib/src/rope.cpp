@@ -79,13 +79,10 @@ std::pair<R, R> yarn_range(const RopeSpec& s, R (*log_of)(R), R pi) {
   return {std::max(low, R(0)), std::min(high, r - R(1))};
 }
 
-struct Scaled {
-  std::vector<q128> theta;      // exact: theta'_k
-  std::vector<double> weight;   // exact: w_k in theta'_k = (1 - w_k) theta_k + w_k theta_k / factor
-  q128 m = 1;                   // exact attention factor
-  std::vector<float> inv32;     // hf: inv_freq'
-  double m_hf = 1.0;            // hf: HF's attention factor (a Python double)
-};
+// LongRoPE's factors for the spec's seq_len: the long ones when seq_len > original_context.
+const std::vector<double>& longrope_factors(const RopeSpec& s) {
+  return s.seq_len > s.original_context ? s.long_factor : s.short_factor;
+}
 
 // theta'_k for the exact regime from theta_k (binary128).
 void scale_exact(const RopeSpec& s, std::vector<q128>& th, std::vector<double>& w, q128& m) {
@@ -137,6 +134,14 @@ void scale_exact(const RopeSpec& s, std::vector<q128>& th, std::vector<double>& 
         th[k] = (1 - sm) * th[k] / f + sm * th[k];
         w[k] = static_cast<double>(1 - sm);
       }
+      return;
+    }
+    case RopeScaling::longrope: {
+      // theta_k / e_k, e the long factors beyond the original context (HF: `seq_len and seq_len > L0`).
+      const std::vector<double>& e = longrope_factors(s);
+      for (std::size_t k = 0; k < h; ++k) th[k] /= static_cast<q128>(e[k]);
+      if (s.attention_factor > 0) m = s.attention_factor;
+      else if (f > 1) m = sqrtq(1 + logq(f) / logq(static_cast<q128>(s.original_context)));
       return;
     }
   }
@@ -210,6 +215,19 @@ void scale_hf(const RopeSpec& s, std::vector<float>& inv, double& m) {
         const float smoothed = (1.0f - sm) * llama / f32 + sm * llama;
         inv[k] = (!(wl < high_wl) && !(wl > low_wl)) ? smoothed : llama;
       }
+      return;
+    }
+    case RopeScaling::longrope: {
+      // 1.0 / (ext_factors * base ** inv_freq_shape), ext_factors = torch.tensor(factors, dtype=float32);
+      // attention_factor = math.sqrt(1 + math.log(factor) / math.log(L0)), 1.0 when factor <= 1.
+      const std::vector<double>& e = longrope_factors(s);
+      for (std::size_t k = 0; k < h; ++k) {
+        const float pw = rn32(powq(static_cast<q128>(rn32d(s.base)), static_cast<q128>(exponent(k))));
+        inv[k] = 1.0f / (rn32d(e[k]) * pw);
+      }
+      if (s.attention_factor > 0) m = s.attention_factor;
+      else if (s.factor > 1)
+        m = std::sqrt(1.0 + static_cast<double>(logq(s.factor)) / static_cast<double>(logq(static_cast<q128>(s.original_context))));
       return;
     }
   }

@@ -388,14 +388,19 @@ with tempfile.TemporaryDirectory() as tmp:
 #    module's forward, where seq_len is an int64 tensor and the new base a float32 one, so there the two may
 #    differ by the rounding of the base (allowed: 2 ulp of inv_freq). The exact regime must be within 3 ulp of
 #    every HF value (float32 roundings of the chain), and its attention factor equal to HF's to 1e-15.
-#    LongRoPE is not in posenc yet: its record says so.
+#    LongRoPE: the short factors at seq_len None and <= L0, the long ones beyond; its factor is HF's derived
+#    max_position_embeddings / original_max_position_embeddings when rope_scaling has none.
 def rope_scaling_args(case):
     rs = case["rope_scaling"]
     t = rs["rope_type"]
+    factor = rs["factor"] if "factor" in rs else case["max_position_embeddings"] / rs["original_max_position_embeddings"]
     args = ["--head-dim", str(case["head_dim"]), "--base", repr(float(case["rope_theta"])), "--scaling", t,
-            "--factor", repr(float(rs["factor"]))]
-    if t in ("yarn", "llama3"):
+            "--factor", repr(float(factor))]
+    if t in ("yarn", "llama3", "longrope"):
         args += ["--original-context", str(rs["original_max_position_embeddings"])]
+    if t == "longrope":
+        args += ["--short-factor", ",".join(repr(float(x)) for x in rs["short_factor"]),
+                 "--long-factor", ",".join(repr(float(x)) for x in rs["long_factor"])]
     if t == "dynamic":
         args += ["--max-context", str(case["max_position_embeddings"])]
     for key, flag in (("beta_fast", "--beta-fast"), ("beta_slow", "--beta-slow"), ("mscale", "--mscale"),
@@ -410,12 +415,8 @@ def rope_scaling_args(case):
 
 for case in json.load(open(os.path.join(DATA, "rope_scaling.json"))):
     tag, t = case["tag"], case["rope_scaling"]["rope_type"]
-    if t == "longrope":
-        record("rope_scaling.json", tag, "LongRoPE inv_freq", False, "not checked: LongRoPE is not in posenc yet")
-        print(f"skip rope_scaling.json {tag}: LongRoPE is not in posenc yet")
-        continue
     for seq_len, hf in case["by_seq_len"].items():
-        extra = ["--seq-len", seq_len if seq_len != "None" else "0"] if t == "dynamic" else []
+        extra = ["--seq-len", seq_len if seq_len != "None" else "0"] if t in ("dynamic", "longrope") else []
         what = f"{tag} seq_len={seq_len}"
         try:
             mine = posenc_json(["freqs", "rope", "--regime", "hf"] + rope_scaling_args(case) + extra)

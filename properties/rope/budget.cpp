@@ -30,7 +30,7 @@ const double kU = std::ldexp(1.0, -53);
 const double kEpsSc = std::ldexp(1.0, -53) + std::ldexp(1.0, -57);
 const double kE64 = 2 * std::sqrt(2.0) * kEpsSc + std::ldexp(1.0, -54) + std::ldexp(1.0, -53);
 const double kRot = kE64 + 2 * kU;  // per unit of S, one exact-regime rotation in double (6.505 u)
-// With an attention factor m != 1 (YaRN), c' = RN(c m_d) and s' = RN(s m_d), m_d = RN(m): each within
+// With an attention factor m != 1 (YaRN, LongRoPE), c' = RN(c m_d) and s' = RN(s m_d), m_d = RN(m): each within
 // m (E64 + 2u)(1 + u) of m cos, m sin; the rotation then adds u |b s'| + u |y|: per unit of S' = m S,
 // (E64 + 4u)(1 + u) = 8.505 u (1 + u).
 const double kRotAttention = kE64 + 4 * kU;
@@ -71,8 +71,8 @@ std::vector<std::pair<R, BudgetRow>> make_rows() {
        .why = "the angle core's bound E64 = 2 sqrt2 eps_sc + 2^-54 + 2^-53 ~= 4.505 u (anchor and in-block "
               "values each within eps_sc = 2^-53 + 2^-57, one complex multiply): 2.25 ulp_f64(1)."});
   add(R::cache_exact_f32_attention,
-      {.quantity = "cos / sin cache entry times the attention factor m != 1 (YaRN), float32 output",
-       .dtype = "f32", .regime = "exact", .domain = all + ", scaling yarn with m != 1",
+      {.quantity = "cos / sin cache entry times the attention factor m != 1 (YaRN, LongRoPE), float32 output",
+       .dtype = "f32", .regime = "exact", .domain = all + ", scaling yarn or longrope with m != 1",
        .metric = {MetricKind::scaled, DType::f32, 0.0, "err_S (S = M, the least power of two >= max(1, m)), ulp_f32"},
        .bound = (std::ldexp(1.0, -25) + kRot * (1 + kU)) / std::ldexp(1.0, -23),
        .why = "v = RN(c_d m_d) in double with c_d within E64 of cos(p theta'_k) and m_d = RN(m): |v - m cos| <= "
@@ -80,8 +80,8 @@ std::vector<std::pair<R, BudgetRow>> make_rows() {
               "since |v| < m <= M (at p = 0, v = RN(m_d) is m rounded once). In ulp_f32(M) = "
               "M 2^-23: 0.25 + 6.505 * 2^-30 (1 + u). (M plays the role S = 1 plays without m.)"});
   add(R::cache_exact_f64_attention,
-      {.quantity = "cos / sin cache entry times the attention factor m != 1 (YaRN), float64 output",
-       .dtype = "f64", .regime = "exact", .domain = all + ", scaling yarn with m != 1",
+      {.quantity = "cos / sin cache entry times the attention factor m != 1 (YaRN, LongRoPE), float64 output",
+       .dtype = "f64", .regime = "exact", .domain = all + ", scaling yarn or longrope with m != 1",
        .metric = {MetricKind::scaled, DType::f64, 0.0, "err_S (S = M, the least power of two >= max(1, m)), ulp_f64"},
        .bound = kRot * (1 + kU) / std::ldexp(1.0, -52),
        .why = "v = RN(c_d m_d): |v - m cos| <= m (E64 + 2u)(1 + u) (the cos error scaled by m_d, m_d's rounding, "
@@ -89,13 +89,15 @@ std::vector<std::pair<R, BudgetRow>> make_rows() {
   add(R::frequency_attention,
       {.quantity = "the attention factor m (RopePlan::attention_factor): exact regime, and HF's double",
        .dtype = "f64", .regime = "exact, hf", .domain = "scaling yarn: factor in [1, 2^20], mscale, mscale_all_dim "
-                                                           "in [0, 1e3]; other scalings m = 1",
+                                                           "in [0, 1e3]; longrope: factor in [1, 2^20], L0 in "
+                                                           "[2, 2^40]; other scalings m = 1",
        .metric = {MetricKind::kernel, DType::f64, 1.0, "kernel (ulp_f64 of m)"},
        .bound = 0.5 + std::ldexp(1.0, -40),
        .why = "exact: m = (0.1 x ln s + 1) / (0.1 y ln s + 1) formed in binary128 (logq within 2^-112 relative, "
-              "a handful of roundings at 2^-113) and rounded once to double: <= 0.5 + 2^-45 ulp. hf: HF's Python "
-              "double steps (0.1 * mscale * log(s) + 1.0 and the quotient, each rounded to double, log correctly "
-              "rounded) replayed by the oracle: equal (err 0)."});
+              "a handful of roundings at 2^-113) and rounded once to double: <= 0.5 + 2^-45 ulp; longrope's "
+              "sqrt(1 + ln s / ln L0) likewise (one sqrtq, two logq, a quotient). hf: HF's Python double steps "
+              "(0.1 * mscale * log(s) + 1.0 and the quotient; math.sqrt(1 + math.log(s) / math.log(L0)); each "
+              "rounded to double, log correctly rounded) replayed by the oracle: equal (err 0)."});
   add(R::cache_emulated,
       {.quantity = "cos / sin cache entry of the hf and ggml regimes (f32 and f64 outputs)",
        .dtype = "f32, f64", .regime = "hf, ggml", .domain = all,
@@ -122,8 +124,8 @@ std::vector<std::pair<R, BudgetRow>> make_rows() {
        .why = "y_i = fma(a, c, -RN(b s)): the cos/sin errors contribute <= (|a| + |b|) E64, the product RN(b s) "
               "<= u |b s|, the fma <= u |y|; total <= S (E64 + 2u) = 6.505 u S, and ulp_f64(S) > S u."});
   add(R::apply_exact_f64_attention,
-      {.quantity = "rotated channel m R(p)x with the attention factor m != 1 (YaRN), float64 data, exact regime",
-       .dtype = "f64", .regime = "exact", .domain = all + ", scaling yarn with m != 1, |x| <= 1e4",
+      {.quantity = "rotated channel m R(p)x with the attention factor m != 1 (YaRN, LongRoPE), float64 data, exact regime",
+       .dtype = "f64", .regime = "exact", .domain = all + ", scaling yarn or longrope with m != 1, |x| <= 1e4",
        .metric = {MetricKind::scaled, DType::f64, 0.0, "err_S (S = m (|x_i| + |x_j|) of the pair), ulp_f64"},
        .bound = kRotAttention / kU * (1 + std::ldexp(1.0, -40)),
        .why = "c' = RN(c m_d), s' = RN(s m_d) each within m (E64 + 2u)(1 + u) of m cos, m sin; y_i = fma(a, c', "

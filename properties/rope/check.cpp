@@ -40,6 +40,7 @@ double hf_frequency_allowance(const RopeSpec& s, double A) {
     case RopeScaling::linear: return A * u + 2 * u;                 // pow, reciprocal, / factor
     case RopeScaling::dynamic: return (A + 1) * u + A * u + 2 * u;  // base': pow + product; base'^e: pow, recip.
     case RopeScaling::yarn: return A * u + 5 * u;                   // pow; 1/pos, s*pos, 1/(.), 2 products, sum
+    case RopeScaling::longrope: return A * u + 2 * u;               // pow; RN32(e_k) * pow, reciprocal
     case RopeScaling::llama3: {
       // inv (A + 1), / factor, the smoothed blend (2 products, a quotient, a sum), and the smoothing weight sm =
       // (L0 / wl - lf) / (hf - lf) with wl = (1/inv) 2 pi: wl relative (A + 3) u, L0 / wl (A + 5) u, so sm is off
@@ -56,7 +57,7 @@ double envelope(const RopeSpec& s, std::span<const double> f32, std::int64_t p, 
                 const EnvelopeAllowance& a, double m32) {
   const double p32 = static_cast<float>(p);
   double da = 0.0;
-  // hf under yarn: e = RN32(c32 m32); the allowance is that of c32, scaled by m32, plus a flip of the product.
+  // hf under yarn or longrope: e = RN32(c32 m32); the allowance is that of c32, scaled by m32, plus a flip of the product.
   const double e0 = std::fabs(e) / m32;
   if (s.regime == RopeRegime::hf) {
     const double inv = f32[k];
@@ -106,7 +107,7 @@ CheckReport check_cache(const RopeSpec& spec, const CacheInput& in, const Envelo
   const rf::RopeOracle emulated(spec, kCheckBits);
   const std::vector<double> f32 = emu ? rope_frequencies(spec) : std::vector<double>{};
   const BudgetRow& exact_row = budget(check_exact_row(in.stored));
-  // An attention factor m (yarn): exact entries are m cos, held with S = M, the least power of two >= max(1, m),
+  // An attention factor m (yarn, longrope): exact entries are m cos, held with S = M, the least power of two >= max(1, m),
   // as S = 1 holds |cos| <= 1 (rows rope.check.exact.*); hf entries RN32(c32 m32) (the envelope's m32).
   const double M = attention_scale(RopePlan(exact_spec).attention_factor()), m32 = attention32(spec);
   const BudgetRow& env_row = budget(RopeRow::check_envelope);

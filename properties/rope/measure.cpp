@@ -41,7 +41,7 @@ void measure_frequencies(const RopeSpec& s, const Sink& sink) {
     if (emulated(s)) emit(sink, R::frequency_emulated, f[k], o.angle(1, k), what);
     else emit(sink, R::frequency_exact_f64, f[k], rf::rope_theta(s, k), what);
   }
-  // The attention factor (1 unless yarn): exact regime against the real m, hf against HF's double steps.
+  // The attention factor (1 unless yarn or longrope): exact regime against the real m, hf against HF's double steps.
   if (s.regime != RopeRegime::ggml) {
     const rf::Real m = s.regime == RopeRegime::hf ? rf::make_real(rf::rope_hf_attention_factor(s), 64u)
                                                   : rf::rope_attention_factor(s);

@@ -41,6 +41,13 @@ const std::string kSu = "Su et al. 2021 (RoFormer), CONVENTIONS.md §2.10";
 
 // ---- generators ---------------------------------------------------------------------------------------------
 
+// After a test changes rotary_dim: LongRoPE's per-pair lists cut or extended (by their last value) to the new
+// pair count.
+void fit_pair_lists(RopeSpec& s) {
+  if (s.scaling != RopeScaling::longrope) return;
+  for (std::vector<double>* l : {&s.short_factor, &s.long_factor}) l->resize(pair_count(s), l->empty() ? 1.0 : l->back());
+}
+
 // A spec small enough for the oracle per case (head_dim <= 64 keeps a case cheap; sizes up to 512 are reached
 // by the sweep and the hard-position test).
 rc::Gen<RopeSpec> small_spec() {
@@ -48,16 +55,17 @@ rc::Gen<RopeSpec> small_spec() {
     if (s.head_dim > 64) {
       s.head_dim = 2 + s.head_dim % 63;
       s.rotary_dim = std::max<std::size_t>(2, std::min(s.rotary_dim, s.head_dim) & ~std::size_t{1});
+      fit_pair_lists(s);
     }
     return s;
   });
 }
 
-// A spec whose rotation is orthogonal: small_spec() with a YaRN attention factor pinned to 1 (m R(p) is a rotation
+// A spec whose rotation is orthogonal: small_spec() with a YaRN or LongRoPE attention factor pinned to 1 (m R(p) is a rotation
 // only for m = 1: the group, inverse and K-shift claims are about rotations).
 rc::Gen<RopeSpec> unit_spec() {
   return rc::gen::map(small_spec(), [](RopeSpec s) {
-    if (s.scaling == RopeScaling::yarn) s.attention_factor = 1.0;
+    if (s.scaling == RopeScaling::yarn || s.scaling == RopeScaling::longrope) s.attention_factor = 1.0;
     return s;
   });
 }
@@ -117,10 +125,11 @@ std::string regime_region(const RopeSpec& s) {
 // ROPE-FREQ-1
 POSENC_PROPERTY(Rope, FrequenciesMatchOracle,
                 {"ROPE-FREQ-1", "rope",
-                 "theta_k = base^(-2k/r), or theta'_k of the spec's scaling (linear, ntk, dynamic, yarn, llama3), "
+                 "theta_k = base^(-2k/r), or theta'_k of the spec's scaling (linear, ntk, dynamic, yarn, llama3, "
+                 "longrope), "
                  "correctly rounded to double (exact regime); the hf inv_freq and the ggml theta_k are the float32 "
                  "numbers of those implementations' steps (HF's modeling_rope_utils under a scaling), bit for bit; "
-                 "the attention factor m (YaRN) correctly rounded (exact) and HF's double (hf)",
+                 "the attention factor m (YaRN, LongRoPE) correctly rounded (exact) and HF's double (hf)",
                  kConv + ", §2.11", Oracle::reference,
                  {R::frequency_exact_f64, R::frequency_emulated, R::frequency_attention}}) {
   const RopeSpec s = *small_spec();
@@ -132,16 +141,23 @@ POSENC_PROPERTY(Rope, FrequenciesMatchOracle,
 // ROPE-SCALE-1
 POSENC_PROPERTY(Rope, ScalingsKeepTheirDefiningProperties,
                 {"ROPE-SCALE-1", "rope",
-                 "every scaling keeps theta'_k > 0 and non-increasing in k (fast path, every regime); linear is "
+                 "every scaling keeps theta'_k > 0 and non-increasing in k (fast path, every regime; longrope when its "
+                 "factors are non-decreasing in k, as LongRoPE's searched factors are); linear is "
                  "positions divided by the factor (cos/sin at s p equal the unscaled ones at p on the oracle at 256 "
                  "bits, integer s); dynamic at seq_len <= max_context is the unscaled plan bit for bit (frequencies "
                  "and caches, exact and hf); yarn with factor 1 has the unscaled theta_k on the oracle and attention "
                  "factor exactly 1; llama3 keeps pairs whose wavelength is below L0 / high_freq_factor bit for bit "
                  "and divides those above L0 / low_freq_factor by the factor (hf: RN32(inv / RN32(s)) bit for bit; "
-                 "exact: theta_k / s correctly rounded)",
+                 "exact: theta_k / s correctly rounded); longrope takes the short factors up to seq_len = L0 and the "
+                 "long ones from L0 + 1 (bit for bit against the spec with the other list, every regime) and is "
+                 "theta_k / e_k correctly rounded (exact)",
                  "CONVENTIONS.md §2.11", Oracle::identity,
                  {R::frequency_exact_f64, R::frequency_emulated, R::apply_identity, R::identity_oracle}}) {
-  const RopeSpec s = *rc::gen::suchThat(small_spec(), [](const RopeSpec& x) { return x.scaling != RopeScaling::none; });
+  RopeSpec s = *rc::gen::suchThat(small_spec(), [](const RopeSpec& x) { return x.scaling != RopeScaling::none; });
+  if (s.scaling == RopeScaling::longrope) {  // LongRoPE's searched factors grow with k (Phi-3's do)
+    std::sort(s.short_factor.begin(), s.short_factor.end());
+    std::sort(s.long_factor.begin(), s.long_factor.end());
+  }
   tag(claim, std::string(to_string(s.scaling)) + " " + std::string(to_string(s.regime)));
   count_case(claim);
   const RopePlan plan(s), plain(without_scaling(s));
@@ -213,6 +229,32 @@ POSENC_PROPERTY(Rope, ScalingsKeepTheirDefiningProperties,
             const rf::PrecisionGuard guard(320);
             const Real want = rf::rope_theta(without_scaling(exact), k, 256) / rf::make_real(s.factor, 64);
             if (auto e = check(claim, R::frequency_exact_f64, f[k], want, what)) RC_FAIL(*e);
+          }
+        }
+      }
+      break;
+    }
+    case RopeScaling::longrope: {
+      // The switch: at seq_len = L0 the short factors, at L0 + 1 the long ones; each is the spec whose other list
+      // is replaced by it, bit for bit. Exact: theta_k / e_k on the oracle.
+      for (const bool beyond : {false, true}) {
+        if (beyond && s.original_context >= kRopeMaxContext) continue;  // no valid seq_len beyond it
+        RopeSpec at = s, swapped = s;
+        at.seq_len = beyond ? s.original_context + 1 : s.original_context;
+        swapped.seq_len = beyond ? 0 : s.original_context + 1;  // the other branch, holding the same list
+        (beyond ? swapped.short_factor : swapped.long_factor) = beyond ? s.long_factor : s.short_factor;
+        const RopePlan pa(at), ps(swapped);
+        const std::span<const double> fa = pa.frequencies(), fs = ps.frequencies();
+        const std::vector<double>& e = beyond ? s.long_factor : s.short_factor;
+        for (std::size_t k = 0; k < h; ++k) {
+          auto what = [&] {
+            return spec_label(at) + " k=" + std::to_string(k) + (beyond ? " (long factors)" : " (short factors)");
+          };
+          if (auto err = check(claim, R::apply_identity, fa[k], rf::make_real(fs[k], 64), what)) RC_FAIL(*err);
+          if (s.regime == RopeRegime::exact) {
+            const rf::PrecisionGuard guard(320);
+            const Real want = rf::rope_theta(without_scaling(exact), k, 256) / rf::make_real(e[k], 64);
+            if (auto err = check(claim, R::frequency_exact_f64, fa[k], want, what)) RC_FAIL(*err);
           }
         }
       }
@@ -528,6 +570,7 @@ POSENC_PROPERTY(Rope, CacheFormsAndStorePathsHoldTheSameValues,
   if (big) {  // full rotary: rows of whole lines; rotary_dim 40 = 20 pairs: a step of 16 and a tail of 4
     s.head_dim = *rc::gen::element<std::size_t>(64, 128, 256);
     s.rotary_dim = *rc::gen::arbitrary<bool>() ? s.head_dim : 40;
+    fit_pair_lists(s);
   }
   const std::size_t h = pair_count(s), per_max = 2 * s.rotary_dim;
   const std::size_t T = big ? (std::size_t{4} << 20) / (4 * per_max) + *rc::gen::inRange<std::size_t>(1, 200)

@@ -13,6 +13,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <algorithm>
 #include <limits>
 #include <type_traits>
 
@@ -86,6 +87,15 @@ void draw(const Field<Spec, M>& f, Spec& s) {
     for (const auto& e : EnumTraits<V>::values)
       if (c.allowed & enum_bit(e.value)) allowed.push_back(e.value);
     s.*(f.member) = *rc::gen::elementOf(allowed);
+  } else if constexpr (F::is_list) {
+    // A length in [min_size, max_size] (capped at 4096 elements), elements drawn like a number field's.
+    const auto r = f.sample ? f.sample(s) : accepted_of(f, s);
+    const std::size_t hi = std::min(r.max_size, std::max<std::size_t>(r.min_size, 4096));
+    const std::size_t n = r.min_size == hi ? hi : *rc::gen::inRange(r.min_size, hi + 1);
+    V list(n);
+    const auto g = gen_in(r.each);
+    for (auto& e : list) e = *g;
+    s.*(f.member) = std::move(list);
   } else {
     const Range<V> r = f.sample ? f.sample(s) : accepted_of(f, s);
     // The sample range may be narrower than the accepted one but must lie inside it.

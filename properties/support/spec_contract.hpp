@@ -63,20 +63,11 @@ struct Probe {
   std::string what;
 };
 
-template <class Spec, class M>
-std::vector<Probe<typename Field<Spec, M>::value_type>> probes(const Field<Spec, M>& f, const Spec& s) {
-  using V = typename Field<Spec, M>::value_type;
+// Probes of a number range: both sides of each end (and of the step), NaN and infinities for reals.
+template <class V>
+std::vector<Probe<V>> number_probes(const Range<V>& r) {
   std::vector<Probe<V>> out;
-  if constexpr (std::is_same_v<V, bool>) {
-    out.push_back({true, true, "true"});
-    out.push_back({false, true, "false"});
-  } else if constexpr (std::is_enum_v<V>) {
-    const Choice c = accepted_of(f, s);
-    for (const auto& e : EnumTraits<V>::values)
-      out.push_back({e.value, (c.allowed & enum_bit(e.value)) != 0, std::string(e.name)});
-    out.push_back({static_cast<V>(EnumTraits<V>::values.size() + 7), false, "a value that is not an enumerator"});
-  } else if constexpr (std::is_floating_point_v<V>) {
-    const Range<V> r = accepted_of(f, s);
+  if constexpr (std::is_floating_point_v<V>) {
     const V inf = std::numeric_limits<V>::infinity();
     const V lo_in = r.lo_open ? std::nextafter(r.lo, inf) : r.lo;
     const V hi_in = r.hi_open ? std::nextafter(r.hi, -inf) : r.hi;
@@ -90,7 +81,6 @@ std::vector<Probe<typename Field<Spec, M>::value_type>> probes(const Field<Spec,
     out.push_back({inf, false, "+inf"});
     out.push_back({-inf, false, "-inf"});
   } else {
-    const Range<V> r = accepted_of(f, s);
     const V step = r.step > 1 ? r.step : V(1);
     auto first_multiple_at_or_above = [step](V x) {
       const V m = static_cast<V>(((x % step) + step) % step);
@@ -103,6 +93,47 @@ std::vector<Probe<typename Field<Spec, M>::value_type>> probes(const Field<Spec,
     if (r.lo > std::numeric_limits<V>::lowest()) out.push_back({static_cast<V>(r.lo - 1), false, "just below the range"});
     if (r.hi < std::numeric_limits<V>::max()) out.push_back({static_cast<V>(r.hi + 1), false, "just above the range"});
     if (step > 1 && lo_in < hi_in) out.push_back({static_cast<V>(lo_in + 1), false, "not a multiple of the step"});
+  }
+  return out;
+}
+
+template <class Spec, class M>
+std::vector<Probe<typename Field<Spec, M>::value_type>> probes(const Field<Spec, M>& f, const Spec& s) {
+  using V = typename Field<Spec, M>::value_type;
+  std::vector<Probe<V>> out;
+  if constexpr (std::is_same_v<V, bool>) {
+    out.push_back({true, true, "true"});
+    out.push_back({false, true, "false"});
+  } else if constexpr (std::is_enum_v<V>) {
+    const Choice c = accepted_of(f, s);
+    for (const auto& e : EnumTraits<V>::values)
+      out.push_back({e.value, (c.allowed & enum_bit(e.value)) != 0, std::string(e.name)});
+    out.push_back({static_cast<V>(EnumTraits<V>::values.size() + 7), false, "a value that is not an enumerator"});
+  } else if constexpr (Field<Spec, M>::is_list) {
+    // The length's boundaries (elements inside their range), and each element boundary in the first, a middle
+    // and the last element of a list of accepted length.
+    using E = typename V::value_type;
+    const auto r = accepted_of(f, s);
+    const E inside = r.each.lo_open || r.each.hi_open ? static_cast<E>(r.each.lo / 2 + r.each.hi / 2)
+                                                      : r.each.lo;
+    auto list = [&](std::size_t n) { return V(n, inside); };
+    if (r.max_size <= (std::size_t{1} << 20)) {
+      out.push_back({list(r.min_size), true, "shortest accepted"});
+      out.push_back({list(r.max_size), true, "longest accepted"});
+      out.push_back({list(r.max_size + 1), false, "one element too many"});
+    }
+    if (r.min_size > 0) out.push_back({list(r.min_size - 1), false, "one element too few"});
+    const std::size_t n = r.min_size > 0 ? r.min_size : (r.max_size > 0 ? 1 : 0);
+    if (n > 0) {
+      for (const auto& pr : number_probes<E>(r.each))
+        for (std::size_t at : {std::size_t{0}, n / 2, n - 1}) {
+          V v = list(n);
+          v[at] = pr.value;
+          out.push_back({v, pr.inside, pr.what + " at element " + std::to_string(at)});
+        }
+    }
+  } else {
+    out = number_probes<V>(accepted_of(f, s));
   }
   return out;
 }
@@ -251,7 +282,8 @@ void check_round_trips(const Spec& s, bool in_rc) {
     ::posenc::for_each_field<Spec>([&](const auto& f) {                                                        \
       using V = typename std::remove_cvref_t<decltype(f)>::value_type;                                         \
       if constexpr (!std::is_enum_v<V> && !std::is_same_v<V, bool> &&                                          \
-                    !std::remove_cvref_t<decltype(f)>::is_optional) {                                          \
+                    !std::remove_cvref_t<decltype(f)>::is_optional &&                                          \
+                    !std::remove_cvref_t<decltype(f)>::is_list) {                                              \
         const auto r = ::posenc::accepted_of(f, s);                                                             \
         const auto v = s.*(f.member);                                                                           \
         if (v == r.lo || v == r.hi) ::posenc::test::tag(claim, std::string(f.name) + " at a boundary");         \

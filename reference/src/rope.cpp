@@ -110,9 +110,30 @@ void check_work_prec(mpfr_prec_t p) {
 }
 
 // The scaling has no effect: theta'_k = theta_k. s = 1 gives exactly theta_k for every scaling but dynamic, whose
-// a = s L / M - (s - 1) is L / M then (dynamic with L <= M is handled where base' is formed).
+// a = s L / M - (s - 1) is L / M then (dynamic with L <= M is handled where base' is formed), and longrope, whose
+// frequencies are divided by the per-pair factors whatever s is (s only enters its attention factor).
 bool no_scaling(const RopeSpec& s) {
-  return s.scaling == RopeScaling::none || (s.factor == 1.0 && s.scaling != RopeScaling::dynamic);
+  return s.scaling == RopeScaling::none ||
+         (s.factor == 1.0 && s.scaling != RopeScaling::dynamic && s.scaling != RopeScaling::longrope);
+}
+
+// LongRoPE's per-pair factors e (CONVENTIONS.md §2.11; HF v5 _compute_longrope_parameters: `if seq_len and seq_len >
+// original_max_position_embeddings: ext_factors = long_factor else short_factor`): the long list when seq_len > L0,
+// else the short one (seq_len 0 = None, at init: short). The spec guarantees r/2 entries, each >= 1.
+const std::vector<double>& longrope_factors(const RopeSpec& s) {
+  return s.seq_len > s.original_context ? s.long_factor : s.short_factor;
+}
+
+// Extra bits of the exact regime's angle when some theta'_k exceeds 1 (header). The spec refuses longrope factors
+// below 1 (LongRoPE's rescale factors are >= 1), so E = 0 for every valid spec; kept so that the oracle stays right
+// if that bound is ever relaxed: longrope with a factor e_k < 1 has
+// theta'_k = theta_k / e_k <= 1 / e_k < 2^(-ilogb(e_k)) (ilogb(e) = floor(log2 e), also for subnormal e), so every
+// theta'_k < 2^E with E = max(0, max_k -ilogb(e_k)); every other scaling keeps theta'_k <= theta_0 = 1 (E = 0).
+unsigned angle_extra_bits(const RopeSpec& s) {
+  if (s.scaling != RopeScaling::longrope) return 0;
+  int e = 0;
+  for (double f : longrope_factors(s)) e = std::max(e, -std::ilogb(f));
+  return static_cast<unsigned>(e);
 }
 
 // Is x - e > t (+1), x + e < t (-1), or neither (0)? e = e_units 2^-p; decided with directed roundings, so +-1 is
@@ -313,10 +334,11 @@ Real exact_blend(const RopeSpec& s, std::size_t k, const Real& ramp, unsigned w)
   return out;
 }
 
-// theta_k / s at w bits: theta_k at w + 24 bits, one division (linear, and every fully interpolated pair).
-Real exact_theta_divided(const RopeSpec& s, std::size_t k, unsigned w) {
+// theta_k / d at w bits: theta_k at w + 24 bits, one division by the exact double d (d = s: linear, and every
+// fully interpolated pair; d = e_k: longrope).
+Real exact_theta_divided(const RopeSpec& s, std::size_t k, unsigned w, double d) {
   Real out = work_real(w);
-  mpfr_div_d(raw(out), raw(exact_theta_p(s, k, w + kScaledExtra)), s.factor, MPFR_RNDN);
+  mpfr_div_d(raw(out), raw(exact_theta_p(s, k, w + kScaledExtra)), d, MPFR_RNDN);
   return out;
 }
 
@@ -376,7 +398,7 @@ class ExactThetas {
     if (no_scaling(s_)) return exact_theta_p(s_, k, w_);
     switch (s_.scaling) {
       case RopeScaling::none: break;
-      case RopeScaling::linear: return exact_theta_divided(s_, k, w_);
+      case RopeScaling::linear: return exact_theta_divided(s_, k, w_, s_.factor);
       case RopeScaling::ntk:
       case RopeScaling::dynamic: {
         if (!log_base_) return exact_theta_p(s_, k, w_);  // dynamic within max_context: a = 1
@@ -395,7 +417,7 @@ class ExactThetas {
         for (;;) {
           const Ramp r = exact_yarn_ramp(*yarn_, k);
           if (r.ok && r.exact == 0) return exact_theta_p(s_, k, w_);
-          if (r.ok && r.exact == 1) return exact_theta_divided(s_, k, w_);
+          if (r.ok && r.exact == 1) return exact_theta_divided(s_, k, w_, s_.factor);
           if (r.ok && ramp_precise(r.err, yarn_->prec, w_, s_.factor)) return exact_blend(s_, k, r.value, w_);
           yarn_ = exact_yarn_range(s_, 2 * yarn_->prec);
         }
@@ -406,12 +428,20 @@ class ExactThetas {
           bool certain = true;
           const int band = llama3_band_at(s_, u, p, certain);
           if (certain && band > 0) return exact_theta_p(s_, k, w_);
-          if (certain && band < 0) return exact_theta_divided(s_, k, w_);
+          if (certain && band < 0) return exact_theta_divided(s_, k, w_, s_.factor);
           const Ramp r = llama3_ramp(s_, u, p);  // continuous across the band edges: no decision needed
           if (r.ok && r.exact == 0) return exact_theta_p(s_, k, w_);
-          if (r.ok && r.exact == 1) return exact_theta_divided(s_, k, w_);
+          if (r.ok && r.exact == 1) return exact_theta_divided(s_, k, w_, s_.factor);
           if (r.ok && ramp_precise(r.err, p, w_, s_.factor)) return exact_blend(s_, k, r.value, w_);
         }
+      case RopeScaling::longrope: {
+        // CONVENTIONS.md §2.11 longrope (HF v5 _compute_longrope_parameters: inv_freq = 1.0 / (ext_factors *
+        // base**inv_freq_shape)): theta'_k = theta_k / e_k, e_k the double as given (exact). e_k = 1 is theta_k
+        // itself (the same bits as the unscaled frequency, not a rounding of the w + 24-bit one).
+        const double e = longrope_factors(s_)[k];
+        if (e == 1.0) return exact_theta_p(s_, k, w_);
+        return exact_theta_divided(s_, k, w_, e);
+      }
     }
     throw std::logic_error("rope reference: unknown scaling");
   }
@@ -461,6 +491,25 @@ Real exact_mscale(double s, double x, mpfr_prec_t p) {
 // The attention factor m at w bits (header): formed at w + 24 bits (relative error <= 9 2^-(w+24)), rounded once.
 Real exact_attention(const RopeSpec& s, unsigned w) {
   Real m = work_real_ui(1, w);
+  if (s.scaling == RopeScaling::longrope) {
+    // CONVENTIONS.md §2.11 longrope (HF v5 _compute_longrope_parameters): the given attention_factor; else 1 for
+    // s <= 1; else sqrt(1 + ln s / ln L0). At p = w + 24 bits: ln s, ln L0 (L0 >= 2: ln L0 >= 0.69) and the
+    // quotient each 2^-p relative, the sum of positive terms 2^-p, sqrt halves the relative error and adds 2^-p:
+    // relative error <= 4 2^-p, then one rounding to w. (The spec refuses L0 = 1, whose ln is 0.)
+    if (s.attention_factor > 0) {
+      mpfr_set_d(raw(m), s.attention_factor, MPFR_RNDN);  // the given double, exactly (w >= 216)
+      return m;
+    }
+    if (s.factor <= 1.0) return m;
+    const mpfr_prec_t p = w + kScaledExtra;
+    Real q = work_real(p), l0 = work_real(p);
+    mpfr_log(raw(q), raw(make_real(s.factor, 64)), MPFR_RNDN);
+    mpfr_log(raw(l0), raw(make_real(s.original_context, 64)), MPFR_RNDN);
+    mpfr_div(raw(q), raw(q), raw(l0), MPFR_RNDN);
+    mpfr_add_ui(raw(q), raw(q), 1, MPFR_RNDN);
+    mpfr_sqrt(raw(m), raw(q), MPFR_RNDN);
+    return m;
+  }
   if (s.scaling != RopeScaling::yarn) return m;
   if (s.attention_factor > 0) {
     mpfr_set_d(raw(m), s.attention_factor, MPFR_RNDN);  // the given double, exactly (w >= 216)
@@ -671,7 +720,8 @@ class HfFrequencies {
         break;
       }
       case RopeScaling::none:
-      case RopeScaling::linear: break;
+      case RopeScaling::linear:
+      case RopeScaling::longrope: break;
     }
   }
 
@@ -684,6 +734,7 @@ class HfFrequencies {
         return rn_div(F, hf_default_inv32(base32_, s_, k), factor32_, kEmu);
       case RopeScaling::yarn: return yarn(k);
       case RopeScaling::llama3: return llama3(k).first;
+      case RopeScaling::longrope: return longrope(k);
     }
     throw std::logic_error("rope reference: unknown scaling");
   }
@@ -724,6 +775,19 @@ class HfFrequencies {
     return rn32_add(rn_mul(F, inter, rn32_sub(one, e), kEmu), rn_mul(F, extra, e, kEmu));
   }
 
+  // HF v5 _compute_longrope_parameters (CONVENTIONS.md §2.11), the tensor part:
+  //   ext_factors = torch.tensor(long_factor or short_factor, dtype=float32)      RN32(e_k)
+  //   inv_freq_shape = torch.arange(0, dim, 2, dtype=int64).float() / dim        RN32(RN32(2k) / RN32(r))
+  //   base**inv_freq_shape                                                         P_k = RN32(pow(RN32(base), .))
+  //   ext_factors * base**inv_freq_shape                                           RN32(RN32(e_k) P_k)
+  //   1.0 / (...)                                                                  RN32(1 / .)
+  // (the same P_k as the default formula: hf_pos_freq32). The spec's e_k >= 1 keeps RN32(e_k) P_k >= 1, so the
+  // reciprocal is a normal float32 number in (0, 1].
+  Real longrope(std::size_t k) const {
+    const double e = longrope_factors(s_)[k];
+    return rn32_recip(rn_mul(F, rn32(py(e)), hf_pos_freq32(base32_, s_, k), kEmu));
+  }
+
   const RopeSpec& s_;
   Real base32_ = make_real(kEmu), factor32_ = make_real(kEmu);
   Real low32_ = make_real(kEmu), width32_ = make_real(kEmu);
@@ -738,7 +802,27 @@ Real hf_mscale64(double s, double x) {
   const Real t = rn_mul(D, rn_mul(D, py(0.1), py(x), kEmu), rn_log(D, py(s), kEmu), kEmu);
   return rn64_add(t, py(1.0));
 }
+// RN64(sqrt(x)) for a double x >= 1: MPFR's sqrt correctly rounded to 53 bits directly (the result is a normal
+// double: no subnormal/overflow handling needed); Python's math.sqrt is the IEEE (correctly rounded) sqrt.
+Real rn64_sqrt(const Real& x) {
+  detail::Mp t(53);
+  mpfr_sqrt(t.get(), raw(x), MPFR_RNDN);
+  Real out = make_real(kEmu);
+  mpfr_set(raw(out), t.get(), MPFR_RNDN);  // exact
+  return out;
+}
+
 double hf_attention64(const RopeSpec& s) {
+  if (s.scaling == RopeScaling::longrope) {
+    // HF v5 _compute_longrope_parameters (CONVENTIONS.md §2.11), Python floats:
+    //   if attention_factor is None: attention_factor = 1.0 if factor <= 1.0 else
+    //       math.sqrt(1 + math.log(factor) / math.log(original_max_position_embeddings))
+    // math.log of the Python int L0 converts it exactly (< 2^53); `1 + q` is int + float: RN64(1 + q).
+    if (s.attention_factor > 0) return s.attention_factor;
+    if (s.factor <= 1.0) return 1.0;
+    const Real q = rn_div(D, rn_log(D, py(s.factor), kEmu), rn_log(D, py_int(s.original_context), kEmu), kEmu);
+    return round_to_double(rn64_sqrt(rn64_add(py(1.0), q)));
+  }
   if (s.scaling != RopeScaling::yarn) return 1.0;
   if (s.attention_factor > 0) return s.attention_factor;
   if (s.mscale != 0 && s.mscale_all_dim != 0)  // `if mscale and mscale_all_dim`: both truthy
@@ -905,13 +989,14 @@ double rope_hf_attention_factor(const RopeSpec& s) {
 // ---- RopeOracle ----------------------------------------------------------------------------------------------
 
 RopeOracle::RopeOracle(const RopeSpec& spec, unsigned bits)
-    : spec_(spec), bits_(bits), w_(0), m_(make_real(kMinBits)) {
+    : spec_(spec), bits_(bits), w_(0), wa_(0), m_(make_real(kMinBits)) {
   validate(spec_);
   check_rope_bits(bits);
   w_ = bits + kRopeWorkingMargin;
+  wa_ = w_ + angle_extra_bits(spec_);  // theta'_k < 2^E: W + E bits keep the angle's absolute error (header)
   const std::size_t h = half_of(spec_);
   theta_.reserve(h);
-  ExactThetas thetas(spec_, w_);
+  ExactThetas thetas(spec_, wa_);
   for (std::size_t k = 0; k < h; ++k) theta_.push_back(thetas(k));
   m_ = exact_attention(spec_, w_);
   m_is_one_ = mpfr_cmp_ui(raw(m_), 1) == 0;
@@ -936,9 +1021,10 @@ Real RopeOracle::attention_factor() const {
   return make_real(1, bits_);
 }
 
-// p * theta'_k at W bits: |error| <= 2^(A+6-W) (header).
+// p * theta'_k at W + E bits (E = 0 unless longrope has factors < 1): theta'_k < 2^E carries a relative error
+// <= 2^(5.2-W-E), so |error| <= 2^(A+E) (2^(5.2-W-E) + 2^(-W-E)) <= 2^(A+6-W) (header).
 Real RopeOracle::exact_angle_w(std::int64_t p, std::size_t k) const {
-  Real a = make_real(w_);
+  Real a = work_real(wa_);
   mpfr_mul(raw(a), raw(theta_[k]), raw(make_real(p, 64)), MPFR_RNDN);
   return a;
 }

@@ -18,6 +18,7 @@
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <functional>
 #include <limits>
 #include <stdexcept>
 #include <string>
@@ -859,6 +860,36 @@ RopeSpec llama3_spec(RopeRegime regime = RopeRegime::exact) {
   return s;
 }
 
+// LongRoPE as in the held-out "longrope" configuration: r = 64, base 1e4, L0 = 4096, s = 131072 / 4096 = 32,
+// short_factor 1 + k/100, long_factor 1 + k/2; seq_len picks the list (> L0: long).
+RopeSpec longrope_spec(RopeRegime regime = RopeRegime::exact, std::int64_t seq_len = 0) {
+  RopeSpec s = make_spec(Layout::halves, regime, 64, 64, 10000.0);
+  s.scaling = RopeScaling::longrope;
+  s.factor = 32.0;
+  s.original_context = 4096;
+  s.seq_len = seq_len;
+  for (std::size_t k = 0; k < 32; ++k) {
+    s.short_factor.push_back(1.0 + double(k) / 100.0);
+    s.long_factor.push_back(1.0 + double(k) / 2.0);
+  }
+  posenc::validate(s);
+  return s;
+}
+
+// The small hand case: r = 8, base 1e4 (theta_k = 10^-k exactly), short {1, 1.5, 2, 4}, long {2, 3, 5, 7},
+// L0 = 4096, s = 32.
+RopeSpec longrope_hand(std::int64_t seq_len, RopeRegime regime = RopeRegime::exact) {
+  RopeSpec s = make_spec(Layout::interleaved, regime, 8, 8, 10000.0);
+  s.scaling = RopeScaling::longrope;
+  s.factor = 32.0;
+  s.original_context = 4096;
+  s.seq_len = seq_len;
+  s.short_factor = {1.0, 1.5, 2.0, 4.0};
+  s.long_factor = {2.0, 3.0, 5.0, 7.0};
+  posenc::validate(s);
+  return s;
+}
+
 RopeSpec scaled(RopeSpec s, RopeScaling scaling, double factor) {
   s.scaling = scaling;
   s.factor = factor;
@@ -1130,13 +1161,15 @@ TEST(RopeOracleScaling, AttentionFactor) {
 // (m cos, m sin); with full rotary the score is m^2 times the score of the same frequencies without m, and passed
 // channels are not scaled.
 TEST(RopeOracleScaling, AttentionFactorScalesCosSinAndScore) {
-  RopeSpec s = yarn_spec();
+  for (RopeSpec s : {yarn_spec(), longrope_spec(RopeRegime::exact, 0), longrope_spec(RopeRegime::exact, 5000)}) {
+  SCOPED_TRACE(posenc::describe(s));
   s.head_dim = 70;  // 6 passed channels
   posenc::validate(s);
   RopeSpec unit = s;
   unit.attention_factor = 1.0;  // same theta'_k, m = 1
   const RopeOracle o(s), o1(unit);
   const Real m = rope_attention_factor(s);
+  EXPECT_GT(to_d(m), 1.1);
   for (std::int64_t p : {std::int64_t{0}, std::int64_t{17}, std::int64_t{48039}, kMaxP}) {
     for (std::size_t k : {0u, 12u, 31u}) {
       const Real c = o.cos(p, k), sn = o.sin(p, k);
@@ -1179,6 +1212,7 @@ TEST(RopeOracleScaling, AttentionFactorScalesCosSinAndScore) {
   Real total = make_real(1024);
   mpfr_add(raw(total), raw(want), raw(o1.score(123, q_pass, -4567, k_pass)), MPFR_RNDN);
   EXPECT_TRUE(within(o.score(123, q, -4567, kv), total, 64.0, -240));
+  }
 }
 
 // theta'_k of ntk and dynamic transcribed again with Boost's pow (another MPFR path than the oracle's
@@ -1213,7 +1247,8 @@ rc::Gen<RopeSpec> genScaledSpec(RopeRegime regime, bool ntk_dynamic_only = false
   return rc::gen::exec([=] {
     RopeSpec s = *genSpec(false, 128);
     s.regime = regime;
-    std::vector<RopeScaling> options = {RopeScaling::linear, RopeScaling::yarn, RopeScaling::llama3};
+    std::vector<RopeScaling> options = {RopeScaling::linear, RopeScaling::yarn, RopeScaling::llama3,
+                                        RopeScaling::longrope};
     if (ntk_dynamic_only) options.clear();
     if (s.rotary_dim < 4 && ntk_dynamic_only) s.rotary_dim = 4, s.head_dim = std::max<std::size_t>(s.head_dim, 4);
     if (s.rotary_dim >= 4) options.insert(options.end(), {RopeScaling::ntk, RopeScaling::dynamic});
@@ -1238,6 +1273,18 @@ rc::Gen<RopeSpec> genScaledSpec(RopeRegime regime, bool ntk_dynamic_only = false
       s.low_freq_factor = *rc::gen::element(1.0, 0.5, 2.0);
       s.high_freq_factor = s.low_freq_factor * *rc::gen::element(4.0, 1.0 + 0x1p-40, 8.0);
     }
+    if (s.scaling == RopeScaling::longrope) {
+      // L0 >= 2 and factors >= 1 (the spec refuses the rest: RopeOracleErrors), huge ones and non-float32 ones.
+      s.original_context = *rc::gen::element<std::int64_t>(2, 256, 4096, 131072);
+      s.seq_len = *rc::gen::element<std::int64_t>(0, 255, 4096, 4097, std::int64_t{1} << 40);
+      auto list = [&] {
+        return *rc::gen::container<std::vector<double>>(
+            s.rotary_dim / 2, rc::gen::element(1.0, 1.01, 2.5, 64.0, 1.0e6, 1.0 + 0x1p-52, 3.7, 1.0 / 0.37));
+      };
+      s.short_factor = list();
+      s.long_factor = list();
+      if (*rc::gen::inRange(0, 4) == 0) s.attention_factor = 1.5;
+    }
     posenc::validate(s);
     return s;
   });
@@ -1261,6 +1308,7 @@ RC_GTEST_PROP(RopeOracleScaling, ScaledValuesAt256BitsAgreeWith512Bits, ()) {
   RC_ASSERT(within(lo.sin(p, k), hi.sin(p, k), mw, -255));
   RC_CLASSIFY(s.scaling == RopeScaling::yarn, "yarn");
   RC_CLASSIFY(s.scaling == RopeScaling::llama3, "llama3");
+  RC_CLASSIFY(s.scaling == RopeScaling::longrope, "longrope");
 }
 
 // HF's float32 steps for ntk and dynamic with plain C arithmetic (pow/powf used only where verified correctly
@@ -1340,9 +1388,11 @@ TEST(RopeOracleScaling, GgmlLinearMultipliesTheRecurrenceByFreqScale) {
 // hf yarn: the cache is RN32(RN32(cos a) RN32(m)) (emb.cos() * self.attention_scaling), checked with plain float
 // arithmetic where cosf/sinf are correctly rounded; the rotation uses those values.
 TEST(RopeOracleScaling, HfCacheIsCosTimesFloat32AttentionFactor) {
-  const RopeSpec s = yarn_spec(RopeRegime::hf);
+  for (const RopeSpec& s : {yarn_spec(RopeRegime::hf), longrope_spec(RopeRegime::hf, 8192)}) {
+  SCOPED_TRACE(posenc::describe(s));
   const RopeOracle o(s);
   const float m32 = static_cast<float>(rope_hf_attention_factor(s));
+  EXPECT_NE(m32, 1.0f);
   EXPECT_TRUE(holds(o.attention_factor(), m32));
   int checked = 0;
   for (std::int64_t p : {std::int64_t{1}, std::int64_t{4095}, std::int64_t{100000}, std::int64_t{1} << 30}) {
@@ -1366,6 +1416,205 @@ TEST(RopeOracleScaling, HfCacheIsCosTimesFloat32AttentionFactor) {
     }
   }
   EXPECT_GT(checked, 100);
+  }
+}
+
+// ---- LongRoPE (CONVENTIONS.md §2.11 longrope; HF v5 _compute_longrope_parameters) ----------------------------
+
+std::string error_parameter(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const posenc::Error& e) {
+    return std::string(e.parameter());
+  }
+  return std::string();
+}
+
+const std::vector<double> kHandShort = {1.0, 1.5, 2.0, 4.0}, kHandLong = {2.0, 3.0, 5.0, 7.0};
+
+// theta'_k = theta_k / e_k, e = short_factor while seq_len <= L0 (0: at init), long_factor beyond. The hand case
+// (r = 8, base 1e4) has theta_k = 10^-k exactly, so theta'_k = 1 / (10^k e_k), checked
+//   (a) against long double: powl(10000, -2k/8) / e_k (powl and the division within a few ulp of 2^-64: 2^-58);
+//   (b) against the rational 1 / (10^k e_k) rounded once at 1024 bits (2^-254: the oracle's 256-bit rounding);
+// and RopeOracle's cos/sin are m cos(p theta'_k), m sin(p theta'_k) with m = sqrt(17/12) (next test), the angle
+// formed here at 1024 bits from the rational.
+TEST(RopeOracleScaling, LongropeThetaIsThetaOverTheFactorOfTheLength) {
+  const RopeSpec plain = posenc::without_scaling(longrope_hand(0));
+  Real m = make_real(1024);
+  mpfr_set_ui(raw(m), 17, MPFR_RNDN);
+  mpfr_div_ui(raw(m), raw(m), 12, MPFR_RNDN);
+  mpfr_sqrt(raw(m), raw(m), MPFR_RNDN);
+  for (std::int64_t L : {std::int64_t{0}, std::int64_t{4096}, std::int64_t{4097}}) {
+    const RopeSpec s = longrope_hand(L);
+    const std::vector<double>& e = L > 4096 ? kHandLong : kHandShort;
+    const RopeOracle o(s);
+    for (std::size_t k = 0; k < 4; ++k) {
+      const Real got = rope_theta(s, k);
+      const long double ld = powl(10000.0L, -static_cast<long double>(2 * k) / 8.0L) / static_cast<long double>(e[k]);
+      Real want_ld = make_real(64);
+      mpfr_set_ld(raw(want_ld), ld, MPFR_RNDN);
+      EXPECT_TRUE(rel_within(got, want_ld, -58)) << "seq_len " << L << " k=" << k << " " << show(got);
+      Real want = make_real(1024);
+      mpfr_ui_pow_ui(raw(want), 10, static_cast<unsigned long>(k), MPFR_RNDN);  // exact
+      mpfr_mul_d(raw(want), raw(want), e[k], MPFR_RNDN);                          // exact
+      mpfr_ui_div(raw(want), 1, raw(want), MPFR_RNDN);
+      EXPECT_TRUE(rel_within(got, want, -254)) << "seq_len " << L << " k=" << k << " " << show(got);
+      if (e[k] == 1.0) {
+        EXPECT_TRUE(same(got, rope_theta(plain, k))) << k;  // the unscaled bits
+      }
+      for (std::int64_t p : {std::int64_t{1}, std::int64_t{-4097}, std::int64_t{123456789}, kMaxP}) {
+        Real a = make_real(1024), c = make_real(1024), sn = make_real(1024);
+        mpfr_mul_si(raw(a), raw(want), static_cast<long>(p), MPFR_RNDN);
+        mpfr_sin_cos(raw(sn), raw(c), raw(a), MPFR_RNDN);
+        mpfr_mul(raw(c), raw(c), raw(m), MPFR_RNDN);
+        mpfr_mul(raw(sn), raw(sn), raw(m), MPFR_RNDN);
+        EXPECT_TRUE(within(o.cos(p, k), c, 1.0, -255)) << "seq_len " << L << " p=" << p << " k=" << k;
+        EXPECT_TRUE(within(o.sin(p, k), sn, 1.0, -255)) << "seq_len " << L << " p=" << p << " k=" << k;
+      }
+    }
+  }
+  // seq_len 0 and seq_len = L0 take the short factors (the same bits), L0 + 1 the long ones (every pair differs)
+  for (std::size_t k = 0; k < 4; ++k) {
+    EXPECT_TRUE(same(rope_theta(longrope_hand(0), k), rope_theta(longrope_hand(4096), k))) << k;
+    EXPECT_FALSE(same(rope_theta(longrope_hand(4096), k), rope_theta(longrope_hand(4097), k))) << k;
+  }
+}
+
+// m = sqrt(1 + ln s / ln L0) with L0 = 4096 = 2^12, s = 32 = 2^5: ln s / ln L0 = 5/12 exactly, m = sqrt(17/12) =
+// 1.1902380714238082...; HF's Python double is 1.1902380714238083 (held-out rope_scaling.json, factor derived
+// from max_position_embeddings 131072). s = 1 gives 1; a given attention_factor replaces it; the list and seq_len
+// do not matter. RopeOracle: m itself (exact), RN32(m_hf) (hf).
+TEST(RopeOracleScaling, LongropeAttentionFactor) {
+  Real want = make_real(1024);
+  mpfr_set_ui(raw(want), 17, MPFR_RNDN);
+  mpfr_div_ui(raw(want), raw(want), 12, MPFR_RNDN);
+  mpfr_sqrt(raw(want), raw(want), MPFR_RNDN);
+  Real want_ld = make_real(64);
+  mpfr_set_ld(raw(want_ld), sqrtl(17.0L / 12.0L), MPFR_RNDN);
+  for (std::int64_t L : {std::int64_t{0}, std::int64_t{4096}, std::int64_t{4097}}) {
+    const RopeSpec s = longrope_hand(L);
+    EXPECT_TRUE(rel_within(rope_attention_factor(s), want, -254)) << show(rope_attention_factor(s));
+    EXPECT_TRUE(rel_within(rope_attention_factor(s), want_ld, -62));
+    EXPECT_TRUE(same(RopeOracle(s).attention_factor(), rope_attention_factor(s)));
+    EXPECT_EQ(rope_hf_attention_factor(s), 1.1902380714238083);
+    EXPECT_TRUE(holds(RopeOracle(with_regime(s, RopeRegime::hf)).attention_factor(), double(1.1902380714238083f)));
+    RopeSpec one = s;
+    one.factor = 1.0;
+    posenc::validate(one);
+    EXPECT_TRUE(holds(rope_attention_factor(one), 1.0));
+    EXPECT_EQ(rope_hf_attention_factor(one), 1.0);
+    EXPECT_TRUE(holds(RopeOracle(with_regime(one, RopeRegime::hf)).attention_factor(), 1.0));
+    RopeSpec given = s;
+    given.attention_factor = 1.25;
+    posenc::validate(given);
+    EXPECT_TRUE(holds(rope_attention_factor(given), 1.25));
+    EXPECT_EQ(rope_hf_attention_factor(given), 1.25);
+    EXPECT_TRUE(holds(RopeOracle(with_regime(given, RopeRegime::hf)).attention_factor(), 1.25));
+  }
+  // s only enters m: with every factor 1 and s = 1, longrope is the unscaled RoPE, bit for bit in both regimes
+  RopeSpec unit = longrope_spec(RopeRegime::exact, 0);
+  unit.factor = 1.0;
+  unit.short_factor.assign(32, 1.0);
+  posenc::validate(unit);
+  const RopeSpec plain = posenc::without_scaling(unit);
+  for (std::size_t k = 0; k < 32; ++k) {
+    EXPECT_TRUE(same(rope_theta(unit, k), rope_theta(plain, k))) << k;
+    EXPECT_TRUE(same(rope_hf_inv_freq(unit, k), rope_hf_inv_freq(plain, k))) << k;
+  }
+  EXPECT_TRUE(same(RopeOracle(unit).cos(48039, 7), RopeOracle(plain).cos(48039, 7)));
+}
+
+// hf: inv_k = RN32(1 / RN32(RN32(e_k) P_k)), P_k = RN32(pow(RN32(1e4), RN32(RN32(2k) / RN32(8)))). The exponents
+// are 0, 1/4, 1/2, 3/4 (exact in float32) and 10000^(2k/8) = 10^k is an integer below 2^24, a float32 number:
+// P_k = 1, 10, 100, 1000 exactly. powl (64-bit significand, within a few ulp: ~2^-61 relative) therefore suffices:
+// every value within 2^-25 relative of a float32 number rounds to it, so (float)powl(...) is P_k (checked against
+// 10^k). The rest is plain float arithmetic (volatile: one IEEE rounding per step); the angle RN32(RN32(p) inv_k).
+TEST(RopeOracleScaling, LongropeHfInvFreqByHand) {
+  const float tens[] = {1.0f, 10.0f, 100.0f, 1000.0f};
+  for (std::int64_t L : {std::int64_t{0}, std::int64_t{4096}, std::int64_t{4097}}) {
+    const RopeSpec s = longrope_hand(L, RopeRegime::hf);
+    const std::vector<double>& e = L > 4096 ? kHandLong : kHandShort;
+    const RopeOracle o(s);
+    for (std::size_t k = 0; k < 4; ++k) {
+      volatile float ex = static_cast<float>(2 * k) / static_cast<float>(8);
+      const float pk = static_cast<float>(powl(static_cast<long double>(10000.0f), static_cast<long double>(ex)));
+      EXPECT_EQ(pk, tens[k]);
+      volatile float d = static_cast<float>(e[k]) * pk;
+      volatile float inv = 1.0f / d;
+      EXPECT_TRUE(holds(rope_hf_inv_freq(s, k), inv)) << "seq_len " << L << " k=" << k << " "
+                                                      << show(rope_hf_inv_freq(s, k)) << " vs " << inv;
+      EXPECT_TRUE(holds(rope_emulated_frequency(s, k), inv));
+      for (std::int64_t p : {std::int64_t{1}, std::int64_t{4097}, std::int64_t{100000}}) {
+        volatile float a = static_cast<float>(p) * inv;
+        EXPECT_TRUE(holds(o.angle(p, k), a)) << p << " " << k;
+      }
+    }
+  }
+}
+
+// hf longrope with plain C float arithmetic for any r and base and factors that are not float32 numbers
+// (torch.tensor(list, dtype=float32) is a rounding step of its own); powf used only where verified correctly
+// rounded. m_hf likewise from C's log and sqrt (IEEE sqrt; log used only where verified correctly rounded).
+RC_GTEST_PROP(RopeOracleScaling, HfLongropeMatchesPlainFloatArithmetic, ()) {
+  RopeSpec s = *genSpec(false, 128);
+  s.regime = RopeRegime::hf;
+  s.scaling = RopeScaling::longrope;
+  s.factor = *rc::gen::element(1.0, 32.0, 3.7, 1048576.0);
+  s.original_context = *rc::gen::element<std::int64_t>(2, 4096, 131072, 1000003);
+  s.seq_len = *rc::gen::element<std::int64_t>(0, 4096, 4097, 131073, std::int64_t{1} << 40);
+  const auto gen_e = rc::gen::oneOf(rc::gen::element(1.0, 1.01, 1.0 / 0.37, 1.0e6, 4.0 / 3.0),
+                                    rc::gen::map(rc::gen::inRange(1000, 1000000), [](int n) { return n / 1000.0; }));
+  s.short_factor = *rc::gen::container<std::vector<double>>(s.rotary_dim / 2, gen_e);
+  s.long_factor = *rc::gen::container<std::vector<double>>(s.rotary_dim / 2, gen_e);
+  posenc::validate(s);
+  const std::size_t k = *rc::gen::inRange<std::size_t>(0, s.rotary_dim / 2);
+  const double e = s.seq_len > s.original_context ? s.long_factor[k] : s.short_factor[k];
+  volatile float ex = static_cast<float>(2 * k) / static_cast<float>(s.rotary_dim);
+  const float base32 = static_cast<float>(s.base);
+  const float pw = std::pow(base32, static_cast<float>(ex));
+  RC_PRE(is_rn32_of(pw, hp_pow(base32, ex)));
+  volatile float d = static_cast<float>(e) * pw;
+  volatile float inv = 1.0f / d;
+  RC_LOG() << posenc::describe(s) << " k=" << k << std::hexfloat << " e=" << e << " inv=" << inv << "\n";
+  RC_ASSERT(holds(rope_hf_inv_freq(s, k), inv));
+  auto log_cr = [](double x) {
+    Real t = make_real(300);
+    mpfr_log(raw(t), raw(make_real(x, 64)), MPFR_RNDN);
+    return round_to_double(t) == std::log(x);
+  };
+  const double l0 = static_cast<double>(s.original_context);
+  RC_PRE(log_cr(s.factor) && log_cr(l0));
+  volatile double q = std::log(s.factor) / std::log(l0);
+  volatile double one_q = 1.0 + q;
+  const double m = s.factor <= 1.0 ? 1.0 : std::sqrt(static_cast<double>(one_q));
+  RC_ASSERT(rope_hf_attention_factor(s) == m);
+  RC_CLASSIFY(s.seq_len > s.original_context, "long factors");
+}
+
+// The longrope specs the oracle could not evaluate are refused by the spec, naming the field: L0 = 1 (ln L0 = 0
+// divides the attention factor; HF raises ZeroDivisionError) and factors below 1 (LongRoPE's rescale factors are
+// >= 1; a tiny one overflows HF's float32 inv_freq). A given attention_factor with factor 1 needs no logarithm.
+TEST(RopeOracleErrors, LongropeSpecsWithoutAValueNameTheField) {
+  RopeSpec s = longrope_hand(0);
+  s.original_context = 1;
+  EXPECT_EQ(error_parameter([&] { posenc::validate(s); }), "original_context");
+  EXPECT_EQ(error_parameter([&] { RopeOracle{s}; }), "original_context");
+  RopeSpec one = longrope_hand(0);
+  one.factor = 1.0;
+  EXPECT_TRUE(holds(rope_attention_factor(one), 1.0));
+  one.attention_factor = 1.5;
+  EXPECT_TRUE(holds(rope_attention_factor(one), 1.5));
+
+  RopeSpec tiny = longrope_hand(0, RopeRegime::hf);
+  tiny.short_factor[3] = 1.0e-45;
+  EXPECT_EQ(error_parameter([&] { posenc::validate(tiny); }), "short_factor");
+  EXPECT_EQ(error_parameter([&] { RopeOracle{tiny}; }), "short_factor");
+  tiny.short_factor[3] = 4.0;
+  tiny.long_factor[0] = 0.5;
+  EXPECT_EQ(error_parameter([&] { RopeOracle{tiny}; }), "long_factor");
+  tiny.long_factor.pop_back();
+  tiny.long_factor[0] = 2.0;
+  EXPECT_EQ(error_parameter([&] { RopeOracle{tiny}; }), "long_factor");  // one per pair
 }
 
 TEST(RopeOracleScaling, ScalingSpecificFunctionsNameScaling) {
@@ -1402,7 +1651,7 @@ nlohmann::json load_heldout(const std::string& name) {
   return nlohmann::json::parse(in);
 }
 
-// For every configuration (longrope skipped: not in the spec) and seq_len:
+// For every configuration and seq_len:
 //   * m_hf equals HF's attention factor to 1e-15 relative (and so does the exact m);
 //   * the hf inv'_k is within 1 float32 ulp of HF's (torch's vectorized powf is not correctly rounded: allowed),
 //     and the bit-identical entries are counted;
@@ -1411,6 +1660,8 @@ nlohmann::json load_heldout(const std::string& name) {
 //     (held to <= 1 ulp like the others). The module's forward (rope_hf_inv_freq at seq_len = L > M) forms the base
 //     in float32 0-dim tensors instead, so it is not the same float32 base: held to <= 2 ulp, counted;
 //   * the exact theta'_k is within 4e-6 relative of HF's float32 values (the definition, not the rounding).
+//   longrope: no factor in the file, so HF's factor = max_position_embeddings / original_max_position_embeddings
+//   (= 32: m = sqrt(17/12)); seq_len None and 1024 take the short factors, 8192 and 40000 the long ones.
 TEST(RopeOracleHeldout, ScalingMatchesHf517InvFreqAndAttentionFactor) {
   const nlohmann::json data = load_heldout("rope_scaling.json");
   int configs = 0;
@@ -1418,14 +1669,16 @@ TEST(RopeOracleHeldout, ScalingMatchesHf517InvFreqAndAttentionFactor) {
     const std::string tag = cfg["tag"];
     const auto& rp = cfg["rope_parameters"];
     const std::string type = rp["rope_type"];
-    if (type == "longrope") continue;
     ++configs;
     RopeSpec s;
     s.layout = Layout::halves;
     s.regime = RopeRegime::hf;
     s.head_dim = s.rotary_dim = cfg["head_dim"].get<std::size_t>();
     s.base = cfg["rope_theta"].get<double>();
-    s.factor = rp["factor"].get<double>();
+    s.factor = type == "longrope" && !rp.contains("factor")
+                   ? double(cfg["max_position_embeddings"].get<std::int64_t>()) /
+                         double(rp["original_max_position_embeddings"].get<std::int64_t>())
+                   : rp["factor"].get<double>();
     if (type == "linear") s.scaling = RopeScaling::linear;
     if (type == "dynamic") {
       s.scaling = RopeScaling::dynamic;
@@ -1447,9 +1700,17 @@ TEST(RopeOracleHeldout, ScalingMatchesHf517InvFreqAndAttentionFactor) {
       s.low_freq_factor = rp["low_freq_factor"].get<double>();
       s.high_freq_factor = rp["high_freq_factor"].get<double>();
     }
+    if (type == "longrope") {
+      s.scaling = RopeScaling::longrope;
+      s.original_context = rp["original_max_position_embeddings"].get<std::int64_t>();
+      s.attention_factor = rp.value("attention_factor", 0.0);
+      s.short_factor = rp["short_factor"].get<std::vector<double>>();
+      s.long_factor = rp["long_factor"].get<std::vector<double>>();
+    }
     ASSERT_NE(s.scaling, RopeScaling::none) << tag;
     for (const auto& [seq, v] : cfg["by_seq_len"].items()) {
-      if (s.scaling == RopeScaling::dynamic) s.seq_len = seq == "None" ? 0 : std::stoll(seq);
+      if (s.scaling == RopeScaling::dynamic || s.scaling == RopeScaling::longrope)
+        s.seq_len = seq == "None" ? 0 : std::stoll(seq);
       posenc::validate(s);
       const double af = v["attention_factor"].get<double>();
       EXPECT_NEAR(rope_hf_attention_factor(s), af, 1e-15 * af) << tag << " " << seq;
@@ -1484,7 +1745,7 @@ TEST(RopeOracleHeldout, ScalingMatchesHf517InvFreqAndAttentionFactor) {
       std::printf("; exact theta' within %.2g relative; m %.17g\n", worst_rel, af);
     }
   }
-  EXPECT_EQ(configs, 6);
+  EXPECT_EQ(configs, 7);
 }
 
 }  // namespace

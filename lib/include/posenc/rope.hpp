@@ -93,12 +93,14 @@ class RopePlan {
   // theta_k (k < h) as the fast path uses them: exact regime, the real theta_k rounded to double; hf, the
   // float32 inv_freq; ggml, the float32 theta_k of position 1 (scale^k accumulated by repeated multiplication).
   std::span<const double> frequencies() const noexcept;
-  // The attention factor m that multiplies cos and sin (1 unless scaling is yarn; scores then scale by m^2):
+  // The attention factor m that multiplies cos and sin (1 unless scaling is yarn or longrope; scores then scale
+  // by m^2):
   // exact regime, the real m rounded to double; hf, HF's Python double (the caches multiply by RN32(m)).
   double attention_factor() const noexcept;
   // How the scaling treated pair k (exact mathematics, whatever the regime): the weight w_k of the interpolated
   // frequency in theta'_k = (1 - w_k) theta_k + w_k theta_k / factor. linear: 1; yarn: the ramp; llama3: 0 kept,
-  // 1 divided, in between smoothed; none, ntk, dynamic: 0 (they change the base instead).
+  // 1 divided, in between smoothed; none, ntk, dynamic: 0 (they change the base instead); longrope: 0 (it
+  // divides theta_k by its own factor per pair, which frequencies() against the unscaled ones shows).
   std::span<const double> interpolation() const noexcept;
 
   // Caches for `positions` (row per position, cache_values_per_position values each; the hf form writes the

@@ -34,6 +34,7 @@
 #include <tuple>
 #include <type_traits>
 #include <utility>
+#include <vector>
 
 #include "posenc/error.hpp"
 
@@ -114,6 +115,15 @@ struct Choice {
 
 struct AnyValue {};  // a bool accepts both values
 
+// A list field (std::vector of an integer or double) accepts lists of min_size..max_size elements, each in
+// `each`. An empty list is how a field that its other settings do not use says "not given" (max_size 0).
+template <class E>
+struct ListRange {
+  Range<E> each;
+  std::size_t min_size = 0, max_size = 0;
+  std::string_view why = {};
+};
+
 namespace describe_detail {
 template <class M>
 struct Unwrap {
@@ -126,17 +136,32 @@ struct Unwrap<std::optional<T>> {
   static constexpr bool optional = true;
 };
 template <class V>
-using AcceptedOf = std::conditional_t<std::is_enum_v<V>, Choice, std::conditional_t<std::is_same_v<V, bool>, AnyValue, Range<V>>>;
+struct ListOf {
+  static constexpr bool list = false;
+  using accepted = std::conditional_t<std::is_enum_v<V>, Choice, std::conditional_t<std::is_same_v<V, bool>, AnyValue, Range<V>>>;
+};
+template <class E>
+struct ListOf<std::vector<E>> {
+  static constexpr bool list = true;
+  using element = E;
+  using accepted = ListRange<E>;
+};
+template <class V>
+using AcceptedOf = typename ListOf<V>::accepted;
+template <class V>
+inline constexpr bool is_list_v = ListOf<V>::list;
 }  // namespace describe_detail
 
-// Field value types: an integer (std::size_t, std::int64_t), double, bool, a DescribedEnum, or std::optional of
-// an integer (whose "none" is always accepted).
+// Field value types: an integer (std::size_t, std::int64_t), double, bool, a DescribedEnum, std::optional of
+// an integer (whose "none" is always accepted), or std::vector of an integer or double (a list: written
+// "[a,b,c]", JSON arrays).
 template <class Spec, class M>
 struct Field {
   using member_type = M;
   using value_type = typename describe_detail::Unwrap<M>::type;
   using accepted_type = describe_detail::AcceptedOf<value_type>;
   static constexpr bool is_optional = describe_detail::Unwrap<M>::optional;
+  static constexpr bool is_list = describe_detail::is_list_v<value_type>;
 
   std::string_view name;     // JSON key, describe() key, the parameter named by errors
   std::string_view flag;     // command-line flag, e.g. "--dim"
@@ -234,7 +259,14 @@ std::string value_text(const V& v) {
   else if constexpr (std::is_enum_v<V>) return std::string(to_string(v));
   else if constexpr (std::is_floating_point_v<V>) return format_real(v);
   else if constexpr (describe_detail::Unwrap<V>::optional) return v ? value_text(*v) : std::string("none");
-  else return std::to_string(v);
+  else if constexpr (describe_detail::is_list_v<V>) {
+    std::string out = "[";
+    for (std::size_t i = 0; i < v.size(); ++i) {
+      if (i) out += ',';
+      out += value_text(v[i]);
+    }
+    return out + "]";
+  } else return std::to_string(v);
 }
 
 template <class Spec, class M>
@@ -265,6 +297,26 @@ std::string accepted_text(const Range<V>& r, bool optional) {
   return out;
 }
 
+// "a list of 64 reals in (0, 1e+06]", "an empty list (only with --scaling longrope)".
+template <class E>
+std::string accepted_text(const ListRange<E>& r) {
+  std::string out;
+  if (r.max_size == 0) out = "an empty list []";
+  else {
+    out = "a list of ";
+    if (r.min_size == r.max_size) out += std::to_string(r.min_size);
+    else out += std::to_string(r.min_size) + " to " + std::to_string(r.max_size);
+    std::string each = accepted_text(Range<E>{r.each.lo, r.each.hi, r.each.lo_open, r.each.hi_open, r.each.step}, false);
+    out += each.rfind("a real ", 0) == 0 ? " reals " + each.substr(7)
+           : each.rfind("a finite real ", 0) == 0 ? " reals " + each.substr(14)
+           : each.rfind("an integer ", 0) == 0 ? " integers " + each.substr(11)
+                                              : ", each " + each;
+    out += ", written [a,b,...]";
+  }
+  if (!r.why.empty()) out += " (" + std::string(r.why) + ")";
+  return out;
+}
+
 template <DescribedEnum E>
 std::string accepted_text(const Choice& c) {
   std::string out = enum_names<E>(c.allowed);
@@ -279,7 +331,10 @@ typename Field<Spec, M>::accepted_type accepted_of(const Field<Spec, M>& f, cons
   if (f.accepted) return f.accepted(s);
   if constexpr (std::is_same_v<A, Choice>) return Choice{};
   else if constexpr (std::is_same_v<A, AnyValue>) return AnyValue{};
-  else return A{std::numeric_limits<V>::lowest(), std::numeric_limits<V>::max()};
+  else if constexpr (describe_detail::is_list_v<V>) {
+    using E = typename V::value_type;
+    return A{{std::numeric_limits<E>::lowest(), std::numeric_limits<E>::max()}, 0, std::numeric_limits<std::size_t>::max()};
+  } else return A{std::numeric_limits<V>::lowest(), std::numeric_limits<V>::max()};
 }
 
 template <class Spec, class M>
@@ -288,6 +343,7 @@ std::string accepted_text(const Field<Spec, M>& f, const Spec& s) {
   const auto a = accepted_of(f, s);
   if constexpr (std::is_enum_v<V>) return accepted_text<V>(a);
   else if constexpr (std::is_same_v<V, bool>) return "true | false";
+  else if constexpr (Field<Spec, M>::is_list) return accepted_text(a);
   else return accepted_text(a, Field<Spec, M>::is_optional);
 }
 
@@ -305,6 +361,14 @@ bool in_range(const V& v, const Range<V>& r) {
   }
 }
 
+template <class E>
+bool in_range(const std::vector<E>& v, const ListRange<E>& r) {
+  if (v.size() < r.min_size || v.size() > r.max_size) return false;
+  for (const E& e : v)
+    if (!in_range(e, r.each)) return false;
+  return true;
+}
+
 // Whether the field's value in s is accepted (given the fields before it, as they are in s).
 template <class Spec, class M>
 bool accepts(const Field<Spec, M>& f, const Spec& s) {
@@ -318,7 +382,7 @@ bool accepts(const Field<Spec, M>& f, const Spec& s) {
   } else if constexpr (Field<Spec, M>::is_optional) {
     return !m || in_range(*m, a);
   } else {
-    return in_range(m, a);
+    return in_range(m, a);  // numbers and lists
   }
 }
 
@@ -360,7 +424,29 @@ inline std::string quoted(std::string_view t) { return "'" + std::string(t) + "'
 
 template <class V>
 std::optional<V> parse_value(std::string_view t) {
-  if constexpr (std::is_same_v<V, bool>) {
+  if constexpr (is_list_v<V>) {
+    // "[a,b,c]" or "a,b,c"; "[]" (or nothing) is the empty list. Spaces around elements are allowed.
+    auto trim = [](std::string_view x) {
+      while (!x.empty() && (x.front() == ' ' || x.front() == '\t')) x.remove_prefix(1);
+      while (!x.empty() && (x.back() == ' ' || x.back() == '\t')) x.remove_suffix(1);
+      return x;
+    };
+    t = trim(t);
+    if (!t.empty() && t.front() == '[') {
+      if (t.back() != ']') return std::nullopt;
+      t = trim(t.substr(1, t.size() - 2));
+    }
+    V out;
+    if (t.empty()) return out;
+    while (true) {
+      const std::size_t comma = t.find(',');
+      const auto e = parse_value<typename V::value_type>(trim(t.substr(0, comma)));
+      if (!e) return std::nullopt;
+      out.push_back(*e);
+      if (comma == std::string_view::npos) return out;
+      t.remove_prefix(comma + 1);
+    }
+  } else if constexpr (std::is_same_v<V, bool>) {
     if (t == "true" || t == "1" || t == "yes") return true;
     if (t == "false" || t == "0" || t == "no") return false;
     return std::nullopt;
@@ -386,7 +472,8 @@ std::optional<V> parse_value(std::string_view t) {
 
 template <class V>
 constexpr std::string_view kind_text() {
-  if constexpr (std::is_same_v<V, bool>) return "is not a boolean";
+  if constexpr (is_list_v<V>) return "is not a list of numbers [a,b,...]";
+  else if constexpr (std::is_same_v<V, bool>) return "is not a boolean";
   else if constexpr (std::is_enum_v<V>) return "is not a known name";
   else if constexpr (std::is_floating_point_v<V>) return "is not a number";
   else if constexpr (std::is_signed_v<V>) return "is not an integer (or is beyond [-2^63, 2^63))";
@@ -410,9 +497,12 @@ void set_field_text(const Field<Spec, M>& f, Spec& s, std::string_view text) {
   if (!v)
     throw Error(std::string(SpecTraits<Spec>::scheme), std::string(f.name), describe_detail::quoted(text),
                 accepted_text(f, s), std::string(describe_detail::kind_text<V>()));
-  if constexpr (std::is_floating_point_v<V>) {
+  if constexpr (std::is_floating_point_v<V> || std::is_same_v<V, std::vector<double>>) {
     // A finite numeral beyond the double range (1e999) reads as inf: say so, rather than "inf is out of range".
-    if (!std::isfinite(*v) && text.find_first_of("iInN") == std::string_view::npos)
+    bool finite = true;
+    if constexpr (std::is_floating_point_v<V>) finite = std::isfinite(*v);
+    else for (double e : *v) finite = finite && std::isfinite(e);
+    if (!finite && text.find_first_of("iInN") == std::string_view::npos)
       throw Error(std::string(SpecTraits<Spec>::scheme), std::string(f.name), describe_detail::quoted(text),
                   accepted_text(f, s), "is beyond the range of a double (|x| > 1.8e308)");
   }

@@ -20,7 +20,7 @@
 //     scale = RN32(pow(RN32(base), RN32(-2 / RN32(r))));  t_0 = RN32(p), t_{k+1} = RN32(t_k * scale);
 //     c = RN32(cos t_k), s = RN32(sin t_k);  the rotation as in hf.
 // Context extension (RopeSpec::scaling; CONVENTIONS.md §2.11, HF modeling_rope_utils). theta'_k replaces theta_k,
-// and cos, sin are multiplied by the attention factor m (1 unless yarn). Exact regime, in real arithmetic:
+// and cos, sin are multiplied by the attention factor m (1 unless yarn or longrope). Exact regime, in real arithmetic:
 //   linear   theta'_k = theta_k / s                                    (s = factor; = positions divided by s)
 //   ntk      theta'_k = base'^(-2k/r), base' = base s^(r/(r-2))
 //   dynamic  as ntk with a = s L / max_context - (s - 1) in place of s, L = seq_len, when L > max_context;
@@ -34,11 +34,15 @@
 //   llama3   wl_k = 2 pi / theta_k; wl_k < L0 / high_freq_factor: theta_k; wl_k > L0 / low_freq_factor:
 //            theta_k / s; otherwise (edges included) sm = (L0 / wl_k - low_freq_factor) / (high_freq_factor -
 //            low_freq_factor), theta'_k = (1 - sm) theta_k / s + sm theta_k
-//   (L0 = original_context; channels >= rotary_dim pass through unscaled: m multiplies cos and sin only.) hf regime: the same formulas as HF's float32 tensor steps (lib/src/rope.cpp lists
-//   them: Python scalars are doubles rounded to float32 where they meet a tensor, `x / t` is t.reciprocal() * x,
-//   dynamic is the module's forward, where L is an int64 tensor, the new base a float32 one, and its power r/(r-2)
-//   a double pow rounded to float32), cos and sin
-//   multiplied by RN32(m). ggml regime: linear only, angle RN32(RN32(1 / RN32(s)) t_k) (llama.cpp freq_scale).
+//   longrope theta'_k = theta_k / e_k with e = long_factor when seq_len > L0, else short_factor (the values as
+//            given); m = attention_factor if given, else 1 for s <= 1, else sqrt(1 + ln s / ln L0)
+//   (L0 = original_context; channels >= rotary_dim pass through unscaled: m multiplies cos and sin only.)
+// hf regime: the same formulas as HF's float32 tensor steps (lib/src/rope.cpp lists them: Python scalars are
+//   doubles rounded to float32 where they meet a tensor, `x / t` is t.reciprocal() * x; dynamic is the module's
+//   forward, where L is an int64 tensor, the new base a float32 one, and its power r/(r-2) a double pow rounded to
+//   float32; longrope: inv_k = RN32(1 / RN32(RN32(e_k) RN32(pow(RN32(base), RN32(RN32(2k) / RN32(r)))))), m a
+//   Python double from math.sqrt and math.log), cos and sin multiplied by RN32(m).
+// ggml regime: linear only, angle RN32(RN32(1 / RN32(s)) t_k) (llama.cpp freq_scale).
 // Real libm/torch pow, sin and cos are not correctly rounded, and compilers may contract a*b - c*d into an
 // FMA: the envelope a real implementation falls in is stated per quantity in the budget table
 // (properties/rope/budget.hpp), and `posenc check rope` uses it.
@@ -51,6 +55,7 @@
 #include <span>
 #include <string_view>
 #include <tuple>
+#include <vector>
 
 #include "posenc/describe.hpp"
 #include "posenc/vocabulary.hpp"
@@ -61,7 +66,7 @@ enum class RopeRegime { exact, hf, ggml };
 
 // Context-extension scalings (CONVENTIONS.md §2.11; HF modeling_rope_utils ROPE_INIT_FUNCTIONS). Each changes the
 // frequencies theta_k -> theta'_k and may multiply cos and sin by an attention factor m (so scores scale by m^2).
-enum class RopeScaling { none, linear, ntk, dynamic, yarn, llama3 };
+enum class RopeScaling { none, linear, ntk, dynamic, yarn, llama3, longrope };
 
 template <>
 struct EnumTraits<RopeRegime> {
@@ -74,7 +79,7 @@ struct EnumTraits<RopeRegime> {
 
 template <>
 struct EnumTraits<RopeScaling> {
-  static constexpr std::array<EnumValue<RopeScaling>, 6> values{{
+  static constexpr std::array<EnumValue<RopeScaling>, 7> values{{
       {RopeScaling::none, "none", "theta_k = base^(-2k/r), attention factor 1"},
       {RopeScaling::linear, "linear", "position interpolation: theta_k / factor (HF rope_type linear)"},
       {RopeScaling::ntk, "ntk", "NTK-aware static: base' = base * factor^(r/(r-2)) (not an HF rope_type)"},
@@ -87,6 +92,9 @@ struct EnumTraits<RopeScaling> {
       {RopeScaling::llama3, "llama3",
        "Llama 3.1: wavelengths above original_context/low_freq_factor divided by factor, below "
        "original_context/high_freq_factor kept, smoothed between (HF rope_type llama3)"},
+      {RopeScaling::longrope, "longrope",
+       "LongRoPE (Phi-3): theta_k / short_factor[k], or / long_factor[k] when seq_len > original_context; "
+       "attention factor sqrt(1 + ln(factor) / ln(original_context)) (HF rope_type longrope)"},
   }};
 };
 
@@ -102,15 +110,16 @@ struct RopeSpec {
   double base = 10000.0;         // rope_theta
   // Context extension (scaling none: every field below keeps its default, and validation says so).
   RopeScaling scaling = RopeScaling::none;
-  double factor = 1.0;                  // s: linear, ntk, dynamic, yarn, llama3
-  std::int64_t original_context = 0;   // L0 = original_max_position_embeddings: yarn, llama3
+  double factor = 1.0;                  // s: linear, ntk, dynamic, yarn, llama3, longrope (its attention factor)
+  std::int64_t original_context = 0;   // L0 = original_max_position_embeddings: yarn, llama3, longrope
   std::int64_t max_context = 0;        // max_position_embeddings: dynamic
-  std::int64_t seq_len = 0;            // dynamic: the current length L = max(position_ids) + 1 (0: at init)
+  std::int64_t seq_len = 0;            // dynamic, longrope: the current length L = max(position_ids) + 1 (0: at init)
   double beta_fast = 32.0, beta_slow = 1.0;  // yarn
   double mscale = 0.0, mscale_all_dim = 0.0; // yarn (0: not given)
-  double attention_factor = 0.0;       // yarn: 0 computes it from factor (and mscale); > 0 replaces it
+  double attention_factor = 0.0;       // yarn, longrope: 0 computes it from factor (and mscale); > 0 replaces it
   bool truncate = true;                // yarn: floor/ceil of the correction range
   double low_freq_factor = 1.0, high_freq_factor = 4.0;  // llama3
+  std::vector<double> short_factor = {}, long_factor = {};  // longrope: one per pair (r/2 each); empty otherwise
 
   friend bool operator==(const RopeSpec&, const RopeSpec&) = default;
 };
@@ -127,13 +136,25 @@ struct SpecTraits<RopeSpec> {
   static constexpr Range<std::int64_t> only_when(bool used, std::int64_t lo, std::int64_t hi, std::string_view why) {
     return used ? Range<std::int64_t>{lo, hi} : Range<std::int64_t>{0, 0, false, false, 1, why};
   }
-  static constexpr bool uses_l0(const S& s) { return s.scaling == RopeScaling::yarn || s.scaling == RopeScaling::llama3; }
+  static constexpr bool uses_l0(const S& s) {
+    return s.scaling == RopeScaling::yarn || s.scaling == RopeScaling::llama3 || s.scaling == RopeScaling::longrope;
+  }
   static constexpr bool dynamic(const S& s) { return s.scaling == RopeScaling::dynamic; }
+  static constexpr bool uses_seq_len(const S& s) {
+    return s.scaling == RopeScaling::dynamic || s.scaling == RopeScaling::longrope;
+  }
 
   // A yarn-only real: [lo, hi] under --scaling yarn, else exactly its default.
   static constexpr Range<double> yarn_only(const S& s, double dflt, double lo, double hi) {
     return s.scaling == RopeScaling::yarn ? Range<double>{lo, hi}
                                           : Range<double>{dflt, dflt, false, false, 1.0, "only with --scaling yarn"};
+  }
+
+  // LongRoPE's per-pair factors: r/2 positive reals under --scaling longrope, else the empty list.
+  static constexpr ListRange<double> longrope_list(const S& s, double lo, double hi) {
+    if (s.scaling != RopeScaling::longrope) return {{0.0, 0.0}, 0, 0, "only with --scaling longrope"};
+    return {{lo, hi}, s.rotary_dim / 2, s.rotary_dim / 2,
+            "one per rotated pair: rotary_dim / 2; LongRoPE's rescale factors are >= 1"};
   }
 
   static constexpr Range<std::int64_t> position_range(const S&) {
@@ -185,9 +206,13 @@ struct SpecTraits<RopeSpec> {
               return s.scaling == RopeScaling::none ? Range<double>{1.0, 1.0} : Range<double>{1.0, 64.0};
             }),
       field("original_context", "--original-context", &S::original_context,
-            "L0: the pretraining context (original_max_position_embeddings) of yarn and llama3",
+            "L0: the pretraining context (original_max_position_embeddings) of yarn, llama3 and longrope",
             "CONVENTIONS.md §2.11, §3 item 8",
-            +[](const S& s) { return only_when(uses_l0(s), 1, kRopeMaxContext, "only with --scaling yarn or llama3"); },
+            +[](const S& s) {
+              // longrope's attention factor divides by ln L0
+              return only_when(uses_l0(s), s.scaling == RopeScaling::longrope ? 2 : 1, kRopeMaxContext,
+                               "only with --scaling yarn, llama3 or longrope");
+            },
             +[](const S& s) { return only_when(uses_l0(s), 256, 1 << 17, {}); }),
       field("max_context", "--max-context", &S::max_context,
             "max_position_embeddings: the length beyond which dynamic NTK grows the base",
@@ -195,10 +220,13 @@ struct SpecTraits<RopeSpec> {
             +[](const S& s) { return only_when(dynamic(s), 1, kRopeMaxContext, "only with --scaling dynamic"); },
             +[](const S& s) { return only_when(dynamic(s), 256, 1 << 17, {}); }),
       field("seq_len", "--seq-len", &S::seq_len,
-            "dynamic: the current length L = max(position_ids) + 1 (0 or L <= max_context: the original frequencies)",
-            "CONVENTIONS.md §2.11 (dynamic), §3 item 9",
-            +[](const S& s) { return only_when(dynamic(s), 0, kRopeMaxContext, "only with --scaling dynamic"); },
-            +[](const S& s) { return only_when(dynamic(s), 0, 1 << 20, {}); }),
+            "the current length L = max(position_ids) + 1: dynamic grows the base when L > max_context, longrope takes "
+            "the long factors when L > original_context (0: at init, the original frequencies or the short factors)",
+            "CONVENTIONS.md §2.11 (dynamic, longrope), §3 item 9",
+            +[](const S& s) {
+              return only_when(uses_seq_len(s), 0, kRopeMaxContext, "only with --scaling dynamic or longrope");
+            },
+            +[](const S& s) { return only_when(uses_seq_len(s), 0, 1 << 20, {}); }),
       field("beta_fast", "--beta-fast", &S::beta_fast,
             "yarn: rotations at which the ramp starts (pairs turning faster keep theta_k)", "CONVENTIONS.md §2.11 (yarn)",
             +[](const S& s) { return yarn_only(s, 32.0, 1.0e-3, 1.0e6); },
@@ -216,9 +244,17 @@ struct SpecTraits<RopeSpec> {
             "CONVENTIONS.md §2.11 (yarn get_mscale)", +[](const S& s) { return yarn_only(s, 0.0, 0.0, 1.0e3); },
             +[](const S& s) { return yarn_only(s, 0.0, 0.0, 2.0); }),
       field("attention_factor", "--attention-factor", &S::attention_factor,
-            "yarn: the factor m multiplying cos and sin; 0 computes it from factor (and mscale)",
-            "CONVENTIONS.md §2.11 (yarn attention_factor)", +[](const S& s) { return yarn_only(s, 0.0, 0.0, 1.0e3); },
-            +[](const S& s) { return yarn_only(s, 0.0, 0.0, 2.0); }),
+            "yarn, longrope: the factor m multiplying cos and sin; 0 computes it from factor (and mscale)",
+            "CONVENTIONS.md §2.11 (yarn, longrope attention_factor)",
+            +[](const S& s) {
+              return s.scaling == RopeScaling::yarn || s.scaling == RopeScaling::longrope
+                         ? Range<double>{0.0, 1.0e3}
+                         : Range<double>{0.0, 0.0, false, false, 1.0, "only with --scaling yarn or longrope"};
+            },
+            +[](const S& s) {
+              return s.scaling == RopeScaling::yarn || s.scaling == RopeScaling::longrope ? Range<double>{0.0, 2.0}
+                                                                                          : Range<double>{0.0, 0.0};
+            }),
       field("truncate", "--truncate", &S::truncate,
             "yarn: floor/ceil the correction range to whole pairs (HF truncate, default true; --truncate=false keeps "
             "it fractional)",
@@ -246,7 +282,17 @@ struct SpecTraits<RopeSpec> {
             +[](const S& s) {
               return s.scaling == RopeScaling::llama3 ? Range<double>{s.low_freq_factor, 4 * s.low_freq_factor + 8, true, false}
                                                       : Range<double>{4.0, 4.0};
-            }));
+            }),
+      field("short_factor", "--short-factor", &S::short_factor,
+            "longrope: theta_k is divided by short_factor[k] while seq_len <= original_context",
+            "CONVENTIONS.md §2.11 (longrope); HF rope_scaling short_factor",
+            +[](const S& s) { return longrope_list(s, 1.0, 1.0e6); },
+            +[](const S& s) { return longrope_list(s, 1.0, 64.0); }),
+      field("long_factor", "--long-factor", &S::long_factor,
+            "longrope: theta_k is divided by long_factor[k] when seq_len > original_context",
+            "CONVENTIONS.md §2.11 (longrope); HF rope_scaling long_factor",
+            +[](const S& s) { return longrope_list(s, 1.0, 1.0e6); },
+            +[](const S& s) { return longrope_list(s, 1.0, 64.0); }));
 
   static std::span<const Preset<S>> presets();
 };

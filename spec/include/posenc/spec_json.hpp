@@ -42,7 +42,17 @@ namespace spec_json_detail {
 
 template <class V, class Json>
 bool read_value(const Json& v, V& out) {
-  if constexpr (std::is_same_v<V, bool>) {
+  if constexpr (describe_detail::is_list_v<V>) {  // a JSON array of numbers
+    if (!v.is_array()) return false;
+    V list;
+    for (const auto& e : v) {
+      typename V::value_type x{};
+      if (!read_value(e, x)) return false;
+      list.push_back(x);
+    }
+    out = std::move(list);
+    return true;
+  } else if constexpr (std::is_same_v<V, bool>) {
     if (!v.is_boolean()) return false;
     out = v.template get<bool>();
     return true;

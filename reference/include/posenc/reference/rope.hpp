@@ -6,13 +6,15 @@
 //
 // Exact regime (RopeRegime::exact). With r = rotary_dim, h = r/2 and pair k = 0..h-1
 //   theta_k = base^(-2k/r)   (base: the spec's double taken as an exact binary number),  a = p * theta'_k,
-//   theta'_k = theta_k unless spec.scaling says otherwise (below), m = the attention factor (1 unless yarn),
+//   theta'_k = theta_k unless spec.scaling says otherwise (below), m = the attention factor (1 unless yarn or
+//   longrope),
 //   pair k = channels (2k, 2k+1) (interleaved) or (k, k+h) (halves),
 //   y_i = m (x_i cos a - x_j sin a),  y_j = m (x_j cos a + x_i sin a);  channels r..head_dim-1 pass through
 //   (unscaled by m: HF's partial rotary concatenates the passed channels untouched).
 // Context extension in real arithmetic (CONVENTIONS.md §2.11; HF modeling_rope_utils.py, transformers @
 // 26892c16b782513fdf938920653228ef63a19d7d, the v5 rope_parameters version). s = factor, L0 = original_context:
-//   none     theta'_k = theta_k, m = 1 (every scaling but dynamic gives exactly this with s = 1: the same bits)
+//   none     theta'_k = theta_k, m = 1 (every scaling but dynamic and longrope gives exactly this with s = 1: the
+//            same bits)
 //   linear   theta'_k = theta_k / s                                                   (= positions divided by s)
 //   ntk      theta'_k = base'^(-2k/r),  base' = base s^(r/(r-2))
 //   dynamic  as ntk with a = s L / max_context - (s - 1) for s, L = max(seq_len, max_context) (seq_len 0: at init,
@@ -26,6 +28,10 @@
 //   llama3   wl_k = 2 pi / theta_k: theta'_k = theta_k if wl_k < L0 / high_freq_factor, theta_k / s if wl_k > L0 /
 //            low_freq_factor, else (both edges) (1 - sm) theta_k / s + sm theta_k, sm = (L0 / wl_k - lff) / (hff - lff).
 //            (= theta_k (1/s + clamp(sm, 0, 1) (1 - 1/s)): the three branches are one continuous formula.)
+//   longrope theta'_k = theta_k / e_k, e = long_factor if seq_len > L0, else short_factor (seq_len 0: at init, short),
+//            the doubles as given (e_k = 1: theta_k itself, the same bits); s enters only m:
+//            m = attention_factor if > 0; else 1 for s <= 1; else sqrt(1 + ln s / ln L0). The spec refuses L0 = 1
+//            (ln 1 = 0 would divide; HF: ZeroDivisionError) and factors e_k < 1 (LongRoPE's are >= 1).
 //   The band decisions (floor/ceil, the llama3 branch) never meet a tie: pi is transcendental, so cd(beta) is
 //   never an integer and wl_k never equals L0/hff or L0/lff; the oracle decides them with rigorous error bounds,
 //   raising its internal precision until they are certain (Ziv's strategy).
@@ -34,21 +40,23 @@
 //   W bits (|-2k/r| ln(base) <= ln(1e12) < 28). Scaled: formed at >= W + 24 bits (ntk/dynamic as
 //   exp(-(2k/r) (ln base + r/(r-2) ln a)), |exponent| <= 111; yarn/llama3 as theta_k f_k with the blend factor
 //   f_k = 1 - ramp_k (1 - 1/s) in [1/s, 1] whose ramp/sm error is certified at run time to be <= 2^-(W+4)/s),
-//   then rounded once to W: relative error <= 2^(0.2-W). Pairs with f_k = 1 exactly are theta_k itself, pairs
-//   with f_k = 1/s exactly are linear's theta_k / s. Every theta'_k <= theta_0 = 1 and |p| < 2^A (A = bit width
-//   of |p| <= 41), so the angle's absolute error is <= 2^(A+6-W) <= 2^-(bits+145): the angle keeps bits + 145
-//   fractional bits at every accepted position, and MPFR reduces it by 2*pi exactly.
+//   then rounded once to W: relative error <= 2^(0.2-W) (longrope: theta_k at W + 24 bits divided by the exact
+//   e_k, rounded once). Pairs with f_k = 1 exactly are theta_k itself, pairs with f_k = 1/s exactly are linear's
+//   theta_k / s. Every theta'_k < 2^E, E = 0 for every valid spec (a longrope factor e_k < 1 would
+//   need E = max_k max(0, -floor(log2 e_k)), which RopeOracle still adds), and |p| < 2^A (A = bit width of |p| <= 41); RopeOracle forms
+//   theta'_k and the angle at W + E bits, so the angle's absolute error is <= 2^(A+6-W) <= 2^-(bits+145): the angle
+//   keeps bits + 145 fractional bits at every accepted position, and MPFR reduces it by 2*pi exactly.
 //   m at W bits: relative error <= 2^(0.01-W) (formed at W + 24 bits; exactly 1 or the given double where it is).
 //     rope_theta:          |returned - theta'_k| <= ulp_bits(theta'_k)/2 + theta'_k 2^-(bits+186)
 //     rope_attention_factor: |returned - m|      <= ulp_bits(m)/2 + m 2^-(bits+191)
 //     cos, sin (m = 1):    |returned - true|    <= ulp_bits/2 + 2^-(bits+145)        (values in [-1, 1])
 //     cos, sin (m != 1):   |returned - m cos a| <= ulp_bits/2 + m 2^-(bits+144)      (values in [-m, m];
-//                          m <= 1.4e3 for accepted specs), likewise m sin a
+//                          m <= 1.4e3 for accepted specs; longrope's computed m <= sqrt(21)), likewise m sin a
 //     rotate (channel y):  |returned - y|       <= ulp_bits(y)/2 + m (|x_i| + |x_j|) 2^-(bits+143)
 //     score:               |returned - s|       <= ulp_bits(s)/2 + S 2^-(bits+136),
 //                          S = m^2 sum over pairs (|q_i|+|q_j|)(|k_i|+|k_j|) + sum over passed channels |q_c k_c|
 //   (the last two are DESIGN.md §3's scaled errors; with full rotary the score is m^2 times the unscaled-m one).
-//   p = 0 is exact: cos = m rounded once (1 without yarn), sin 0, rotate returns m x (x rounded once to bits for
+//   p = 0 is exact: cos = m rounded once (1 without yarn or longrope), sin 0, rotate returns m x (x rounded once to bits for
 //   m = 1: exactly x for bits >= 53).
 //
 // Emulated regimes: the float32 numbers the named implementation computes, each step correctly rounded
@@ -87,12 +95,18 @@
 //              divided: wl_k > RN32(RN64(L0 / lff)); kept: wl_k < RN32(RN64(L0 / hff)); else smoothed:
 //              sf = RN32(RN32(RN32(RN32(1 / wl_k) RN32(L0)) - RN32(lff)) / RN32(RN64(hff - lff))),
 //              inv'_k = RN32(RN32(RN32(RN32(1 - sf) inv_k) / S) + RN32(sf inv_k)); divided: RN32(inv_k / S).
-//     m_hf = 1 for every scaling but yarn.
+//     longrope inv'_k = RN32(1 / RN32(RN32(e_k) P_k)), e_k from the list the exact regime takes (HF v5
+//              _compute_longrope_parameters: ext_factors a float32 tensor, inv_freq = 1.0 / (ext_factors *
+//              base**inv_freq_shape)); a factor whose inv'_k would be +inf (RN32(e_k) P_k < ~2^-128) is refused
+//              (Error naming "short_factor" or "long_factor"). m_hf = attention_factor if > 0; else 1.0 if s <= 1;
+//              else RN64(sqrt(RN64(1 + RN64(RN64(log s) / RN64(log L0))))) (math.sqrt, math.log: Python floats).
+//     m_hf = 1 for every scaling but yarn and longrope.
 //   Verified against the real code (float32 steps only; see reference/src/rope.cpp for the lines):
 //     HF   transformers@ef46806472a64b0013ed413781e3afed82bfa047 modeling_rope_utils.py
 //          _compute_default_rope_parameters; @26892c16b782513fdf938920653228ef63a19d7d modeling_rope_utils.py
 //          dynamic_rope_update, _compute_linear_scaling_rope_parameters, _compute_dynamic_ntk_parameters,
-//          _compute_yarn_parameters, _compute_llama3_parameters; @5dd4a63548857797727ae73eeb6a6e886ea02a3e
+//          _compute_yarn_parameters, _compute_llama3_parameters, _compute_longrope_parameters (as quoted in
+//          CONVENTIONS.md §2.11 and the spec; the oracle's longrope is checked against the held-out file only); @5dd4a63548857797727ae73eeb6a6e886ea02a3e
 //          llama/modeling_llama.py LlamaRotaryEmbedding.forward, rotate_half, apply_rotary_pos_emb;
 //          @cb6cd7e984c1482cfcf62aeb3b2921bfeca71e95 gptj/modeling_gptj.py create_sinusoidal_positions,
 //          rotate_every_two, apply_rotary_pos_emb
@@ -120,8 +134,9 @@
 // Every function calls posenc::validate(spec) first and throws posenc::Error (naming the parameter, the value
 // and the accepted range) for a bad position (posenc::check_position; "m" and "n" in score), pair index ("k"),
 // channel, vector length or value ("x"; "q", "k" in score), bits (kMinBits <= bits <= kMaxBits - 192), or a
-// scaling-specific function called for another scaling ("scaling").
-// Results are Reals of exactly `bits` bits, except angle() in the exact regime (W bits, see there).
+// scaling-specific function called for another scaling ("scaling"), and for the two longrope specs it cannot
+// evaluate (header: "original_context", "short_factor"/"long_factor").
+// Results are Reals of exactly `bits` bits, except angle() in the exact regime (W + E bits, see there).
 // Thread-safe: no function reads Boost's default precision; MPFR keeps its state (exponent range, constant
 // caches) per thread (Debian's MPFR is built with TLS). RopeOracle's methods are const and share nothing mutable.
 #pragma once
@@ -153,7 +168,7 @@ std::optional<std::size_t> rope_pair_of_channel(const RopeSpec&, std::size_t cha
 // rounded to `bits`. k < r/2. Unscaled, theta_0 = 1 exactly and the thetas decrease strictly (base > 1); every
 // scaling keeps 0 < theta'_k <= theta_k.
 Real rope_theta(const RopeSpec&, std::size_t k, unsigned bits = kDefaultBits);
-// The attention factor m multiplying cos and sin in the exact regime (1 unless yarn), rounded to `bits`.
+// The attention factor m multiplying cos and sin in the exact regime (1 unless yarn or longrope), rounded to `bits`.
 Real rope_attention_factor(const RopeSpec&, unsigned bits = kDefaultBits);
 
 // YaRN's correction range (scaling yarn only; Error naming "scaling" otherwise): low and high as
@@ -195,7 +210,7 @@ Real rope_hf_dynamic_init_inv_freq(const RopeSpec&, std::size_t k, unsigned bits
 Real rope_ggml_theta_scale(const RopeSpec&, unsigned bits = kDefaultBits);
 Real rope_ggml_freq_scale(const RopeSpec&, unsigned bits = kDefaultBits);
 Real rope_emulated_frequency(const RopeSpec&, std::size_t k, unsigned bits = kDefaultBits);
-// HF's attention factor m_hf as the Python float HF returns (header); 1.0 for every scaling but yarn.
+// HF's attention factor m_hf as the Python float HF returns (header); 1.0 for every scaling but yarn and longrope.
 double rope_hf_attention_factor(const RopeSpec&);
 
 class RopeOracle {
@@ -210,7 +225,8 @@ class RopeOracle {
   // float32 attention_scaling of the cache); ggml -> 1.
   Real attention_factor() const;
   // The angle of pair k at position p in the spec's regime.
-  //   exact: p * theta'_k as a Real of W = bits + 192 bits, absolute error <= 2^-(bits+145) (enough for cos/sin
+  //   exact: p * theta'_k as a Real of W + E bits (W = bits + 192; E = 0 unless longrope has factors < 1: header),
+  //          absolute error <= 2^-(bits+145) (enough for cos/sin
   //          of it to be correct to `bits`); hf: RN32(RN32(p) inv'_k); ggml: t_k (linear: RN32(fs t_k)).
   //          Emulated angles are exact float32 numbers held in a Real of `bits` bits.
   Real angle(std::int64_t p, std::size_t k) const;
@@ -254,7 +270,8 @@ class RopeOracle {
   RopeSpec spec_;
   unsigned bits_;
   unsigned w_;                 // working precision of the exact regime, bits + kRopeWorkingMargin
-  std::vector<Real> theta_;    // theta'_k at w_ bits
+  unsigned wa_;                // precision of theta_ and the exact angle: w_ + E (header; E = 0 but for longrope)
+  std::vector<Real> theta_;    // theta'_k at wa_ bits
   Real m_;                     // the exact attention factor at w_ bits
   bool m_is_one_ = true;       // m_ == 1 exactly (then cos/sin are formed without the product)
   std::vector<Real> inv32_;    // hf: inv'_k (float32 values, 64-bit Reals); empty otherwise
