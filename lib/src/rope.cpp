@@ -599,6 +599,31 @@ RopePlan::RopePlan(const RopeSpec& spec) {
 }
 
 const RopeSpec& RopePlan::spec() const noexcept { return impl_->spec; }
+
+RopeDynamicState::RopeDynamicState(const RopeSpec& spec) : current_(spec) {
+  validate(spec);
+  if (spec.scaling != RopeScaling::dynamic)
+    throw Error("rope dynamic state", "scaling", std::string(to_string(spec.scaling)), "dynamic",
+                "is not dynamic NTK (the only stateful scaling)");
+  current_.seq_len = 0;
+  cached_ = spec.max_context;  // HF: max_seq_len_cached = original_max_seq_len = max_position_embeddings
+}
+
+const RopeSpec& RopeDynamicState::step(std::int64_t seq_len) {
+  if (seq_len < 1 || seq_len > kRopeMaxContext)
+    throw Error("rope dynamic state", "seq_len", std::to_string(seq_len), "an integer in [1, 2^40]",
+                "is not the length max(position_ids) + 1 of a call");
+  const std::int64_t original = current_.max_context, before = cached_;
+  if (seq_len > before) {  // growth: inv_freq for this length
+    current_.seq_len = seq_len;
+    cached_ = seq_len;
+  }
+  if (seq_len < original && before > original) {  // reset (HF compares the cached length from before the call)
+    current_.seq_len = 0;
+    cached_ = original;
+  }
+  return current_;
+}
 std::span<const double> RopePlan::frequencies() const noexcept { return impl_->freqs; }
 double RopePlan::attention_factor() const noexcept { return impl_->m; }
 std::span<const double> RopePlan::interpolation() const noexcept { return impl_->weight; }

@@ -53,8 +53,10 @@ void fit_pair_lists(RopeSpec& s) {
 rc::Gen<RopeSpec> small_spec() {
   return rc::gen::map(rc::gen::arbitrary<RopeSpec>(), [](RopeSpec s) {
     if (s.head_dim > 64) {
-      s.head_dim = 2 + s.head_dim % 63;
-      s.rotary_dim = std::max<std::size_t>(2, std::min(s.rotary_dim, s.head_dim) & ~std::size_t{1});
+      s.head_dim = 4 + s.head_dim % 61;
+      // ntk and dynamic need rotary_dim >= 4 (head_dim 2 and 3 stay reachable from the generator itself).
+      const bool r4 = s.scaling == RopeScaling::ntk || s.scaling == RopeScaling::dynamic;
+      s.rotary_dim = std::max<std::size_t>(r4 ? 4 : 2, std::min(s.rotary_dim, s.head_dim) & ~std::size_t{1});
       fit_pair_lists(s);
     }
     return s;
@@ -262,6 +264,48 @@ POSENC_PROPERTY(Rope, ScalingsKeepTheirDefiningProperties,
     }
     default: break;  // ntk: a new base; its values are held to the oracle by ROPE-FREQ-1 and ROPE-CACHE-1
   }
+}
+
+// ROPE-DYN-1
+POSENC_PROPERTY(Rope, DynamicStateReplaysHfCallHistory,
+                {"ROPE-DYN-1", "rope",
+                 "RopeDynamicState (HF's stateful dynamic-NTK module) gives each call of a history of lengths L the "
+                 "spec whose seq_len is: 0 (the original frequencies) when L < max_context; otherwise the longest "
+                 "length since the last call shorter than max_context (0 when that is <= max_context); its "
+                 "cached_length is that longest length (at least max_context); a non-dynamic spec or a length "
+                 "outside [1, 2^40] is refused naming scaling / seq_len",
+                 "CONVENTIONS.md §2.11 (dynamic), §3 item 9; HF v5 dynamic_rope_update", Oracle::identity,
+                 {R::apply_identity}}) {
+  RopeSpec s = *rc::gen::suchThat(small_spec(), [](const RopeSpec& x) { return x.scaling == RopeScaling::dynamic; });
+  const std::int64_t M = s.max_context;
+  // Lengths around max_context and beyond it, with repeats and shrinking calls (a decode loop, a new prompt).
+  const auto length = rc::gen::oneOf(rc::gen::inRange<std::int64_t>(1, M + 1), rc::gen::element(M - 1, M, M + 1),
+                                     rc::gen::inRange<std::int64_t>(M, 4 * M + 2));
+  const auto calls = *rc::gen::container<std::vector<std::int64_t>>(length);
+  tag(claim, std::to_string(calls.size() / 8 * 8) + "+ calls");
+  count_case(claim);
+  RopeDynamicState state(s);
+  if (state.current().seq_len != 0 || state.cached_length() != M) RC_FAIL(spec_label(s) + ": fresh state is not the original");
+  std::int64_t longest = 0;  // the longest call since the last one shorter than M (the declarative reading)
+  for (std::size_t i = 0; i < calls.size(); ++i) {
+    const std::int64_t L = calls[i];
+    longest = L < M ? 0 : std::max(longest, L);
+    const std::int64_t want = L < M || longest <= M ? 0 : longest;
+    const RopeSpec& got = state.step(L);
+    RopeSpec expect = s;
+    expect.seq_len = want;
+    if (!(got == expect) || state.cached_length() != std::max(M, L < M ? M : longest))
+      RC_FAIL(spec_label(s) + ": call " + std::to_string(i) + " (L = " + std::to_string(L) + ") uses seq_len " +
+              std::to_string(got.seq_len) + ", cached " + std::to_string(state.cached_length()) + "; the history " +
+              "says seq_len " + std::to_string(want));
+  }
+  RopeSpec other = s;
+  other.scaling = RopeScaling::linear;
+  other.max_context = 0;
+  other.seq_len = 0;
+  expect_error(claim, "scaling", [&] { RopeDynamicState{other}; }, "a linear spec");
+  expect_error(claim, "seq_len", [&] { state.step(0); }, "length 0");
+  expect_error(claim, "seq_len", [&] { state.step(kRopeMaxContext + 1); }, "length beyond 2^40");
 }
 
 // ROPE-CACHE-1

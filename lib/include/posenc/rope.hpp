@@ -160,6 +160,35 @@ class RopePlan {
 
 inline RopePlan make_plan(const RopeSpec& spec) { return RopePlan(spec); }
 
+// HF's dynamic-NTK module is stateful (CONVENTIONS.md §2.11 dynamic, §3 item 9; transformers v5
+// modeling_rope_utils.dynamic_rope_update, huggingface/transformers@26892c16b782513fdf938920653228ef63a19d7d): each
+// forward call takes L = max(position_ids) + 1 and
+//   grows   when L > the cached length: inv_freq recomputed for L, and L cached;
+//   resets  when L < max_position_embeddings after a growth: the original inv_freq, cached length back to it;
+//   else    keeps the inv_freq of the last growth (not the one for this call's L).
+// So a call's frequencies depend on the calls before it. RopeDynamicState replays that history: step(L) returns
+// the spec the call with length L uses: the dynamic spec with seq_len = the length HF's current inv_freq was
+// computed for (0 while it holds the original frequencies). Give the specs to RopePlan (any regime: the exact
+// mathematics of that length, or HF's float32 steps). Equivalently: a call with L < max_context uses the original
+// frequencies; otherwise those of the longest call since the last call shorter than max_context (the original
+// ones when that is <= max_context) — claim ROPE-DYN-1 holds the replay to this reading.
+class RopeDynamicState {
+ public:
+  // spec.scaling must be dynamic (Error naming "scaling"); spec.seq_len is ignored: the state starts as HF's
+  // module does after __init__ (cached length max_context, the original frequencies).
+  explicit RopeDynamicState(const RopeSpec& spec);
+  // One forward call whose positions' maximum is seq_len - 1 (seq_len in [1, 2^40]; Error naming "seq_len").
+  const RopeSpec& step(std::int64_t seq_len);
+  // The spec of the last call (at construction: the original frequencies, seq_len 0).
+  const RopeSpec& current() const noexcept { return current_; }
+  // HF's max_seq_len_cached.
+  std::int64_t cached_length() const noexcept { return cached_; }
+
+ private:
+  RopeSpec current_;
+  std::int64_t cached_ = 0;
+};
+
 // One-shot forms.
 std::vector<double> rope_frequencies(const RopeSpec&);
 void rope_apply(const RopeSpec&, const RopeTensor<float>& x, std::span<const std::int64_t> positions,
