@@ -4,11 +4,13 @@
 //   --preset NAME     start from a preset (SpecTraits<Spec>::presets());
 //   --spec FILE       start from a JSON spec: a spec object, or any result file posenc wrote (its "spec" member),
 //                     so every result can be replayed exactly;
+//   the scheme's own starting points (add_start: e.g. rope's --config FILE, a Hugging Face config.json), each
+//   exclusive with --preset, --spec and one another;
 //   one flag per field (the description's flag, meaning and accepted values as help; bool fields are flags that
 //   also take =true/=false; optional fields take "none");
 //   the scheme's own aliases (add_alias: e.g. fairseq's --padding-idx sets two fields).
-// build() applies the preset or file, then every given field flag in table order, then the scheme's adjustments
-// (add_adjustment: e.g. rope's rotary_dim following --head-dim), then the aliases, and validates.
+// build() applies the preset, file or scheme start, then every given field flag in table order, then the scheme's
+// adjustments (add_adjustment: e.g. rope's rotary_dim following --head-dim), then the aliases, and validates.
 // A posenc::Error about a field is re-thrown naming the flag the user types ("--dim = 3 is out of range; ...").
 // describe_scheme<Spec>() is the scheme's entry of `posenc list`.
 #pragma once
@@ -18,6 +20,7 @@
 #include <fstream>
 #include <functional>
 #include <map>
+#include <memory>
 #include <sstream>
 #include <string>
 #include <type_traits>
@@ -36,6 +39,8 @@ constexpr const char* type_name() {
   if constexpr (std::is_same_v<V, bool>) return "boolean";
   else if constexpr (std::is_enum_v<V>) return "name";
   else if constexpr (std::is_floating_point_v<V>) return "real";
+  else if constexpr (std::is_same_v<V, std::vector<double>>) return "list of reals";
+  else if constexpr (describe_detail::is_list_v<V>) return "list of integers";
   else return "integer";
 }
 }  // namespace spec_options_detail
@@ -48,13 +53,14 @@ class SpecOptions {
   void add_to(CLI::App* app) {
     app_ = app;
     const Spec d{};
-    app->add_option("--preset", preset_, "Convention to start from: " + preset_names<Spec>() + " (posenc list)")
-        ->type_name("NAME")
-        ->group("Spec");
-    app->add_option("--spec", spec_file_,
-                    "Start from a JSON spec: a spec object or a result file posenc wrote (its \"spec\")")
-        ->type_name("FILE")
-        ->group("Spec");
+    preset_option_ =
+        app->add_option("--preset", preset_, "Convention to start from: " + preset_names<Spec>() + " (posenc list)")
+            ->type_name("NAME")
+            ->group("Spec");
+    spec_option_ = app->add_option("--spec", spec_file_,
+                                   "Start from a JSON spec: a spec object or a result file posenc wrote (its \"spec\")")
+                       ->type_name("FILE")
+                       ->group("Spec");
     for_each_field<Spec>([&](const auto& f) {
       using F = std::remove_cvref_t<decltype(f)>;
       using V = typename F::value_type;
@@ -65,7 +71,7 @@ class SpecOptions {
       } else if constexpr (std::is_enum_v<V>) {
         app->add_option(std::string(f.flag), text, help)->type_name(enum_names<V>())->group("Spec");
       } else {
-        app->add_option(std::string(f.flag), text, help)->type_name(F::is_optional ? "N|none" : "X")->group("Spec");
+        app->add_option(std::string(f.flag), text, help)->type_name(F::is_list ? "[A,B,..]" : F::is_optional ? "N|none" : "X")->group("Spec");
       }
     });
   }
@@ -74,6 +80,31 @@ class SpecOptions {
   void add_alias(const std::string& flag, const std::string& type, const std::string& help, Apply apply) {
     aliases_.push_back({flag, std::make_shared<std::string>(), std::move(apply)});
     app_->add_option(flag, *aliases_.back().text, help)->type_name(type)->group("Spec");
+  }
+
+  // A scheme's own starting spec, used like --preset and --spec (and exclusive with them and with every other start):
+  // `read` turns the flag's text into the spec the field flags then modify (e.g. rope's --config FILE).
+  using Read = std::function<Spec(const std::string& text)>;
+  void add_start(const std::string& flag, const std::string& type, const std::string& help, Read read) {
+    starts_.push_back({flag, std::make_shared<std::string>(), std::move(read)});
+    CLI::Option* o = app_->add_option(flag, *starts_.back().text, help)->type_name(type)->group("Spec");
+    o->excludes(preset_option_)->excludes(spec_option_);
+    for (CLI::Option* other : start_options_) o->excludes(other);
+    start_options_.push_back(o);
+  }
+
+  // What the spec started from, for messages: "--preset", "--spec", a scheme start such as "--config", or "the
+  // default spec".
+  std::string start_flag() const {
+    for (const auto& st : starts_)
+      if (given(st.flag)) return st.flag;
+    return given("--spec") ? "--spec" : given("--preset") ? "--preset" : "the default spec";
+  }
+  // Whether the spec started from a file (--spec or a scheme start): its dimensions are the file's.
+  bool started_from_file() const {
+    bool file = given("--spec");
+    for (const auto& st : starts_) file = file || given(st.flag);
+    return file;
   }
 
   // A scheme's rule applied after the field flags and before the aliases and validation, given the spec the flags
@@ -91,6 +122,8 @@ class SpecOptions {
                     "is given together with --preset");
       if (given("--preset")) s = find_preset<Spec>(preset_).spec;
       if (given("--spec")) s = read_spec_file(spec_file_);
+      for (const auto& st : starts_)  // exclusive with the others (CLI11 refuses two at parse time)
+        if (given(st.flag)) s = st.read(*st.text);
       const Spec start = s;
       for_each_field<Spec>([&](const auto& f) {
         if (given(std::string(f.flag))) set_field_text(f, s, texts_.at(std::string(f.name)));
@@ -159,7 +192,15 @@ class SpecOptions {
     std::shared_ptr<std::string> text;
     Apply apply;
   };
+  struct Start {
+    std::string flag;
+    std::shared_ptr<std::string> text;
+    Read read;
+  };
   CLI::App* app_ = nullptr;
+  CLI::Option *preset_option_ = nullptr, *spec_option_ = nullptr;
+  std::vector<CLI::Option*> start_options_;
+  std::vector<Start> starts_;
   std::string preset_, spec_file_;
   std::map<std::string, std::string> texts_;
   std::vector<Alias> aliases_;

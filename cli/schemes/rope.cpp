@@ -8,12 +8,18 @@
 // its fraction as rope_preset() computes it (GPT-J, GPT-NeoX). apply takes head_dim from the input's last
 // dimension and check takes rotary_dim from the cache's width unless a dimension flag or --spec says otherwise.
 // Alias of HF's parameter name: --partial-rotary-factor F (rotary_dim = int(head_dim * F), after --head-dim).
+// --config FILE starts from a Hugging Face config.json (posenc/rope_config.hpp: rope_theta, head_dim, partial rotary,
+// rope_scaling / rope_parameters, layout by model_type), like --preset / --spec and exclusive with them; field flags
+// override it (--regime hf, --seq-len 5000); --hf-version NAME picks the transformers version whose YaRN / LongRoPE
+// reading of the original context and factor to reproduce (default v5).
 #include <cstdint>
 #include <cstdio>
+#include <fstream>
 #include <limits>
 #include <memory>
 #include <optional>
 #include <span>
+#include <sstream>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -22,6 +28,7 @@
 #include "output.hpp"
 #include "posenc/error.hpp"
 #include "posenc/rope.hpp"
+#include "posenc/rope_config.hpp"
 #include "posenc/rope_spec.hpp"
 #include "registry.hpp"
 #include "rope/check.hpp"
@@ -44,6 +51,16 @@ struct RopeOptions : SpecOptions<Spec> {
   void add(CLI::App* a) {
     command_ = a;
     add_to(a);
+    add_start("--config", "FILE",
+              "Start from a Hugging Face config.json: rope_theta, head_dim, partial rotary, rope_scaling / "
+              "rope_parameters, layout by model_type (field flags override it; --layout for an unknown model_type)",
+              [this](const std::string& path) { return read_config(path); });
+    a->add_option("--hf-version", hf_version_,
+                  "With --config: the transformers version whose YaRN / LongRoPE original context and factor to "
+                  "reproduce: " + enum_names<HfVersion>() + " (default v5; posenc/rope_config.hpp)")
+        ->type_name("NAME")
+        ->group("Spec");
+    add_adjustment([this](Spec&, const Spec&) { (void)hf_version(); });
     add_adjustment([this](Spec& s, const Spec& start) { follow_dimensions(s, start); });
     add_alias("--partial-rotary-factor", "F",
               "HF's partial_rotary_factor: rotary_dim = int(head_dim * F), after --head-dim (not with --rotary-dim)",
@@ -65,8 +82,43 @@ struct RopeOptions : SpecOptions<Spec> {
  private:
   bool rotary_given() const { return given("--rotary-dim") || given("--partial-rotary-factor"); }
 
+  // --hf-version's value (checked whether or not --config is given, so a wrong name is never silently unused).
+  HfVersion hf_version() const {
+    if (!given("--hf-version")) return HfVersion::v5;
+    const auto v = enum_from_string<HfVersion>(hf_version_);
+    if (!v)
+      throw UsageError("--hf-version: '" + hf_version_ +
+                       "' is not a transformers version posenc distinguishes; accepted: " + enum_names<HfVersion>());
+    if (!given("--config"))
+      throw UsageError("--hf-version: '" + hf_version_ +
+                       "' applies to --config (an HF config.json); give --config FILE");
+    return *v;
+  }
+
+  Spec read_config(const std::string& path) const {
+    std::ifstream in(path, std::ios::binary);
+    std::stringstream text;
+    if (in) text << in.rdbuf();
+    if (!in || in.bad()) throw IoError("--config: cannot read '" + path + "'");
+    HfConfigOptions o;
+    o.hf_version = hf_version();
+    o.file = "--config '" + path + "'";
+    // --layout decides the layout (also for a model_type posenc does not know); a malformed name is refused later
+    // by the field flag itself.
+    if (given("--layout")) o.layout = enum_from_string<Layout>(command_->get_option("--layout")->as<std::string>());
+    try {
+      return rope_spec_from_hf_config(text.str(), o);
+    } catch (const Error& e) {
+      if (e.parameter() == "config")  // not JSON, or not an object: the file, not a value in it
+        throw IoError("--config: '" + path + "' " + e.problem() + " " + e.value() + "; accepted: " + e.accepted());
+      // Named by the config's key ("--config 'f.json': head_dim = 7 ..."), which must not be renamed to the flag of
+      // the spec field of the same name, as SpecOptions::build does for posenc::Error.
+      throw UsageError(e.what());
+    }
+  }
+
   void follow_dimensions(Spec& s, const Spec& start) const {
-    const bool file = given("--spec"), head = given("--head-dim");
+    const bool file = started_from_file(), head = given("--head-dim");
     if (cache_rotary_dim && !file && !head && !rotary_given()) {
       // A cache holds nothing of the channels beyond rotary_dim: head_dim stays the preset's when that is a
       // partial-rotary head wide enough, else it is the rotary width.
@@ -89,7 +141,7 @@ struct RopeOptions : SpecOptions<Spec> {
       s.rotary_dim = s.head_dim;
       return;
     }
-    if (!given("--preset")) return;  // a --spec file's partial rotary_dim is kept (validation judges it)
+    if (!given("--preset")) return;  // a --spec / --config file's partial rotary_dim is kept (validation judges it)
     const std::string name = command_->get_option("--preset")->as<std::string>();
     try {
       s.rotary_dim = rope_preset(name, s.head_dim).rotary_dim;
@@ -105,6 +157,7 @@ struct RopeOptions : SpecOptions<Spec> {
   }
 
   CLI::App* command_ = nullptr;
+  std::string hf_version_;
 };
 
 RopeCacheForm parse_form(const std::string& text) {
@@ -113,12 +166,24 @@ RopeCacheForm parse_form(const std::string& text) {
 }
 
 // The positions of `flag` (one per `unit` of `what`), or 0 .. n-1 when not given; each checked against the spec.
+// M-RoPE (--mrope sections | interleaved): three rows t, h, w of n positions each, as the library takes them (HF
+// position_ids[0], [1], [2]); when not given, 0 .. n-1 in every row (text tokens: t = h = w).
 std::vector<std::int64_t> positions_for(const Spec& s, const std::string& flag, const std::string& text, bool given,
                                         std::size_t n, const std::string& what, const std::string& unit) {
   const auto check = [&](std::int64_t p) { check_position(s, p); };
   if (!given && n) check_position_of(flag + " (default 0 .. " + std::to_string(n - 1) + ")", "", static_cast<std::int64_t>(n - 1), check);
   if (given) (void)parse_checked_positions(flag, text, check);
-  return one_position_each(flag, text, given, n, what, unit);
+  const std::size_t axes = position_axes(s);
+  if (axes == 1) return one_position_each(flag, text, given, n, what, unit);
+  if (!given) {
+    const std::vector<std::int64_t> row = one_position_each(flag, text, false, n, what, unit);
+    std::vector<std::int64_t> v;
+    for (std::size_t a = 0; a < axes; ++a) v.insert(v.end(), row.begin(), row.end());
+    return v;
+  }
+  return one_position_each(flag, text, true, axes * n, what + " with --mrope " + std::string(to_string(s.mrope)),
+                           unit + " in each of the rows t, h, w (" + std::to_string(axes) + " x " + std::to_string(n) +
+                               " positions: the t row, then h, then w)");
 }
 
 // Column names of one row of a cache form (the hf form: of one row of either block).
@@ -156,11 +221,17 @@ struct TableFlags {
   std::string positions = "0:16", form = "pairs", dtype = "f32", threads;
 };
 
+// M-RoPE: --positions holds the rows t, h, w (3 x rows entries); not given, the default rows repeated (t = h = w).
 template <class T>
-void run_table_typed(const TableFlags& f, const Spec& s, const PositionList& positions, RopeCacheForm form,
+void run_table_typed(const TableFlags& f, const Spec& s, const PositionList& positions, bool given, RopeCacheForm form,
                      Format format, Output& out) {
   const TableOptions opts = parse_threads(f.threads);
-  const std::uint64_t count64 = positions.size();
+  const std::size_t axes = position_axes(s);
+  if (given && positions.size() % axes != 0)
+    throw UsageError("--positions: '" + f.positions + "' has " + std::to_string(positions.size()) +
+                     " positions; with --mrope " + std::string(to_string(s.mrope)) +
+                     " give the rows t, h, w of one position per cache row each (3 x rows positions)");
+  const std::uint64_t count64 = given ? positions.size() / axes : positions.size();
   const std::size_t per = cache_values_per_position(s, form);
   const std::size_t max = std::numeric_limits<std::size_t>::max();
   if (count64 > max / sizeof(std::int64_t) || count64 > max / sizeof(T) / per)
@@ -171,7 +242,11 @@ void run_table_typed(const TableFlags& f, const Spec& s, const PositionList& pos
   const std::size_t elems = count * per;
   auto data =
       allocate<T>(elems, "a cache of " + std::to_string(count) + " positions x " + std::to_string(per) + " values");
-  const std::vector<std::int64_t> list = positions.materialize();
+  std::vector<std::int64_t> list = positions.materialize();
+  if (!given && axes > 1) {
+    const std::vector<std::int64_t> row = list;
+    for (std::size_t a = 1; a < axes; ++a) list.insert(list.end(), row.begin(), row.end());
+  }
   const std::span<T> cache(data.get(), elems);
   make_plan(s).cache(form, list, cache, opts);
 
@@ -193,7 +268,8 @@ void run_table_typed(const TableFlags& f, const Spec& s, const PositionList& pos
                      "; h = rotary_dim / 2 pairs, pair k at angle p * theta_k (posenc freqs rope)";
       if (s.scaling != RopeScaling::none) head["attention_factor"] = make_plan(s).attention_factor();
       std::vector<JsonArray> arrays;
-      arrays.push_back({"positions", std::span<const std::int64_t>(list), 0});
+      // M-RoPE: a 3 x rows matrix (t, h, w)
+      arrays.push_back({"positions", std::span<const std::int64_t>(list), axes > 1 ? count : 0});
       if (hf) {
         arrays.push_back({"cos", values.first(count * r), r});
         arrays.push_back({"sin", values.subspan(count * r), r});
@@ -211,8 +287,13 @@ void run_table_typed(const TableFlags& f, const Spec& s, const PositionList& pos
             block[b * count + i] = static_cast<std::int64_t>(b);
             pos[b * count + i] = list[i];
           }
+        if (axes > 1)
+          throw UsageError("--format csv: the hf form of an M-RoPE cache has no one position per row; use npy or json");
         write_csv(out.file(), {{"block", std::move(block)}, {"position", std::move(pos)}}, cache_columns(s, form),
                   values, 2 * count);
+      } else if (axes > 1) {  // columns t, h, w
+        auto row = [&](std::size_t a) { return std::vector<std::int64_t>(list.begin() + static_cast<std::ptrdiff_t>(a * count), list.begin() + static_cast<std::ptrdiff_t>((a + 1) * count)); };
+        write_csv(out.file(), {{"t", row(0)}, {"h", row(1)}, {"w", row(2)}}, cache_columns(s, form), values, count);
       } else {
         write_csv(out.file(), {{"position", list}}, cache_columns(s, form), values, count);
       }
@@ -221,7 +302,7 @@ void run_table_typed(const TableFlags& f, const Spec& s, const PositionList& pos
   out.commit();
 }
 
-void run_table(const TableFlags& f) {
+void run_table(const TableFlags& f, bool positions_given) {
   const Spec s = f.spec.build();
   const RopeCacheForm form = parse_form(f.form);
   const bool f64 = parse_output_dtype(f.dtype) == DType::f64;
@@ -230,9 +311,9 @@ void run_table(const TableFlags& f) {
   const Format format = choose_format(f.out.format, f.out.out);
   Output out(f.out.out, format == Format::npy);  // the destination is checked before anything is computed
   if (f64)
-    run_table_typed<double>(f, s, positions, form, format, out);
+    run_table_typed<double>(f, s, positions, positions_given, form, format, out);
   else
-    run_table_typed<float>(f, s, positions, form, format, out);
+    run_table_typed<float>(f, s, positions, positions_given, form, format, out);
 }
 
 // ---- freqs -------------------------------------------------------------------------------------------
@@ -280,7 +361,21 @@ void run_freqs(const FreqFlags& f) {
       std::vector<JsonArray> arrays{{"first_channels", std::span<const std::int64_t>(first), 0},
                                     {"second_channels", std::span<const std::int64_t>(second), 0},
                                     {"frequencies", theta, 0}};
-      if (s.scaling != RopeScaling::none) {
+      std::vector<std::int64_t> axis;
+      if (s.mrope != RopeMrope::none) {  // the position row each pair takes (0 t, 1 h, 2 w)
+        for (const std::uint8_t a : plan.pair_axes()) axis.push_back(a);
+        head["mrope_note"] = "M-RoPE: pair k rotates by the position of row position_axis[k] (0 t, 1 h, 2 w)";
+        arrays.push_back({"position_axis", std::span<const std::int64_t>(axis), 0});
+      }
+      if (s.scaling == RopeScaling::longrope) {
+        head["attention_factor"] = plan.attention_factor();
+        head["scaling_note"] =
+            "frequencies are theta_k / e_k with e the factors named by longrope_factors (the long ones when seq_len > "
+            "original_context); unscaled_frequencies the same regime without it; cos and sin are multiplied by "
+            "attention_factor";
+        head["longrope_factors"] = s.seq_len > s.original_context ? "long_factor" : "short_factor";
+        arrays.push_back({"unscaled_frequencies", theta0, 0});
+      } else if (s.scaling != RopeScaling::none) {
         head["attention_factor"] = plan.attention_factor();
         head["scaling_note"] =
             "frequencies are theta'_k of the scaling; unscaled_frequencies the same regime without it; "
@@ -406,7 +501,7 @@ void run_apply(ApplyFlags& f, CLI::App* app) {
   f.spec.input_head_dim = d;
   const Spec s = f.spec.build();
   if (s.head_dim != d)
-    throw Error(kScheme, f.spec.given("--head-dim") ? "--head-dim" : "head_dim (from --spec)",
+    throw Error(kScheme, f.spec.given("--head-dim") ? "--head-dim" : "head_dim (from " + f.spec.start_flag() + ")",
                 std::to_string(s.head_dim), "the last dimension of --in, " + std::to_string(d),
                 "differs from the input");
   std::size_t tokens, heads, token_stride, head_stride;
@@ -484,7 +579,7 @@ void run_check_rotated(CheckFlags& f, CLI::App* app) {
   f.spec.input_head_dim = y.shape.back();
   const Spec s = f.spec.build();
   if (s.head_dim != y.shape.back())
-    throw Error(kScheme, f.spec.given("--head-dim") ? "--head-dim" : "head_dim (from --spec)",
+    throw Error(kScheme, f.spec.given("--head-dim") ? "--head-dim" : "head_dim (from " + f.spec.start_flag() + ")",
                 std::to_string(s.head_dim), "the last dimension of --in, " + std::to_string(y.shape.back()),
                 "differs from the input");
   test::rope::RotatedInput input;
@@ -563,8 +658,9 @@ void run_scores(ScoresFlags& f, CLI::App* app) {
   f.spec.input_head_dim = q.shape[1];
   const Spec s = f.spec.build();
   if (s.head_dim != q.shape[1])
-    throw Error(kScheme, f.spec.given("--head-dim") ? "--head-dim" : "head_dim (from --spec)", std::to_string(s.head_dim),
-                "the last dimension of --q and --k, " + std::to_string(q.shape[1]), "differs from the input");
+    throw Error(kScheme, f.spec.given("--head-dim") ? "--head-dim" : "head_dim (from " + f.spec.start_flag() + ")",
+                std::to_string(s.head_dim), "the last dimension of --q and --k, " + std::to_string(q.shape[1]),
+                "differs from the input");
   const std::size_t lq = q.shape[0], lk = k.shape[0];
   const auto qp = positions_for(s, "--q-positions", f.q_positions, app->count("--q-positions") > 0, lq,
                                 "--q's " + std::to_string(lq) + " tokens", "token");
@@ -614,14 +710,17 @@ POSENC_CLI_SCHEME(rope) {
     CLI::App* c = registry.command(
         "table", kScheme, "The cos/sin cache for the given positions, in an engine's form: pairs, hf, gptj, ggml");
     f->spec.add(c);
-    c->add_option("--positions", f->positions, positions_help + " (default 0:16)")->type_name("SPEC")->group("Rows");
+    c->add_option("--positions", f->positions,
+                  positions_help + " (default 0:16; --mrope: the rows t, h, w one after another, default t = h = w)")
+        ->type_name("SPEC")
+        ->group("Rows");
     c->add_option("--form", f->form, form_help + " (default pairs)")->type_name("FORM")->group("Rows");
     c->add_option("--dtype", f->dtype, "f32 (default) | f64")->type_name("T")->group("Output");
     c->add_option("--threads", f->threads, "threads (0: OpenMP's default count; capped at the processors)")->type_name("N");
     f->out.add_to(c, "npy | json | csv");
     c->footer(
         "Example: posenc table rope --preset hf-llama --head-dim 64 --positions 0:4096 --form hf --out cache.npy");
-    c->callback([f] { run_table(*f); });
+    c->callback([f, c] { run_table(*f, c->count("--positions") > 0); });
   }
   {
     auto f = std::make_shared<FreqFlags>();

@@ -11,10 +11,12 @@ later is swept with no change to this file. For each option the values tried fol
              outside the stated range ("a real in (a, b]", "a finite real > a");
   choice     an unknown name, the empty string, two names at once;
   positions  malformed lists and ranges (reversed, zero or negative step, empty items, 2^41, overflow);
+  spec list  (type [A,B,..]: a list field of a spec, e.g. rope's --short-factor) malformed lists, non-finite items,
+             and lists the base's spec does not use;
   real list  (type LIST: one real per head, or one for all) the real junk, malformed lists (empty items, other
              separators, a bad item after a good one), the reals just outside the range its help states ("each a
              real in [a, b]"), and one value more than the base gives (when the base gives more than one);
-  files      a missing file, a directory, a file of junk (--in, --q, --k, --spec); --out into a missing
+  files      a missing file, a directory, a file of junk (--in, --q, --k, --spec, rope's --config); --out into a missing
              directory and with an unknown extension;
   state_dict a FILE whose help says "state_dict" (FIRE's --weights JSON): also the base's file with one thing
              wrong (state_dict_junk: a missing key, NaN/Infinity, strings, ragged or mis-shaped tensors, values
@@ -203,6 +205,9 @@ def bad_values(flag, typ, desc, format_from_extension):
     if typ == "LIST":  # reals, one per head or one for every head (main() adds a count the base's heads refuse)
         m = re.search(r"each (a real in [\[(][-+0-9.e]+, [-+0-9.e]+[\])])", desc)
         return "real list", REAL_JUNK + LIST_JUNK + (range_values(m.group(1), False) if m else [])
+    if typ == "[A,B,..]":  # a spec list field (rope's --short-factor): malformed lists, non-finite or extra items
+        # ("" and "[]" are the empty list, the default; a non-empty list is refused while the base's spec uses none)
+        return "spec list", LIST_JUNK + ["abc", "[1,2", "1,2]", "[1,nan]", "[0]", "[1e999]", "1,2"]
     if "|" in typ or typ in ("NAME", "FORM", "FMT", "T"):
         return "choice", CHOICE_JUNK + (["exact,hf"] if "|" in typ else [])
     if typ == "" :

@@ -338,7 +338,8 @@ assert {p["name"] for p in s["presets"]} == {"hf-llama","gpt-neox","gpt-j","rofo
 assert {"table","freqs","apply","check"} <= set(s["verbs"]), s["verbs"]
 assert [p["flag"] for p in s["parameters"]] == ["--layout","--regime","--head-dim","--rotary-dim","--base","--scaling",
     "--factor","--original-context","--max-context","--seq-len","--beta-fast","--beta-slow","--mscale","--mscale-all-dim",
-    "--attention-factor","--truncate","--low-freq-factor","--high-freq-factor"], s["parameters"]
+    "--attention-factor","--truncate","--low-freq-factor","--high-freq-factor","--short-factor","--long-factor",
+    "--mrope","--mrope-section"], s["parameters"]
 ' rl.json; then pass; else fail "list --format json: rope scheme, presets and verbs"; fi
 if "$POSENC" list | grep -q "ggml-neox"; then pass; else fail "list (text) shows rope presets"; fi
 
@@ -357,6 +358,28 @@ for p in range(3):
         assert abs(row(p)[k] - math.cos(a)) < 1e-6 and abs(row(p)[4 + k] - math.sin(a)) < 1e-6, (p, k)
 PYEOF
 then pass; else fail "table rope --form pairs: values"; fi
+
+# M-RoPE: --positions holds the rows t, h, w; pair k takes its section's row (sections [1,2,1] of 4 pairs: t h h w)
+if "$POSENC" table rope --preset hf-llama --head-dim 8 --mrope sections --mrope-section 1,2,1 --positions 5,7,9 --form pairs --dtype f64 --out mr.npy &&
+   "$POSENC" table rope --preset hf-llama --head-dim 8 --positions 5,7,9 --form pairs --dtype f64 --out m1.npy &&
+   "$POSENC" table rope --preset hf-llama --head-dim 8 --mrope interleaved --mrope-section 2,1,1 --form pairs --dtype f64 --out mi.npy &&
+   "$POSENC" table rope --preset hf-llama --head-dim 8 --form pairs --dtype f64 --out m0.npy &&
+   "$PY" - mr.npy m1.npy mi.npy m0.npy <<'PYEOF'
+import sys, npyio
+_, shape, m, _ = npyio.read(sys.argv[1])
+_, _, one, _ = npyio.read(sys.argv[2])
+assert shape == (1, 8), shape
+row = lambda p: one[p * 8:(p + 1) * 8]  # 1-D rows of positions 5, 7, 9
+axis = [0, 1, 1, 2]
+for k in range(4):
+    assert m[k] == row(axis[k])[k] and m[4 + k] == row(axis[k])[4 + k], (k, m, one)
+_, shape, mi, _ = npyio.read(sys.argv[3])
+_, _, m0, _ = npyio.read(sys.argv[4])
+assert shape == (16, 8) and mi == m0, (shape, mi, m0)  # not given: t = h = w = 0 .. 15
+PYEOF
+then pass; else fail "table rope --mrope: pairs take their section's row; default t = h = w is 1-D RoPE"; fi
+expect_error 2 table rope --preset hf-llama --head-dim 8 --mrope sections --mrope-section 1,2,1 --positions 0:4 --out out.npy
+expect_error 2 table rope --preset hf-llama --head-dim 8 --mrope sections --mrope-section 1,2,2 --out out.npy
 
 # the four forms hold the same numbers: hf (2, P, r) with duplicated halves, gptj sin first, ggml interleaved
 if "$POSENC" table rope --preset hf-llama --head-dim 8 --positions 0:5,1000 --form pairs --dtype f64 --out fp.npy &&
@@ -430,6 +453,63 @@ expect_error 2 freqs rope --regime ggml --scaling yarn --factor 4 --original-con
 expect_error 2 freqs rope --scaling llama3 --factor 8 --original-context 8192 --low-freq-factor 4 --high-freq-factor 2
 if "$POSENC" freqs rope --scaling yarn --factor 4 >/dev/null 2>ye.txt; [[ $? -eq 2 ]] && grep -q -- "--original-context" ye.txt
 then pass; else fail "--scaling yarn without --original-context names original_context: $(cat ye.txt)"; fi
+
+# --config FILE: a Hugging Face config.json as the starting spec (posenc/rope_config.hpp), one case per fixture in
+# cli/tests/data/configs (README there: which values are published); field flags override it; --hf-version picks
+# the transformers version whose YaRN reading to reproduce
+CONFIGS="$CLI_TEST_DIR/data/configs"
+for case in "llama-3.1-8b.json halves 128 128 500000 llama3 8 8192" \
+            "llama-3.1-8b-v5.json halves 128 128 500000 llama3 8 8192" \
+            "qwen2.5-7b-instruct-yarn.json halves 128 128 1000000 yarn 4 32768" \
+            "phi-3.5-mini-instruct.json halves 96 96 10000 longrope 32 4096" \
+            "codellama-7b.json halves 128 128 1000000 none 1 0" \
+            "tinyllama-1.1b-chat-v1.0.json halves 64 64 10000 none 1 0" \
+            "deepseek-v2-lite.json interleaved 64 64 10000 yarn 40 4096"; do
+  read -r file layout head rot base scaling factor l0 <<<"$case"
+  scenario "freqs rope --config $file"
+  if "$POSENC" freqs rope --config "$CONFIGS/$file" --format json >cfg.json &&
+     "$PY" - cfg.json "$layout" "$head" "$rot" "$base" "$scaling" "$factor" "$l0" <<'PYEOF'
+import json, sys
+d = json.load(open(sys.argv[1])); s = d["spec"]
+layout, head, rot, base, scaling, factor, l0 = sys.argv[2:]
+got = (s["layout"], s["head_dim"], s["rotary_dim"], s["base"], s["scaling"], s["factor"], s["original_context"], s["regime"])
+want = (layout, int(head), int(rot), float(base), scaling, float(factor), int(l0), "exact")
+assert got == want, (got, want)
+assert d["pairs"] == int(rot) // 2 and len(d["frequencies"]) == int(rot) // 2, d["pairs"]
+if scaling == "longrope":
+    assert len(s["short_factor"]) == 48 and s["long_factor"][-1] == 64.83999633789062, s
+if layout == "interleaved":
+    assert d["first_channels"][:2] == [0, 2] and d["second_channels"][:2] == [1, 3], d
+PYEOF
+  then pass; else fail "freqs rope --config $file"; fi
+done
+scenario "rope --config: field flags override the config; --hf-version"
+if "$POSENC" freqs rope --config "$CONFIGS/phi-3.5-mini-instruct.json" --regime hf --seq-len 5000 >cfg1.json &&
+   "$POSENC" freqs rope --config "$CONFIGS/qwen2.5-7b-instruct-yarn.json" --hf-version 4.51-4.55 >cfg2.json &&
+   "$POSENC" freqs rope --config "$CONFIGS/deepseek-v2-lite.json" --hf-version 4.43-4.50 >cfg3.json &&
+   "$POSENC" table rope --config "$CONFIGS/tinyllama-1.1b-chat-v1.0.json" --positions 0:9,4095 --dtype f64 --out cfg_t.npy &&
+   "$POSENC" table rope --head-dim 64 --positions 0:9,4095 --dtype f64 --out plain_t.npy && cmp -s cfg_t.npy plain_t.npy &&
+   "$PY" - cfg1.json cfg2.json cfg3.json <<'PYEOF'
+import json, sys
+a, b, c = (json.load(open(p)) for p in sys.argv[1:])
+assert (a["spec"]["regime"], a["spec"]["seq_len"], a["spec"]["scaling"]) == ("hf", 5000, "longrope"), a["spec"]
+assert b["spec"]["factor"] == 1.0 and b["attention_factor"] == 1.0, b["spec"]    # 32768 / 32768 (HF issue #38224)
+assert c["spec"]["original_context"] == 163840 and c["spec"]["mscale"] == 0.0, c["spec"]
+PYEOF
+then pass; else fail "rope --config: overrides (--regime hf --seq-len 5000), --hf-version, table = the default spec"; fi
+printf '{"model_type": "llama", "hidden_size": 256, "num_attention_heads": 4, "rope_scaling": {"rope_type": "linear", "facter": 2}}' >typo.json
+expect_error 2 freqs rope --config typo.json
+"$POSENC" freqs rope --config typo.json 2>&1 | grep -q "rope_scaling.facter" && pass || fail "--config: an unknown rope_scaling key is named"
+if "$POSENC" freqs rope --config "$CONFIGS/qwen2-vl-7b-instruct.json" >vl.json &&
+   "$PY" -c 'import json,sys; s=json.load(open(sys.argv[1]))["spec"]; assert (s["mrope"], s["mrope_section"], s["head_dim"]) == ("sections", [16, 24, 24], 128), s' vl.json
+then pass; else fail "--config Qwen2-VL: M-RoPE sections [16,24,24] on head_dim 128"; fi
+printf '{"model_type": "qwen2_vl", "hidden_size": 256, "num_attention_heads": 4, "rope_scaling": {"type": "mrope"}}' >mrope.json
+"$POSENC" freqs rope --config mrope.json 2>&1 | grep -q "rope_scaling.mrope_section" &&
+  pass || fail "--config: rope_scaling type mrope without mrope_section names rope_scaling.mrope_section"
+expect_error 2 table rope --config "$CONFIGS/llama-3.1-8b.json" --preset hf-llama --out out.npy
+expect_error 1 table rope --config nosuch.json --out out.npy
+expect_error 2 freqs rope --config "$CONFIGS/llama-3.1-8b.json" --hf-version 4.46
+expect_error 2 table rope --hf-version v5 --out out.npy
 
 # --partial-rotary-factor: int(head_dim * F) (80 * 0.3 = 24.000000000000004 -> 24), after --head-dim in any order
 if "$POSENC" freqs rope --partial-rotary-factor 0.3 --head-dim 80 >pr.json &&

@@ -271,8 +271,20 @@ struct RopePlan::Impl {
   float freq_scale32 = 1.0f;         // ggml: freq_scale = 1.0f / factor (linear)
   double m = 1.0;                    // the attention factor of the regime (attention_factor())
   float m32 = 1.0f;                  // hf: RN32(m), as cos * attention_scaling multiplies a float32 tensor
+  std::size_t axes = 1;              // positions per token (3 for M-RoPE)
+  std::vector<std::uint8_t> axis;    // M-RoPE: the position row (0 t, 1 h, 2 w) of pair k
 
-  explicit Impl(const RopeSpec& s) : spec(s), h(pair_count(s)), table(exact_frequencies(s, weight, m_exact)) {
+  explicit Impl(const RopeSpec& s)
+      : spec(s), h(pair_count(s)), table(exact_frequencies(s, weight, m_exact)), axes(position_axes(s)) {
+    if (s.mrope != RopeMrope::none) {  // rope_spec.hpp: sections (Qwen2-VL) or interleaved (Qwen3-VL)
+      const auto st = static_cast<std::size_t>(s.mrope_section[0]), sh = static_cast<std::size_t>(s.mrope_section[1]),
+                 sw = static_cast<std::size_t>(s.mrope_section[2]);
+      axis.resize(h);
+      for (std::size_t k = 0; k < h; ++k) {
+        if (s.mrope == RopeMrope::sections) axis[k] = k < st ? 0 : (k < st + sh ? 1 : 2);
+        else axis[k] = (k % 3 == 1 && k < 3 * sh) ? 1 : ((k % 3 == 2 && k < 3 * sw) ? 2 : 0);
+      }
+    }
     const auto b32 = static_cast<__float128>(static_cast<float>(s.base));
     const float r32 = static_cast<float>(s.rotary_dim);
     freqs.resize(h);
@@ -313,12 +325,17 @@ struct RopePlan::Impl {
               float* angle) const noexcept {
     switch (spec.regime) {
       case RopeRegime::exact: {
-        const std::int64_t pa = table.anchor_of(p);
+        // p < 0: the values of |p| with the sines negated, as the table writer makes them (core/table_writer.cpp),
+        // so a position has the same bits in caches, rotations and M-RoPE rows (p and -p have different anchors).
+        const std::int64_t q = p < 0 ? -p : p;
+        const std::int64_t pa = table.anchor_of(q);
         if (pa != anchor) {
           table.direct(pa, sa, ca);
           anchor = pa;
         }
-        table.rotate(sa, ca, static_cast<std::size_t>(p - pa), s, c);
+        table.rotate(sa, ca, static_cast<std::size_t>(q - pa), s, c);
+        if (p < 0)
+          for (std::size_t k = 0; k < h; ++k) s[k] = -s[k];
         if (m != 1.0)
           for (std::size_t k = 0; k < h; ++k) s[k] *= m, c[k] *= m;
         return;
@@ -342,21 +359,48 @@ struct RopePlan::Impl {
       for (std::size_t k = 0; k < h; ++k)
         s[k] = static_cast<float>(s[k]) * m32, c[k] = static_cast<float>(c[k]) * m32;
   }
+
+  // cos and sin of every pair for token `tok` of a position list with `tokens` tokens per axis row, into axis 0's
+  // scratch slot: 1-D, sincos of its position; M-RoPE, sincos of each axis' position (slot a), then pair k takes
+  // the values of its axis (HF computes cos/sin per axis row and selects per pair: the same numbers).
+  template <class Scr>
+  void token_sincos(std::span<const std::int64_t> positions, std::size_t tokens, std::size_t tok, const Scr& sc, int t,
+                    std::int64_t* anchors) const noexcept {
+    double *s = sc.s(t, 0), *c = sc.c(t, 0);
+    sincos(positions[tok], s, c, sc.sa(t, 0), sc.ca(t, 0), anchors[0], sc.a(t, 0));
+    if (axes == 1) return;
+    for (std::size_t a = 1; a < axes; ++a)
+      sincos(positions[a * tokens + tok], sc.s(t, a), sc.c(t, a), sc.sa(t, a), sc.ca(t, a), anchors[a], sc.a(t, a));
+    for (std::size_t k = 0; k < h; ++k)
+      if (axis[k] != 0) s[k] = sc.s(t, axis[k])[k], c[k] = sc.c(t, axis[k])[k];
+  }
 };
 
 namespace {
 
+// Per thread and position axis: sin, cos, the anchor's sin and cos (h doubles each) and the float32 angles.
 struct Scratch {
   core::AlignedBuffer<double> buf;
   core::AlignedBuffer<float> angle;
-  std::size_t h;
-  Scratch(int threads, std::size_t h_) : buf(static_cast<std::size_t>(threads) * 4 * h_), angle(static_cast<std::size_t>(threads) * h_), h(h_) {}
-  double* s(int t) const { return buf.get() + static_cast<std::size_t>(t) * 4 * h; }
-  double* c(int t) const { return s(t) + h; }
-  double* sa(int t) const { return s(t) + 2 * h; }
-  double* ca(int t) const { return s(t) + 3 * h; }
-  float* a(int t) const { return angle.get() + static_cast<std::size_t>(t) * h; }
+  std::size_t h, axes;
+  Scratch(int threads, std::size_t h_, std::size_t axes_)
+      : buf(static_cast<std::size_t>(threads) * axes_ * 4 * h_), angle(static_cast<std::size_t>(threads) * axes_ * h_), h(h_), axes(axes_) {}
+  double* s(int t, std::size_t a) const { return buf.get() + (static_cast<std::size_t>(t) * axes + a) * 4 * h; }
+  double* c(int t, std::size_t a) const { return s(t, a) + h; }
+  double* sa(int t, std::size_t a) const { return s(t, a) + 2 * h; }
+  double* ca(int t, std::size_t a) const { return s(t, a) + 3 * h; }
+  float* a(int t, std::size_t a) const { return angle.get() + (static_cast<std::size_t>(t) * axes + a) * h; }
 };
+
+// Tokens of a position list: its size, or (M-RoPE) a third of it: rows t, h, w of tokens entries each.
+std::size_t token_count(const RopeSpec& s, std::span<const std::int64_t> positions, const char* name) {
+  const std::size_t axes = position_axes(s);
+  if (positions.size() % axes != 0)
+    throw Error(std::string(kWhere), name, std::to_string(positions.size()) + " positions",
+                "a multiple of 3: rows t, h, w of one position per token each (--mrope " +
+                    std::string(to_string(s.mrope)) + ")");
+  return positions.size() / axes;
+}
 
 // Every position within the spec's range; the parameter's name ("positions[i]") is built only for the one that
 // is not (building it per token cost a string allocation per token on the hot path).
@@ -458,26 +502,28 @@ void apply_impl(const RopePlan::Impl& im, std::span<const RopeTensor<T>> views, 
                 RopeDirection dir, const TableOptions& o) {
   const RopeSpec& spec = im.spec;
   check_positions(spec, positions);
+  const std::size_t tokens = token_count(spec, positions, "positions");
   std::size_t work = 0;
   for (std::size_t i = 0; i < views.size(); ++i) {
-    check_view(spec, views[i], positions.size(), i);
-    work += views[i].heads * spec.rotary_dim * positions.size();
+    check_view(spec, views[i], tokens, i);
+    work += views[i].heads * spec.rotary_dim * tokens;
   }
-  if (positions.empty() || views.empty()) return;
+  if (tokens == 0 || views.empty()) return;
   const std::size_t h = im.h;
-  const std::size_t chunks = (positions.size() + kTokensPerChunk - 1) / kTokensPerChunk;
+  const std::size_t chunks = (tokens + kTokensPerChunk - 1) / kTokensPerChunk;
   const int threads = std::min<int>(core::thread_count(o, work), static_cast<int>(chunks));
-  const Scratch sc(threads, h);  // allocated before the parallel region: a failure throws here
+  const Scratch sc(threads, h, im.axes);  // allocated before the parallel region: a failure throws here
   using A = ArithOf<T>;
   const core::AlignedBuffer<A> cs_t(static_cast<std::size_t>(threads) * 2 * h);  // emulated: c, s per token
   const bool exact = spec.regime == RopeRegime::exact;
   const double sign = dir == RopeDirection::inverse ? -1.0 : 1.0;
   core::parallel_for(chunks, threads, [&](int t, std::size_t chunk) {
-    double *s = sc.s(t), *c = sc.c(t);
-    std::int64_t anchor = std::numeric_limits<std::int64_t>::min();
-    const std::size_t lo = chunk * kTokensPerChunk, hi = std::min(positions.size(), lo + kTokensPerChunk);
+    double *s = sc.s(t, 0), *c = sc.c(t, 0);
+    std::int64_t anchors[3];
+    std::fill(std::begin(anchors), std::end(anchors), std::numeric_limits<std::int64_t>::min());
+    const std::size_t lo = chunk * kTokensPerChunk, hi = std::min(tokens, lo + kTokensPerChunk);
     for (std::size_t tok = lo; tok < hi; ++tok) {
-      im.sincos(positions[tok], s, c, sc.sa(t), sc.ca(t), anchor, sc.a(t));
+      im.token_sincos(positions, tokens, tok, sc, t, anchors);
       if (sign < 0)  // R(-p): sin is odd in every regime (RN32 and the angle steps are symmetric)
         for (std::size_t k = 0; k < h; ++k) s[k] = -s[k];
       if (exact) {
@@ -514,15 +560,16 @@ void cache_impl(const RopePlan::Impl& im, RopeCacheForm form, std::span<const st
   const RopeSpec& spec = im.spec;
   check_positions(spec, positions);
   const std::size_t per = values_per_position(spec, form);
-  if (positions.size() > out.size() / per || positions.size() * per > out.size())
+  const std::size_t n = token_count(spec, positions, "positions");  // rows
+  if (n > out.size() / per || n * per > out.size())
     throw Error(std::string(kWhere), "out", std::to_string(out.size()) + " elements",
-                "at least positions * " + std::to_string(per) + " = " +
-                    (positions.size() > std::numeric_limits<std::size_t>::max() / per
-                         ? std::string("(overflows size_t)")
-                         : std::to_string(positions.size() * per)) +
+                std::string(spec.mrope == RopeMrope::none ? "at least positions * " : "at least tokens * ") +
+                    std::to_string(per) + " = " +
+                    (n > std::numeric_limits<std::size_t>::max() / per ? std::string("(overflows size_t)")
+                                                                         : std::to_string(n * per)) +
                     " elements (" + std::string(to_string(form)) + " form)");
-  if (positions.empty()) return;
-  const std::size_t h = im.h, r = spec.rotary_dim, n = positions.size();
+  if (n == 0) return;
+  const std::size_t h = im.h, r = spec.rotary_dim;
   // The form's layout, described once for both regimes.
   T* base = out.data();
   core::RowForm<T> f;
@@ -535,21 +582,22 @@ void cache_impl(const RopePlan::Impl& im, RopeCacheForm form, std::span<const st
     case RopeCacheForm::gptj: f.add(core::Part::sin, base, per, 0).add(core::Part::cos, base, per, h); break;
     case RopeCacheForm::ggml: f.add(core::Part::cos_sin, base, per, 0); break;
   }
-  if (spec.regime == RopeRegime::exact && im.m == 1.0) {  // the shared table writer (core/table_writer.hpp)
+  if (spec.regime == RopeRegime::exact && im.m == 1.0 && im.axes == 1) {  // the shared table writer (core/table_writer.hpp)
     core::write_table(im.table, core::PositionSource{.count = n, .list = positions}, f, std::nullopt, o, n * per);
     return;
   }
-  // Emulated regimes (and an exact cache scaled by an attention factor, which the writer does not apply): every
-  // position on its own, laid out by the same form.
+  // Emulated regimes (and an exact cache scaled by an attention factor or of M-RoPE, which the writer does not
+  // do): every token on its own, laid out by the same form.
   const std::size_t chunks = (n + kTokensPerChunk - 1) / kTokensPerChunk;
   const int threads = std::min<int>(core::thread_count(o, n * per), static_cast<int>(chunks));
-  const Scratch sc(threads, h);
+  const Scratch sc(threads, h, im.axes);
   core::parallel_for(chunks, threads, [&](int t, std::size_t chunk) {
-    double *s = sc.s(t), *c = sc.c(t);
-    std::int64_t anchor = std::numeric_limits<std::int64_t>::min();
+    double *s = sc.s(t, 0), *c = sc.c(t, 0);
+    std::int64_t anchors[3];
+    std::fill(std::begin(anchors), std::end(anchors), std::numeric_limits<std::int64_t>::min());
     const std::size_t lo = chunk * kTokensPerChunk, hi = std::min(n, lo + kTokensPerChunk);
     for (std::size_t i = lo; i < hi; ++i) {
-      im.sincos(positions[i], s, c, sc.sa(t), sc.ca(t), anchor, sc.a(t));
+      im.token_sincos(positions, n, i, sc, t, anchors);
       core::put_row(f, i, s, c, h);
     }
   });
@@ -558,14 +606,15 @@ void cache_impl(const RopePlan::Impl& im, RopeCacheForm form, std::span<const st
 template <class T>
 void shift_impl(const RopePlan& plan, const RopeTensor<T>& x, std::int64_t delta, const TableOptions& o) {
   check_position(plan.spec(), delta, "delta");
-  const std::vector<std::int64_t> positions(x.tokens, delta);
+  const std::vector<std::int64_t> positions(position_axes(plan.spec()) * x.tokens, delta);  // every axis by delta
   plan.apply(x, positions, RopeDirection::forward, o);
 }
 
 template <class T>
 void scores_impl(const RopePlan& plan, std::span<const T> q, std::span<const std::int64_t> qp, std::span<const T> k,
                  std::span<const std::int64_t> kp, std::span<T> out, const TableOptions& o) {
-  const std::size_t d = plan.spec().head_dim, lq = qp.size(), lk = kp.size();
+  const std::size_t d = plan.spec().head_dim, lq = token_count(plan.spec(), qp, "q_positions"),
+                    lk = token_count(plan.spec(), kp, "k_positions");
   auto need = [&](const char* what, std::size_t have, std::size_t rows, std::size_t cols, const char* shape) {
     if (cols != 0 && rows > std::numeric_limits<std::size_t>::max() / cols)
       throw Error(std::string(kWhere), what, std::to_string(rows) + " rows", std::string("a size whose ") + shape + " fits in size_t");
@@ -573,11 +622,11 @@ void scores_impl(const RopePlan& plan, std::span<const T> q, std::span<const std
       throw Error(std::string(kWhere), what, std::to_string(have) + " elements",
                   std::string("exactly ") + shape + " = " + std::to_string(rows * cols) + " elements");
   };
-  need("q", q.size(), lq, d, "q_positions.size() * head_dim");
-  need("k", k.size(), lk, d, "k_positions.size() * head_dim");
-  need("scores", out.size(), lq, lk, "q_positions.size() * k_positions.size()");
-  const blasint m = core::to_blasint(lq, "rope scores", "q_positions.size()");
-  const blasint n = core::to_blasint(lk, "rope scores", "k_positions.size()");
+  need("q", q.size(), lq, d, "q tokens (q_positions per axis) * head_dim");
+  need("k", k.size(), lk, d, "k tokens (k_positions per axis) * head_dim");
+  need("scores", out.size(), lq, lk, "q tokens * k tokens");
+  const blasint m = core::to_blasint(lq, "rope scores", "q tokens");
+  const blasint n = core::to_blasint(lk, "rope scores", "k tokens");
   const blasint kk = core::to_blasint(d, "rope scores", "head_dim");
   if (lq == 0 || lk == 0) return;
   std::vector<T> qr(q.begin(), q.end()), kr(k.begin(), k.end());
@@ -627,6 +676,7 @@ const RopeSpec& RopeDynamicState::step(std::int64_t seq_len) {
 std::span<const double> RopePlan::frequencies() const noexcept { return impl_->freqs; }
 double RopePlan::attention_factor() const noexcept { return impl_->m; }
 std::span<const double> RopePlan::interpolation() const noexcept { return impl_->weight; }
+std::span<const std::uint8_t> RopePlan::pair_axes() const noexcept { return impl_->axis; }
 
 void RopePlan::cache(RopeCacheForm f, std::span<const std::int64_t> p, std::span<float> out, const TableOptions& o) const {
   cache_impl(*impl_, f, p, out, o);

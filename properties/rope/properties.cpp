@@ -7,6 +7,8 @@
 #include <rapidcheck/gtest.h>
 
 #include <algorithm>
+#include <array>
+#include <bit>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -52,6 +54,8 @@ void fit_pair_lists(RopeSpec& s) {
 // by the sweep and the hard-position test).
 rc::Gen<RopeSpec> small_spec() {
   return rc::gen::map(rc::gen::arbitrary<RopeSpec>(), [](RopeSpec s) {
+    s.mrope = RopeMrope::none;  // one position per token (M-RoPE: ROPE-MROPE-1)
+    s.mrope_section.clear();
     if (s.head_dim > 64) {
       s.head_dim = 4 + s.head_dim % 61;
       // ntk and dynamic need rotary_dim >= 4 (head_dim 2 and 3 stay reachable from the generator itself).
@@ -306,6 +310,78 @@ POSENC_PROPERTY(Rope, DynamicStateReplaysHfCallHistory,
   expect_error(claim, "scaling", [&] { RopeDynamicState{other}; }, "a linear spec");
   expect_error(claim, "seq_len", [&] { state.step(0); }, "length 0");
   expect_error(claim, "seq_len", [&] { state.step(kRopeMaxContext + 1); }, "length beyond 2^40");
+}
+
+// ROPE-MROPE-1
+POSENC_PROPERTY(Rope, MropePairsTakeTheirSectionsPosition,
+                {"ROPE-MROPE-1", "rope",
+                 "M-RoPE (sections and interleaved): for tokens with positions (t, h, w), pair k of every cache form "
+                 "and of the in-place rotation (f32, f64, forward and inverse) is bit for bit the 1-D RoPE value at "
+                 "the position of the axis the oracle assigns (rope_mrope_axis, written from HF's Qwen2-VL / "
+                 "Qwen3-VL code), for every regime and scaling; so with t = h = w it is 1-D RoPE",
+                 "CONVENTIONS.md §2.16", Oracle::identity, {R::apply_identity}}) {
+  RopeSpec one = *small_spec();
+  if (one.scaling == RopeScaling::yarn || one.scaling == RopeScaling::longrope) one.attention_factor = 0.0;
+  RopeSpec s = one;
+  s.mrope = *rc::gen::element(RopeMrope::sections, RopeMrope::interleaved);
+  {  // a random composition of the pairs into (t, h, w)
+    const auto h = static_cast<std::int64_t>(pair_count(s));
+    const std::int64_t a = *rc::gen::inRange<std::int64_t>(0, h + 1), b = *rc::gen::inRange<std::int64_t>(0, h - a + 1);
+    s.mrope_section = {a, b, h - a - b};
+  }
+  validate(s);
+  const bool same = *rc::gen::inRange(0, 4) == 0;  // t = h = w: 1-D RoPE
+  tag(claim, std::string(to_string(s.mrope)) + (same ? " t=h=w" : "") + " " + std::string(to_string(s.regime)));
+  count_case(claim);
+  const std::size_t n = *rc::gen::inRange<std::size_t>(1, 12), h = pair_count(s), d = s.head_dim;
+  std::vector<std::int64_t> pos(3 * n);
+  for (std::size_t i = 0; i < n; ++i) {
+    pos[i] = *position(std::int64_t{1} << 30);
+    pos[n + i] = same ? pos[i] : *position(std::int64_t{1} << 30);
+    pos[2 * n + i] = same ? pos[i] : *position(std::int64_t{1} << 30);
+  }
+  std::vector<std::size_t> axis(h);
+  for (std::size_t k = 0; k < h; ++k) axis[k] = rf::rope_mrope_axis(s, k);
+  const RopePlan m(s), p1(one);
+  auto row = [&](std::size_t a) { return std::span<const std::int64_t>(pos).subspan(a * n, n); };
+  auto fail_at = [&](const std::string& what, std::size_t i, std::size_t k, double got, double want) {
+    RC_FAIL(spec_label(s) + ": " + what + " token " + std::to_string(i) + " pair " + std::to_string(k) + " (axis " +
+            std::to_string(axis[k]) + ", positions " + std::to_string(pos[i]) + "/" + std::to_string(pos[n + i]) + "/" +
+            std::to_string(pos[2 * n + i]) + "): " + format_real(got) + " vs the 1-D value " + format_real(want));
+  };
+  // caches (pairs form: cos_k at k, sin_k at h + k; other forms are the same values laid out: ROPE-CACHE-2)
+  for (const RopeCacheForm form : {RopeCacheForm::pairs, RopeCacheForm::ggml}) {
+    const std::size_t per = cache_values_per_position(s, form);
+    std::vector<double> got(n * per), ref[3];
+    m.cache(form, pos, std::span<double>(got));
+    for (std::size_t a = 0; a < 3; ++a) ref[a].resize(n * per), p1.cache(form, row(a), std::span<double>(ref[a]));
+    for (std::size_t i = 0; i < n; ++i)
+      for (std::size_t k = 0; k < h; ++k)
+        for (const std::size_t at : form == RopeCacheForm::pairs ? std::array<std::size_t, 2>{k, h + k}
+                                                                 : std::array<std::size_t, 2>{2 * k, 2 * k + 1})
+          if (!(std::bit_cast<std::uint64_t>(got[i * per + at]) == std::bit_cast<std::uint64_t>(ref[axis[k]][i * per + at])))
+            fail_at(std::string(to_string(form)) + " cache", i, k, got[i * per + at], ref[axis[k]][i * per + at]);
+  }
+  // in-place rotation: x rotated by M-RoPE against three 1-D rotations, pair k from the copy of its axis
+  const RopeDirection dir = *rc::gen::arbitrary<bool>() ? RopeDirection::inverse : RopeDirection::forward;
+  std::vector<float> x(n * d);
+  for (float& v : x) v = static_cast<float>(*rc::gen::inRange(-1000, 1001)) / 64.0f;
+  std::vector<float> y = x, z[3] = {x, x, x};
+  m.apply(dense_rope_tensor(std::span<float>(y), n, 1, d), pos, dir);
+  for (std::size_t a = 0; a < 3; ++a) p1.apply(dense_rope_tensor(std::span<float>(z[a]), n, 1, d), row(a), dir);
+  for (std::size_t i = 0; i < n; ++i)
+    for (std::size_t k = 0; k < h; ++k)
+      for (const std::size_t c : {first_channel(s, k), second_channel(s, k)})
+        if (!(std::bit_cast<std::uint32_t>(y[i * d + c]) == std::bit_cast<std::uint32_t>(z[axis[k]][i * d + c])))
+          fail_at("rotated channel " + std::to_string(c), i, k, y[i * d + c], z[axis[k]][i * d + c]);
+  for (std::size_t i = 0; i < n; ++i)
+    for (std::size_t c = s.rotary_dim; c < d; ++c)
+      if (std::bit_cast<std::uint32_t>(y[i * d + c]) != std::bit_cast<std::uint32_t>(x[i * d + c]))
+        fail_at("pass-through channel " + std::to_string(c), i, 0, y[i * d + c], x[i * d + c]);
+  // a position list that is not three rows is refused naming it
+  const std::vector<std::int64_t> ragged(3 * n + 1, 0);
+  expect_error(claim, "positions", [&] { m.apply(dense_rope_tensor(std::span<float>(y), n, 1, d), ragged, dir); },
+               "a position list that is not three rows");
 }
 
 // ROPE-CACHE-1

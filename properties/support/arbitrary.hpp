@@ -93,6 +93,23 @@ void draw(const Field<Spec, M>& f, Spec& s) {
     const std::size_t hi = std::min(r.max_size, std::max<std::size_t>(r.min_size, 4096));
     const std::size_t n = r.min_size == hi ? hi : *rc::gen::inRange(r.min_size, hi + 1);
     V list(n);
+    using E = typename V::value_type;
+    if constexpr (std::is_integral_v<E>) {
+      if (r.fixed_total && n > 0) {
+        // A random composition of the total: n - 1 sorted cut points in [0, total - n lo], plus lo each (kept
+        // only when every part is within its range, else the even split, which the description must accept).
+        const E lo = r.each.lo, spare = static_cast<E>(r.total - static_cast<E>(n) * lo);
+        std::vector<E> cuts{0, spare};
+        for (std::size_t i = 1; i < n; ++i) cuts.push_back(*rc::gen::inRange<E>(0, spare + 1));
+        std::sort(cuts.begin(), cuts.end());
+        for (std::size_t i = 0; i < n; ++i) list[i] = static_cast<E>(lo + cuts[i + 1] - cuts[i]);
+        if (!in_range(list, r))
+          for (std::size_t i = 0; i < n; ++i)
+            list[i] = static_cast<E>(lo + spare / static_cast<E>(n) + (i < static_cast<std::size_t>(spare % static_cast<E>(n)) ? 1 : 0));
+        s.*(f.member) = std::move(list);
+        return;
+      }
+    }
     const auto g = gen_in(r.each);
     for (auto& e : list) e = *g;
     s.*(f.member) = std::move(list);

@@ -116,10 +116,23 @@ std::vector<Probe<typename Field<Spec, M>::value_type>> probes(const Field<Spec,
     const auto r = accepted_of(f, s);
     const E inside = r.each.lo_open || r.each.hi_open ? static_cast<E>(r.each.lo / 2 + r.each.hi / 2)
                                                       : r.each.lo;
-    auto list = [&](std::size_t n) { return V(n, inside); };
+    // A list of n accepted elements; with a fixed total, the first element takes what the others leave.
+    auto list = [&](std::size_t n) {
+      V v(n, inside);
+      if constexpr (std::is_integral_v<E>) {
+        if (r.fixed_total && n > 0) v[0] = static_cast<E>(r.total - static_cast<E>(n - 1) * inside);
+      }
+      return v;
+    };
+    auto total_ok = [&](std::size_t n) {  // whether list(n) meets the total (its first element within range)
+      if constexpr (std::is_integral_v<E>) {
+        if (r.fixed_total) return n > 0 && in_range(list(n)[0], r.each);
+      }
+      return true;
+    };
     if (r.max_size <= (std::size_t{1} << 20)) {
-      out.push_back({list(r.min_size), true, "shortest accepted"});
-      out.push_back({list(r.max_size), true, "longest accepted"});
+      out.push_back({list(r.min_size), total_ok(r.min_size), "shortest accepted"});
+      out.push_back({list(r.max_size), total_ok(r.max_size), "longest accepted"});
       out.push_back({list(r.max_size + 1), false, "one element too many"});
     }
     if (r.min_size > 0) out.push_back({list(r.min_size - 1), false, "one element too few"});
@@ -128,9 +141,32 @@ std::vector<Probe<typename Field<Spec, M>::value_type>> probes(const Field<Spec,
       for (const auto& pr : number_probes<E>(r.each))
         for (std::size_t at : {std::size_t{0}, n / 2, n - 1}) {
           V v = list(n);
+          bool in = pr.inside && total_ok(n);
+          if constexpr (std::is_integral_v<E>) {
+            if (r.fixed_total && n > 1) {  // keep the total: another element gives back the difference
+              const std::size_t other = at == 0 ? 1 : 0;
+              const long double back = static_cast<long double>(v[other]) + v[at] - static_cast<long double>(pr.value);
+              if (back < static_cast<long double>(std::numeric_limits<E>::lowest()) ||
+                  back > static_cast<long double>(std::numeric_limits<E>::max()))
+                continue;
+              v[other] = static_cast<E>(back);
+              in = in && in_range(v[other], r.each);
+            } else if (r.fixed_total) {
+              in = in && pr.value == r.total;
+            }
+          }
           v[at] = pr.value;
-          out.push_back({v, pr.inside, pr.what + " at element " + std::to_string(at)});
+          out.push_back({v, in, pr.what + " at element " + std::to_string(at)});
         }
+      if constexpr (std::is_integral_v<E>) {
+        if (r.fixed_total && total_ok(n)) {  // the total itself, one each side
+          V hi = list(n), lo = list(n);
+          hi[n - 1] = static_cast<E>(hi[n - 1] + 1);
+          lo[n - 1] = static_cast<E>(lo[n - 1] - 1);
+          out.push_back({hi, false, "elements summing to one more than the total"});
+          if (in_range(lo[n - 1], r.each)) out.push_back({lo, false, "elements summing to one less than the total"});
+        }
+      }
     }
   } else {
     out = number_probes<V>(accepted_of(f, s));

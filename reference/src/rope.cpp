@@ -60,6 +60,22 @@ RopePairChannels pair_channels(const RopeSpec& s, std::size_t k) {
   return {k, k + half_of(s)};
 }
 
+// The axis (0 = t, 1 = h, 2 = w) of pair k < r/2 under spec.mrope (rope.hpp, "Multimodal RoPE", for the lines of
+// HF and ggml this transcribes); 0 for mrope none. A valid spec has three sections summing to r/2.
+//   sections:    HF Qwen2-VL apply_multimodal_rotary_pos_emb takes chunk i of cos.split(mrope_section * 2) from
+//                row i % 3: pairs [0, s_t) -> t, [s_t, s_t + s_h) -> h, the rest -> w (both halves alike).
+//   interleaved: HF Qwen3-VL apply_interleaved_mrope overwrites freqs[0][slice(offset, 3 s, 3)] with row 1
+//                (offset 1, s = s_h) and row 2 (offset 2, s = s_w); everything else stays row 0.
+unsigned char mrope_axis(const RopeSpec& s, std::size_t k) {
+  if (s.mrope == RopeMrope::none) return 0;
+  const std::int64_t st = s.mrope_section[0], sh = s.mrope_section[1], sw = s.mrope_section[2];
+  const auto kk = static_cast<std::int64_t>(k);
+  if (s.mrope == RopeMrope::sections) return kk < st ? 0 : kk < st + sh ? 1 : 2;
+  if (k % 3 == 1 && kk < 3 * sh) return 1;
+  if (k % 3 == 2 && kk < 3 * sw) return 2;
+  return 0;
+}
+
 // A Real of any MPFR precision (the exact regime's internal values may exceed kMaxBits, which make_real refuses;
 // copies and assignments of a Real keep their source's precision).
 Real work_real(mpfr_prec_t p) {
@@ -884,6 +900,12 @@ std::optional<std::size_t> rope_pair_of_channel(const RopeSpec& s, std::size_t c
   return channel < h ? channel : channel - h;
 }
 
+std::size_t rope_mrope_axis(const RopeSpec& s, std::size_t k) {
+  validate(s);
+  check_pair(s, k);
+  return mrope_axis(s, k);
+}
+
 Real rope_theta(const RopeSpec& s, std::size_t k, unsigned bits) {
   validate(s);
   check_pair(s, k);
@@ -995,6 +1017,8 @@ RopeOracle::RopeOracle(const RopeSpec& spec, unsigned bits)
   w_ = bits + kRopeWorkingMargin;
   wa_ = w_ + angle_extra_bits(spec_);  // theta'_k < 2^E: W + E bits keep the angle's absolute error (header)
   const std::size_t h = half_of(spec_);
+  axis_.reserve(h);
+  for (std::size_t k = 0; k < h; ++k) axis_.push_back(mrope_axis(spec_, k));
   theta_.reserve(h);
   ExactThetas thetas(spec_, wa_);
   for (std::size_t k = 0; k < h; ++k) theta_.push_back(thetas(k));
@@ -1057,6 +1081,20 @@ void RopeOracle::emulated_angles(std::int64_t p, std::vector<Real>& out) const {
   for (std::size_t k = 0; k < h; ++k) {
     out.push_back(fs32_ ? rn_mul(F, *fs32_, t, kEmu) : t);
     if (k + 1 < h) t = rn_mul(F, t, *scale32_, kEmu);
+  }
+}
+
+// M-RoPE: pair k's angle is that of the one-position sequence at pos[axis_[k]]. ggml keeps one recurrence per axis
+// (ggml_mrope_cache_init: theta_t, theta_h, theta_w each *= theta_scale at every pair), i.e. the recurrence of
+// each distinct position, then each pair reads its axis's; HF forms RN32(RN32(p_a) inv_k) for every row a.
+void RopeOracle::emulated_angles(const RopeMropePosition& pos, std::vector<Real>& out) const {
+  emulated_angles(pos[0], out);
+  std::vector<Real> other;
+  for (unsigned char a = 1; a < 3; ++a) {
+    if (pos[a] == pos[0] || std::find(axis_.begin(), axis_.end(), a) == axis_.end()) continue;
+    emulated_angles(pos[a], other);
+    for (std::size_t k = 0; k < out.size(); ++k)
+      if (axis_[k] == a) out[k] = std::move(other[k]);
   }
 }
 
@@ -1179,25 +1217,34 @@ void RopeOracle::rotate_pair_emulated(const Real& angle32, std::span<const doubl
 
 std::vector<Real> RopeOracle::exact_rotate(std::int64_t p, std::span<const double> x, bool inverse) const {
   check_position(spec_, p);
+  return exact_rotate_at({p, p, p}, x, inverse);
+}
+
+std::vector<Real> RopeOracle::exact_rotate_at(const RopeMropePosition& pos, std::span<const double> x,
+                                              bool inverse) const {
   check_vector(x, "x", false);
-  const std::int64_t q = inverse ? -p : p;  // the accepted range is symmetric
   std::vector<Real> out;
   out.reserve(x.size());
   for (double v : x) out.push_back(make_real(v, bits_));  // pass-through channels keep this
   const std::size_t h = half_of(spec_);
   for (std::size_t k = 0; k < h; ++k) {
     const RopePairChannels ch = pair_channels(spec_, k);
-    rotate_pair_exact(q, x, k, out[ch.first], out[ch.second]);
+    const std::int64_t p = pair_position(pos, k);
+    rotate_pair_exact(inverse ? -p : p, x, k, out[ch.first], out[ch.second]);  // the accepted range is symmetric
   }
   return out;
 }
 
 std::vector<Real> RopeOracle::rotate(std::int64_t p, std::span<const double> x, bool inverse) const {
-  if (spec_.regime == RopeRegime::exact) return exact_rotate(p, x, inverse);
   check_position(spec_, p);
+  return rotate_at({p, p, p}, x, inverse);
+}
+
+std::vector<Real> RopeOracle::rotate_at(const RopeMropePosition& pos, std::span<const double> x, bool inverse) const {
+  if (spec_.regime == RopeRegime::exact) return exact_rotate_at(pos, x, inverse);
   check_vector(x, "x", true);
   std::vector<Real> angles;
-  emulated_angles(p, angles);
+  emulated_angles(pos, angles);
   std::vector<Real> out;
   out.reserve(x.size());
   for (double v : x) out.push_back(make_real(v, bits_));  // float32: exact
@@ -1231,6 +1278,11 @@ Real RopeOracle::rotate_channel(std::int64_t p, std::span<const double> x, std::
 Real RopeOracle::score(std::int64_t m, std::span<const double> q, std::int64_t n, std::span<const double> k) const {
   check_position(spec_, m, "m");
   check_position(spec_, n, "n");
+  return score_at({m, m, m}, q, {n, n, n}, k);
+}
+
+Real RopeOracle::score_at(const RopeMropePosition& m, std::span<const double> q, const RopeMropePosition& n,
+                          std::span<const double> k) const {
   check_vector(q, "q", false);
   check_vector(k, "k", false);
   const std::size_t h = half_of(spec_);
@@ -1240,8 +1292,8 @@ Real RopeOracle::score(std::int64_t m, std::span<const double> q, std::int64_t n
   Real ui = make_real(w_), uj = make_real(w_), vi = make_real(w_), vj = make_real(w_);
   for (std::size_t pair = 0; pair < h; ++pair) {
     const RopePairChannels ch = pair_channels(spec_, pair);
-    exact_cos_sin_w(m, pair, cm, sm);
-    exact_cos_sin_w(n, pair, cn, sn);
+    exact_cos_sin_w(pair_position(m, pair), pair, cm, sm);
+    exact_cos_sin_w(pair_position(n, pair), pair, cn, sn);
     const Real qi = make_real(q[ch.first], 64), qj = make_real(q[ch.second], 64);
     const Real ki = make_real(k[ch.first], 64), kj = make_real(k[ch.second], 64);
     mpfr_fmms(raw(ui), raw(qi), raw(cm), raw(qj), raw(sm), MPFR_RNDN);
@@ -1263,6 +1315,55 @@ Real RopeOracle::score(std::int64_t m, std::span<const double> q, std::int64_t n
   Real out = make_real(bits_);
   mpfr_sum(raw(out), ptrs.data(), static_cast<unsigned long>(ptrs.size()), MPFR_RNDN);
   return out;
+}
+
+// ---- M-RoPE ------------------------------------------------------------------------------------------------
+// Pair k at pos[axis_[k]] through the one-position code (rope.hpp, "Multimodal RoPE").
+
+void RopeOracle::check_mrope_position(const RopeMropePosition& pos, const char* name) const {
+  if (spec_.mrope == RopeMrope::none)
+    throw Error(kWhere, "mrope", "none",
+                "sections | interleaved (three positions per token; a spec with mrope none has one: use the "
+                "one-position methods)");
+  static constexpr const char* kAxis[3] = {" t", " h", " w"};
+  for (std::size_t a = 0; a < 3; ++a) check_position(spec_, pos[a], std::string(name) + kAxis[a]);
+}
+
+Real RopeOracle::angle_mrope(const RopeMropePosition& pos, std::size_t k) const {
+  check_mrope_position(pos, "position");
+  check_pair(spec_, k);
+  return angle(pair_position(pos, k), k);
+}
+
+Real RopeOracle::cos_mrope(const RopeMropePosition& pos, std::size_t k) const {
+  check_mrope_position(pos, "position");
+  check_pair(spec_, k);
+  return cos(pair_position(pos, k), k);
+}
+
+Real RopeOracle::sin_mrope(const RopeMropePosition& pos, std::size_t k) const {
+  check_mrope_position(pos, "position");
+  check_pair(spec_, k);
+  return sin(pair_position(pos, k), k);
+}
+
+std::vector<Real> RopeOracle::rotate_mrope(const RopeMropePosition& pos, std::span<const double> x,
+                                           bool inverse) const {
+  check_mrope_position(pos, "position");
+  return rotate_at(pos, x, inverse);
+}
+
+std::vector<Real> RopeOracle::exact_rotate_mrope(const RopeMropePosition& pos, std::span<const double> x,
+                                                 bool inverse) const {
+  check_mrope_position(pos, "position");
+  return exact_rotate_at(pos, x, inverse);
+}
+
+Real RopeOracle::score_mrope(const RopeMropePosition& m, std::span<const double> q, const RopeMropePosition& n,
+                             std::span<const double> k) const {
+  check_mrope_position(m, "m");
+  check_mrope_position(n, "n");
+  return score_at(m, q, n, k);
 }
 
 }  // namespace posenc::reference

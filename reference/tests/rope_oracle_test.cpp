@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <cmath>
 #include <cstdint>
@@ -34,6 +35,7 @@
 namespace {
 
 using posenc::Layout;
+using posenc::RopeMrope;
 using posenc::RopeRegime;
 using posenc::RopeScaling;
 using posenc::RopeSpec;
@@ -1746,6 +1748,315 @@ TEST(RopeOracleHeldout, ScalingMatchesHf517InvFreqAndAttentionFactor) {
     }
   }
   EXPECT_EQ(configs, 7);
+}
+
+// ======================================================================================================
+// RopeOracleMrope: multimodal RoPE (three positions per token). The axis rule is checked against literal
+// transcriptions of HF's own code (Qwen2-VL split-and-select on the duplicated [c | c] rows, Qwen3-VL's slice
+// assignment), not against the formula the oracle implements; the values against the one-position oracle.
+// ======================================================================================================
+
+// Sections (s_t, s_h, s_w) summing to h, zeros included, each axis as likely to get the large share.
+rc::Gen<std::vector<std::int64_t>> genSections(std::size_t h) {
+  return rc::gen::exec([=] {
+    const auto hh = static_cast<std::int64_t>(h);
+    const std::int64_t a = *rc::gen::inRange<std::int64_t>(0, hh + 1);
+    const std::int64_t b = *rc::gen::inRange<std::int64_t>(0, hh - a + 1);
+    std::vector<std::int64_t> s = {a, b, hh - a - b};
+    std::rotate(s.begin(), s.begin() + *rc::gen::inRange(0, 3), s.end());
+    return s;
+  });
+}
+
+rc::Gen<RopeSpec> genMropeSpec(bool emulated_allowed, RopeMrope mrope) {
+  return rc::gen::exec([=] {
+    RopeSpec s = *genSpec(emulated_allowed);
+    s.mrope = mrope;
+    s.mrope_section = *genSections(s.rotary_dim / 2);
+    posenc::validate(s);
+    return s;
+  });
+}
+rc::Gen<RopeSpec> genMropeSpec(bool emulated_allowed) {
+  return rc::gen::exec([=] {
+    return *genMropeSpec(emulated_allowed, *rc::gen::element(RopeMrope::sections, RopeMrope::interleaved));
+  });
+}
+
+// (t, h, w): independent positions, or some of them equal.
+rc::Gen<RopeMropePosition> genMropePosition() {
+  return rc::gen::exec([] {
+    RopeMropePosition pos = {*genPosition(), *genPosition(), *genPosition()};
+    const int kind = *rc::gen::inRange(0, 4);
+    if (kind == 1) pos[2] = pos[1];
+    if (kind == 2) pos[1] = pos[0];
+    return pos;
+  });
+}
+
+RopeSpec one_position(RopeSpec s) {
+  s.mrope = RopeMrope::none;
+  s.mrope_section.clear();
+  posenc::validate(s);
+  return s;
+}
+
+RopeSpec mrope_spec(RopeMrope mrope, std::vector<std::int64_t> section, std::size_t head_dim, double base,
+                    RopeRegime regime = RopeRegime::exact) {
+  RopeSpec s = make_spec(Layout::halves, regime, head_dim, head_dim, base);
+  s.mrope = mrope;
+  s.mrope_section = std::move(section);
+  posenc::validate(s);
+  return s;
+}
+
+// HF Qwen2-VL apply_multimodal_rotary_pos_emb, transcribed (transformers@00b676f8f0489b88652a31d70751cc540dd06305
+// models/qwen2_vl/modeling_qwen2_vl.py):
+//   mrope_section = mrope_section * 2
+//   cos = torch.cat([m[i % 3] for i, m in enumerate(cos.split(mrope_section, dim=-1))], dim=-1)
+// rows[a] is the cos (or sin) row of position row a, length r, duplicated [c | c] by emb = cat(freqs, freqs).
+template <class T>
+std::vector<T> hf_split_and_select(const std::array<std::vector<T>, 3>& rows, std::vector<std::int64_t> section) {
+  std::vector<std::int64_t> sizes = section;
+  sizes.insert(sizes.end(), section.begin(), section.end());  // a Python list times 2: the list repeated
+  std::vector<T> out;
+  std::size_t start = 0;
+  for (std::size_t i = 0; i < sizes.size(); ++i) {  // torch.split: consecutive chunks of the given sizes
+    const auto n = static_cast<std::size_t>(sizes[i]);
+    for (std::size_t j = start; j < start + n; ++j) out.push_back(rows[i % 3].at(j));
+    start += n;
+  }
+  return out;
+}
+
+// HF Qwen3-VL apply_interleaved_mrope, transcribed (transformers@00709b862bb8f14a5435bb7195592579168496e4
+// models/qwen3_vl/modeling_qwen3_vl.py), on freqs[a], the r/2 angles of position row a:
+//   freqs_t = freqs[0]
+//   for dim, offset in enumerate((1, 2), start=1):
+//       length = mrope_section[dim] * 3
+//       idx = slice(offset, length, 3)
+//       freqs_t[..., idx] = freqs[dim, ..., idx]
+// (a Python slice stops at min(length, len)). emb = cat(freqs_t, freqs_t) then gives both halves the same pair.
+template <class T>
+std::vector<T> hf_interleaved(const std::array<std::vector<T>, 3>& freqs, const std::vector<std::int64_t>& section) {
+  std::vector<T> freqs_t = freqs[0];
+  for (std::size_t dim = 1; dim <= 2; ++dim) {
+    const std::size_t offset = dim;
+    const auto length = static_cast<std::size_t>(section[dim] * 3);
+    for (std::size_t i = offset; i < std::min(length, freqs_t.size()); i += 3) freqs_t[i] = freqs[dim][i];
+  }
+  return freqs_t;
+}
+
+// Tags: row a, column j holds a * r + j, so a selected entry says which row and which column it came from.
+std::array<std::vector<std::int64_t>, 3> tag_rows(std::size_t len) {
+  std::array<std::vector<std::int64_t>, 3> rows;
+  for (std::size_t a = 0; a < 3; ++a)
+    for (std::size_t j = 0; j < len; ++j) rows[a].push_back(static_cast<std::int64_t>(a * len + j));
+  return rows;
+}
+
+// Qwen2-VL: on the duplicated rows, column j (pair j mod h, either half) comes from row rope_mrope_axis(j mod h),
+// for the tags and for the oracle's own cos/sin rows of three distinct positions.
+void expect_hf_sections(const RopeSpec& s, const RopeMropePosition& pos) {
+  const std::size_t r = s.rotary_dim, h = r / 2;
+  const auto tags = hf_split_and_select(tag_rows(r), s.mrope_section);
+  ASSERT_EQ(tags.size(), r);
+  for (std::size_t j = 0; j < r; ++j)
+    EXPECT_EQ(tags[j], static_cast<std::int64_t>(rope_mrope_axis(s, j % h) * r + j)) << "column " << j;
+  const RopeOracle o(s), one(one_position(s));
+  std::array<std::vector<Real>, 3> cos_rows, sin_rows;
+  for (std::size_t a = 0; a < 3; ++a)
+    for (std::size_t j = 0; j < r; ++j) {
+      cos_rows[a].push_back(one.cos(pos[a], j % h));
+      sin_rows[a].push_back(one.sin(pos[a], j % h));
+    }
+  const auto c = hf_split_and_select(cos_rows, s.mrope_section), sn = hf_split_and_select(sin_rows, s.mrope_section);
+  for (std::size_t j = 0; j < r; ++j) {
+    EXPECT_TRUE(same(c[j], o.cos_mrope(pos, j % h))) << "column " << j;
+    EXPECT_TRUE(same(sn[j], o.sin_mrope(pos, j % h))) << "column " << j;
+  }
+}
+
+// Qwen3-VL: pair k of the interleaved angles comes from row rope_mrope_axis(k) (tags, the oracle's angles and cos).
+void expect_hf_interleaved(const RopeSpec& s, const RopeMropePosition& pos) {
+  const std::size_t h = s.rotary_dim / 2;
+  const auto tags = hf_interleaved(tag_rows(h), s.mrope_section);
+  ASSERT_EQ(tags.size(), h);
+  for (std::size_t k = 0; k < h; ++k)
+    EXPECT_EQ(tags[k], static_cast<std::int64_t>(rope_mrope_axis(s, k) * h + k)) << "pair " << k;
+  const RopeOracle o(s), one(one_position(s));
+  std::array<std::vector<Real>, 3> angles, cosines;
+  for (std::size_t a = 0; a < 3; ++a)
+    for (std::size_t k = 0; k < h; ++k) {
+      angles[a].push_back(one.angle(pos[a], k));
+      cosines[a].push_back(one.cos(pos[a], k));
+    }
+  const auto an = hf_interleaved(angles, s.mrope_section), c = hf_interleaved(cosines, s.mrope_section);
+  for (std::size_t k = 0; k < h; ++k) {
+    EXPECT_TRUE(same(an[k], o.angle_mrope(pos, k))) << "pair " << k;
+    EXPECT_TRUE(same(c[k], o.cos_mrope(pos, k))) << "pair " << k;
+  }
+}
+
+// Distinct positions (no two of +-t, +-h, +-w equal: cos is even), so every row's values differ.
+constexpr RopeMropePosition kThreePositions = {7, 1001, 123457};
+
+TEST(RopeOracleMrope, Qwen2VlSplitAndSelectIsTheSectionsRule) {
+  // Qwen2-VL: head_dim 128, rope_theta 1e6, mrope_section [16, 24, 24]; float32 like HF, and exact.
+  for (RopeRegime regime : {RopeRegime::hf, RopeRegime::exact})
+    expect_hf_sections(mrope_spec(RopeMrope::sections, {16, 24, 24}, 128, 1.0e6, regime), kThreePositions);
+}
+
+RC_GTEST_PROP(RopeOracleMrope, HfSplitAndSelectIsTheSectionsRuleForAnySections, ()) {
+  const RopeSpec s = *genMropeSpec(true, RopeMrope::sections);
+  expect_hf_sections(s, kThreePositions);
+  RC_ASSERT(!::testing::Test::HasFailure());
+}
+
+TEST(RopeOracleMrope, Qwen3VlSliceAssignmentIsTheInterleavedRule) {
+  // Qwen3-VL: head_dim 128, rope_theta 5e6, mrope_section [24, 20, 20] (the HF default).
+  for (RopeRegime regime : {RopeRegime::hf, RopeRegime::exact})
+    expect_hf_interleaved(mrope_spec(RopeMrope::interleaved, {24, 20, 20}, 128, 5.0e6, regime), kThreePositions);
+}
+
+RC_GTEST_PROP(RopeOracleMrope, HfSliceAssignmentIsTheInterleavedRuleForAnySections, ()) {
+  const RopeSpec s = *genMropeSpec(true, RopeMrope::interleaved);
+  expect_hf_interleaved(s, kThreePositions);
+  RC_ASSERT(!::testing::Test::HasFailure());
+}
+
+TEST(RopeOracleMrope, AxesByHand) {
+  auto axes = [](const RopeSpec& s) {
+    std::string out;
+    for (std::size_t k = 0; k < s.rotary_dim / 2; ++k) out += "thw"[rope_mrope_axis(s, k)];
+    return out;
+  };
+  EXPECT_EQ(axes(mrope_spec(RopeMrope::sections, {1, 2, 1}, 8, 10000.0)), "thhw");
+  EXPECT_EQ(axes(mrope_spec(RopeMrope::interleaved, {2, 1, 1}, 8, 10000.0)), "thwt");
+  EXPECT_EQ(axes(mrope_spec(RopeMrope::sections, {0, 4, 0}, 8, 10000.0)), "hhhh");
+  EXPECT_EQ(axes(mrope_spec(RopeMrope::interleaved, {0, 0, 4}, 8, 10000.0)), "ttwt");  // only k = 2 mod 3 < 12
+  EXPECT_EQ(axes(mrope_spec(RopeMrope::interleaved, {0, 4, 0}, 8, 10000.0)), "thtt");  // k = 2: 2 mod 3, s_w = 0
+  // Qwen2-VL [16, 24, 24]: t up to 15, h 16..39, w 40..63.
+  const std::string q2 = axes(mrope_spec(RopeMrope::sections, {16, 24, 24}, 128, 1.0e6));
+  EXPECT_EQ(q2, std::string(16, 't') + std::string(24, 'h') + std::string(24, 'w'));
+  // Qwen3-VL [24, 20, 20]: "thw" 20 times (k < 60), then k = 60..63 all t — HF's rule. (ggml IMROPE gives pairs 61
+  // and 62 the 4th position instead, 0 for text in llama.cpp: rope.hpp.)
+  std::string q3;
+  for (int i = 0; i < 20; ++i) q3 += "thw";
+  q3 += "tttt";
+  EXPECT_EQ(axes(mrope_spec(RopeMrope::interleaved, {24, 20, 20}, 128, 5.0e6)), q3);
+  // mrope none: the one position, row 0.
+  const RopeSpec none = make_spec(Layout::halves, RopeRegime::exact, 8, 8, 10000.0);
+  EXPECT_EQ(axes(none), "tttt");
+}
+
+// t = h = w = p: every M-RoPE value is the one-position oracle's at p (on the spec without mrope), bit for bit; so
+// are the one-position methods of the M-RoPE spec.
+RC_GTEST_PROP(RopeOracleMrope, EqualPositionsAreOneDimensionalRope, ()) {
+  const RopeSpec s = *genMropeSpec(true);
+  const RopeOracle o(s), one(one_position(s));
+  const std::int64_t p = *genPosition(), p2 = *genPosition();
+  const RopeMropePosition pos = {p, p, p}, pos2 = {p2, p2, p2};
+  const bool emulated = s.regime != RopeRegime::exact;
+  const auto x = *genVector(s, emulated), y = *genVector(s, false);
+  for (std::size_t k = 0; k < s.rotary_dim / 2; ++k) {
+    RC_ASSERT(same(o.angle_mrope(pos, k), one.angle(p, k)));
+    RC_ASSERT(same(o.cos_mrope(pos, k), one.cos(p, k)));
+    RC_ASSERT(same(o.sin_mrope(pos, k), one.sin(p, k)));
+    RC_ASSERT(same(o.cos(p, k), one.cos(p, k)));
+  }
+  for (bool inverse : {false, true}) {
+    const auto a = o.rotate_mrope(pos, x, inverse), b = one.rotate(p, x, inverse), c = o.rotate(p, x, inverse);
+    const auto ea = o.exact_rotate_mrope(pos, y, inverse), eb = one.exact_rotate(p, y, inverse);
+    for (std::size_t ch = 0; ch < s.head_dim; ++ch) {
+      RC_ASSERT(same(a[ch], b[ch]));
+      RC_ASSERT(same(c[ch], b[ch]));
+      RC_ASSERT(same(ea[ch], eb[ch]));
+    }
+  }
+  RC_ASSERT(same(o.score_mrope(pos, y, pos2, x), one.score(p, y, p2, x)));
+}
+
+// Distinct positions: pair k's channels of rotate_mrope are the one-position rotation's at pos[a(k)] (every regime,
+// ggml's per-axis recurrences included), bit for bit; pass-through channels are unchanged; inverse is R(-pos).
+RC_GTEST_PROP(RopeOracleMrope, EachPairRotatesByItsAxisPosition, ()) {
+  const RopeSpec s = *genMropeSpec(true);
+  const RopeOracle o(s), one(one_position(s));
+  const RopeMropePosition pos = *genMropePosition();
+  const bool inverse = *rc::gen::arbitrary<bool>();
+  const auto x = *genVector(s, s.regime != RopeRegime::exact);
+  const auto y = o.rotate_mrope(pos, x, inverse), ey = o.exact_rotate_mrope(pos, x, inverse);
+  std::array<std::vector<Real>, 3> by_axis, exact_by_axis;
+  for (std::size_t a = 0; a < 3; ++a) {
+    by_axis[a] = one.rotate(pos[a], x, inverse);
+    exact_by_axis[a] = one.exact_rotate(pos[a], x, inverse);
+  }
+  for (std::size_t k = 0; k < s.rotary_dim / 2; ++k) {
+    const std::size_t a = rope_mrope_axis(s, k);
+    const auto ch = rope_pair_channels(s, k);
+    RC_ASSERT(same(y[ch.first], by_axis[a][ch.first]));
+    RC_ASSERT(same(y[ch.second], by_axis[a][ch.second]));
+    RC_ASSERT(same(ey[ch.first], exact_by_axis[a][ch.first]));
+    RC_ASSERT(same(ey[ch.second], exact_by_axis[a][ch.second]));
+    RC_ASSERT(same(o.cos_mrope(pos, k), one.cos(pos[a], k)));
+    RC_ASSERT(same(o.sin_mrope(pos, k), one.sin(pos[a], k)));
+  }
+  for (std::size_t c = s.rotary_dim; c < s.head_dim; ++c) RC_ASSERT(holds(y[c], x[c]));
+  const RopeMropePosition neg = {-pos[0], -pos[1], -pos[2]};
+  const auto z = o.rotate_mrope(neg, x, !inverse);
+  for (std::size_t c = 0; c < s.head_dim; ++c) RC_ASSERT(same(z[c], y[c]));
+}
+
+// <R(m) q, R(n) k> under M-RoPE depends only on the per-axis offsets n - m and is the dot product of the oracle's
+// rotated vectors.
+RC_GTEST_PROP(RopeOracleMrope, ScoreDependsOnlyOnThePerAxisOffsets, ()) {
+  const RopeSpec s = *genMropeSpec(true);
+  const RopeOracle o(s);
+  const RopeMropePosition m = *genMropePosition(), n = *genMropePosition();
+  const auto q = *genVector(s, false), k = *genVector(s, false);
+  const double S = score_weight(s, q, k);
+  const Real sc = o.score_mrope(m, q, n, k);
+  RopeMropePosition md = m, nd = n;
+  bool in_range = true;
+  for (std::size_t a = 0; a < 3; ++a) {
+    const std::int64_t d = *rc::gen::inRange<std::int64_t>(-100000, 100000);
+    md[a] += d;
+    nd[a] += d;
+    in_range = in_range && std::max(std::abs(md[a]), std::abs(nd[a])) <= kMaxP;
+  }
+  if (in_range) RC_ASSERT(within(sc, o.score_mrope(md, q, nd, k), S, -240));
+  const auto rq = o.exact_rotate_mrope(m, q), rk = o.exact_rotate_mrope(n, k);
+  Real dot = make_real(2400);
+  for (std::size_t c = 0; c < s.head_dim; ++c) mpfr_fma(raw(dot), raw(rq[c]), raw(rk[c]), raw(dot), MPFR_RNDN);
+  RC_ASSERT(within(sc, dot, S, -240));
+}
+
+TEST(RopeOracleMrope, ErrorsNameMropePositionAndPair) {
+  const RopeSpec s = mrope_spec(RopeMrope::sections, {1, 2, 1}, 8, 10000.0);
+  const RopeSpec none = make_spec(Layout::halves, RopeRegime::exact, 8, 8, 10000.0);
+  const RopeOracle o(s), on(none);
+  const std::vector<double> x(8, 0.5), short_x(7, 0.5);
+  const RopeMropePosition ok = {1, 2, 3};
+  const std::string m = error_of([&] { on.cos_mrope(ok, 0); });
+  EXPECT_NE(m.find("mrope = none"), std::string::npos) << m;
+  EXPECT_NE(error_of([&] { on.rotate_mrope(ok, x); }).find("mrope"), std::string::npos);
+  EXPECT_NE(error_of([&] { on.score_mrope(ok, x, ok, x); }).find("mrope"), std::string::npos);
+  EXPECT_EQ(rope_mrope_axis(none, 3), 0u);
+  EXPECT_NE(error_of([&] { rope_mrope_axis(s, 4); }).find("k = 4"), std::string::npos);
+  EXPECT_NE(error_of([&] { rope_mrope_axis(none, 4); }).find("k = 4"), std::string::npos);
+  EXPECT_NE(error_of([&] { o.cos_mrope(ok, 4); }).find("k = 4"), std::string::npos);
+  // every axis is checked, used or not (sections [1, 2, 1] use all three; w is checked in angle_mrope at k = 0)
+  EXPECT_NE(error_of([&] { o.angle_mrope({kMaxP + 1, 0, 0}, 1); }).find("position t = 1099511627777"),
+            std::string::npos);
+  EXPECT_NE(error_of([&] { o.sin_mrope({0, -kMaxP - 1, 0}, 0); }).find("position h = "), std::string::npos);
+  EXPECT_NE(error_of([&] { o.angle_mrope({0, 0, kMaxP + 1}, 0); }).find("position w = "), std::string::npos);
+  EXPECT_NE(error_of([&] { o.rotate_mrope({0, 0, kMaxP + 1}, x); }).find("position w = "), std::string::npos);
+  EXPECT_NE(error_of([&] { o.exact_rotate_mrope({0, kMaxP + 1, 0}, x); }).find("position h = "), std::string::npos);
+  EXPECT_NE(error_of([&] { o.score_mrope({0, 0, kMaxP + 1}, x, ok, x); }).find("m w = "), std::string::npos);
+  EXPECT_NE(error_of([&] { o.score_mrope(ok, x, {kMaxP + 1, 0, 0}, x); }).find("n t = "), std::string::npos);
+  EXPECT_NE(error_of([&] { o.rotate_mrope(ok, short_x); }).find("x = a vector of 7 values"), std::string::npos);
+  EXPECT_NO_THROW(o.rotate_mrope({kMaxP, -kMaxP, 0}, x, true));
 }
 
 }  // namespace

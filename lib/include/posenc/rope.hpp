@@ -24,6 +24,10 @@
 //   gptj:  [sin_0 .. sin_{h-1} | cos_0 .. cos_{h-1}]         (HF GPT-J embed_positions, split then repeat_interleave)
 //   ggml:  [cos_0, sin_0, cos_1, sin_1, ...]                  (ggml_rope_cache_init)
 //
+// M-RoPE (spec.mrope sections | interleaved): every position list holds three rows, t then h then w, of one
+// position per token each (HF's position_ids (3, L)); a cache has one row per token; pair k takes the position of
+// its axis (rope_spec.hpp), so its values are the 1-D ones at that position, bit for bit (claim ROPE-MROPE-1).
+//
 // Application, in place. A RopeTensor is a view of [tokens][heads][head_dim] values inside a caller's buffer,
 // with element strides between tokens and between heads (so Q and K of a fused QKV buffer are rotated where
 // they lie; a K view with fewer heads than Q gives grouped-query attention). positions[t] is token t's position
@@ -102,6 +106,8 @@ class RopePlan {
   // 1 divided, in between smoothed; none, ntk, dynamic: 0 (they change the base instead); longrope: 0 (it
   // divides theta_k by its own factor per pair, which frequencies() against the unscaled ones shows).
   std::span<const double> interpolation() const noexcept;
+  // M-RoPE (spec.mrope not none): the position row pair k takes, 0 t, 1 h, 2 w (rope_spec.hpp); else empty.
+  std::span<const std::uint8_t> pair_axes() const noexcept;
 
   // Caches for `positions` (row per position, cache_values_per_position values each; the hf form writes the
   // cos block of all rows, then the sin block). Written with ordinary stores for now: TableOptions'

@@ -116,12 +116,15 @@ struct Choice {
 struct AnyValue {};  // a bool accepts both values
 
 // A list field (std::vector of an integer or double) accepts lists of min_size..max_size elements, each in
-// `each`. An empty list is how a field that its other settings do not use says "not given" (max_size 0).
+// `each`, and (integers, when fixed_total) whose elements sum to `total`. An empty list is how a field that its
+// other settings do not use says "not given" (max_size 0).
 template <class E>
 struct ListRange {
   Range<E> each;
   std::size_t min_size = 0, max_size = 0;
   std::string_view why = {};
+  bool fixed_total = false;
+  E total{};
 };
 
 namespace describe_detail {
@@ -311,6 +314,7 @@ std::string accepted_text(const ListRange<E>& r) {
            : each.rfind("a finite real ", 0) == 0 ? " reals " + each.substr(14)
            : each.rfind("an integer ", 0) == 0 ? " integers " + each.substr(11)
                                               : ", each " + each;
+    if (r.fixed_total) out += " summing to " + value_text(r.total);
     out += ", written [a,b,...]";
   }
   if (!r.why.empty()) out += " (" + std::string(r.why) + ")";
@@ -366,6 +370,13 @@ bool in_range(const std::vector<E>& v, const ListRange<E>& r) {
   if (v.size() < r.min_size || v.size() > r.max_size) return false;
   for (const E& e : v)
     if (!in_range(e, r.each)) return false;
+  if constexpr (std::is_integral_v<E>) {
+    if (r.fixed_total) {  // elements are in range, so the sum of a short list cannot overflow for sane ranges
+      long double sum = 0;
+      for (const E& e : v) sum += static_cast<long double>(e);
+      return sum == static_cast<long double>(r.total);
+    }
+  }
   return true;
 }
 

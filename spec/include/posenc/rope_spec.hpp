@@ -43,6 +43,17 @@
 //   float32; longrope: inv_k = RN32(1 / RN32(RN32(e_k) RN32(pow(RN32(base), RN32(RN32(2k) / RN32(r)))))), m a
 //   Python double from math.sqrt and math.log), cos and sin multiplied by RN32(m).
 // ggml regime: linear only, angle RN32(RN32(1 / RN32(s)) t_k) (llama.cpp freq_scale).
+// Multimodal RoPE (RopeSpec::mrope; CONVENTIONS.md §2.16): every token has three positions (t, h, w) and pair k
+// rotates by the position of its axis a(k), with sections (s_t, s_h, s_w) = mrope_section summing to r/2:
+//   sections     (Qwen2-VL / Qwen2.5-VL apply_multimodal_rotary_pos_emb; ggml GGML_ROPE_TYPE_MROPE):
+//                a(k) = t for k < s_t, h for s_t <= k < s_t + s_h, else w
+//   interleaved  (Qwen3-VL apply_interleaved_mrope, huggingface/transformers@00709b862bb8): a(k) = h if
+//                k mod 3 = 1 and k < 3 s_h; w if k mod 3 = 2 and k < 3 s_w; else t. ggml's IMROPE
+//                (llama.cpp@0049e3cb202d ggml_mrope_cache_init) gives a pair beyond its residue class' limit a
+//                4th position (0 for text tokens) instead of t: for Qwen3-VL's [24, 20, 20], pairs 61 and 62 —
+//                not modelled (posenc follows HF)
+//   With t = h = w every pair takes the same position: 1-D RoPE. Frequencies, scaling, layout and regime are
+//   those of the spec (HF computes cos/sin per axis with the same inv_freq, then selects per pair).
 // Real libm/torch pow, sin and cos are not correctly rounded, and compilers may contract a*b - c*d into an
 // FMA: the envelope a real implementation falls in is stated per quantity in the budget table
 // (properties/rope/budget.hpp), and `posenc check rope` uses it.
@@ -68,12 +79,26 @@ enum class RopeRegime { exact, hf, ggml };
 // frequencies theta_k -> theta'_k and may multiply cos and sin by an attention factor m (so scores scale by m^2).
 enum class RopeScaling { none, linear, ntk, dynamic, yarn, llama3, longrope };
 
+// Multimodal RoPE: how pairs take one of three positions (t, h, w) per token.
+enum class RopeMrope { none, sections, interleaved };
+
 template <>
 struct EnumTraits<RopeRegime> {
   static constexpr std::array<EnumValue<RopeRegime>, 3> values{{
       {RopeRegime::exact, "exact", "the mathematics: every output rounded once"},
       {RopeRegime::hf, "hf", "HF/PyTorch float32 steps: inv_freq = 1/base^(2k/r), angle = p * inv_freq"},
       {RopeRegime::ggml, "ggml", "ggml float32 steps: theta_k by repeated multiplication with base^(-2/r)"},
+  }};
+};
+
+template <>
+struct EnumTraits<RopeMrope> {
+  static constexpr std::array<EnumValue<RopeMrope>, 3> values{{
+      {RopeMrope::none, "none", "one position per token"},
+      {RopeMrope::sections, "sections",
+       "three positions (t, h, w) per token; pairs in consecutive sections mrope_section (Qwen2-VL, ggml MROPE)"},
+      {RopeMrope::interleaved, "interleaved",
+       "three positions (t, h, w) per token; pairs take h, w, t interleaved by k mod 3 (Qwen3-VL)"},
   }};
 };
 
@@ -120,6 +145,8 @@ struct RopeSpec {
   bool truncate = true;                // yarn: floor/ceil of the correction range
   double low_freq_factor = 1.0, high_freq_factor = 4.0;  // llama3
   std::vector<double> short_factor = {}, long_factor = {};  // longrope: one per pair (r/2 each); empty otherwise
+  RopeMrope mrope = RopeMrope::none;            // multimodal: three positions (t, h, w) per token
+  std::vector<std::int64_t> mrope_section = {}; // (s_t, s_h, s_w), summing to r/2, when mrope is not none
 
   friend bool operator==(const RopeSpec&, const RopeSpec&) = default;
 };
@@ -292,7 +319,20 @@ struct SpecTraits<RopeSpec> {
             "longrope: theta_k is divided by long_factor[k] when seq_len > original_context",
             "CONVENTIONS.md §2.11 (longrope); HF rope_scaling long_factor",
             +[](const S& s) { return longrope_list(s, 1.0, 1.0e6); },
-            +[](const S& s) { return longrope_list(s, 1.0, 64.0); }));
+            +[](const S& s) { return longrope_list(s, 1.0, 64.0); }),
+      field("mrope", "--mrope", &S::mrope,
+            "multimodal RoPE: none, or three positions (t, h, w) per token with pairs in sections (Qwen2-VL) or "
+            "interleaved (Qwen3-VL)",
+            "CONVENTIONS.md §2.16 (Qwen2-VL M-RoPE, ggml MROPE / IMROPE)"),
+      field("mrope_section", "--mrope-section", &S::mrope_section,
+            "M-RoPE: how many pairs take the t, h and w positions (HF mrope_section, e.g. [16,24,24] for head_dim 128)",
+            "CONVENTIONS.md §2.16 (Qwen2-VL rope_scaling mrope_section)",
+            +[](const S& s) {
+              if (s.mrope == RopeMrope::none)
+                return ListRange<std::int64_t>{{0, 0}, 0, 0, "only with --mrope sections or interleaved"};
+              const auto h = static_cast<std::int64_t>(s.rotary_dim / 2);
+              return ListRange<std::int64_t>{{0, h}, 3, 3, "t, h, w: one count per axis", true, h};
+            }));
 
   static std::span<const Preset<S>> presets();
 };
@@ -312,9 +352,14 @@ RopeSpec rope_preset(std::string_view name, std::size_t head_dim);
 std::size_t rotary_dim_from_factor(std::size_t head_dim, double partial_rotary_factor);
 
 // The spec with every scaling field at its default (scaling none): the unscaled frequencies of the same regime.
-constexpr RopeSpec without_scaling(const RopeSpec& s) noexcept {
-  return RopeSpec{.layout = s.layout, .regime = s.regime, .head_dim = s.head_dim, .rotary_dim = s.rotary_dim, .base = s.base};
+// M-RoPE (mrope, mrope_section) is kept: it is not a scaling.
+inline RopeSpec without_scaling(const RopeSpec& s) {
+  return RopeSpec{.layout = s.layout, .regime = s.regime, .head_dim = s.head_dim, .rotary_dim = s.rotary_dim,
+                  .base = s.base, .mrope = s.mrope, .mrope_section = s.mrope_section};
 }
+
+// Positions per token: 3 (t, h, w) for M-RoPE, else 1. Position lists hold that many rows of tokens entries.
+constexpr std::size_t position_axes(const RopeSpec& s) noexcept { return s.mrope == RopeMrope::none ? 1 : 3; }
 
 // Number of rotated pairs h = rotary_dim / 2.
 constexpr std::size_t pair_count(const RopeSpec& s) noexcept { return s.rotary_dim / 2; }

@@ -126,6 +126,41 @@
 //   are int32 (|p| < 2^31); the oracle accepts the spec's |p| <= 2^40 in every regime. HF's stateful dynamic
 //   module (a grown cache kept for later shorter calls) is modelled as one forward call at L = seq_len.
 //
+// Multimodal RoPE (spec.mrope sections | interleaved; CONVENTIONS.md §2.16). A token has three positions
+// pos = (t, h, w) (RopeMropePosition); pair k rotates by pos[a(k)], a = rope_mrope_axis(spec, k), and is in every
+// other respect (frequency, scaling, attention factor, layout, regime) the pair of the one-position oracle. With
+// (s_t, s_h, s_w) = spec.mrope_section (summing to r/2):
+//   sections     a(k) = t for k < s_t, h for s_t <= k < s_t + s_h, w otherwise
+//   interleaved  a(k) = h if k mod 3 = 1 and k < 3 s_h;  w if k mod 3 = 2 and k < 3 s_w;  t otherwise
+//   Verified against the real code:
+//     HF   transformers@00b676f8f0489b88652a31d70751cc540dd06305 models/qwen2_vl/modeling_qwen2_vl.py
+//          Qwen2VLRotaryEmbedding.forward (freqs of the three position rows with the same inv_freq, emb =
+//          cat(freqs, freqs), cos = emb.cos() * attention_scaling) and apply_multimodal_rotary_pos_emb
+//          (`mrope_section = mrope_section * 2; cos = torch.cat([m[i % 3] for i, m in
+//          enumerate(cos.split(mrope_section, dim=-1))], dim=-1)`, sin likewise, then rotate_half): on the
+//          duplicated [c | c] row chunk i < 3 is columns of pairs in [S_i, S_{i+1}) and chunk i + 3 the same pairs'
+//          second half, both from row i % 3 = i: the sections rule for both channels of every pair.
+//          transformers@00709b862bb8f14a5435bb7195592579168496e4 models/qwen3_vl/modeling_qwen3_vl.py
+//          Qwen3VLTextRotaryEmbedding.apply_interleaved_mrope (`freqs_t = freqs[0]; for dim, offset in
+//          enumerate((1, 2), start=1): length = mrope_section[dim] * 3; idx = slice(offset, length, 3);
+//          freqs_t[..., idx] = freqs[dim, ..., idx]`, applied to the r/2 angles before cat(freqs, freqs)): pair k
+//          takes row 1 iff k = 1 mod 3 and k < 3 s_h, row 2 iff k = 2 mod 3 and k < 3 s_w, else row 0 — the
+//          interleaved rule exactly (the two index sets are disjoint, so the order of the overwrites is moot).
+//     ggml ggml-org/ggml@084bfe1a2112ae79f89ea69262da9743fe049e44 src/ggml-cpu/ops.cpp ggml_mrope_cache_init
+//          (GGML_ROPE_TYPE_MROPE): sector = k % (s_t + s_h + s_w + s_e); t below s_t, h below s_t + s_h, w below
+//          s_t + s_h + s_w, else the 4th position e: with s_e = 0 and the sum r/2, sector = k and the sections rule.
+//          It keeps one float32 recurrence per axis (theta_t, theta_h, theta_w all *= theta_scale at every pair),
+//          so the ggml angle of pair k is t_k of the recurrence started at RN32(pos[a(k)]): the oracle's.
+//          MROPE always pairs channels as NEOX (halves; `is_neox || is_mrope`).
+//          ggml-org/llama.cpp@0049e3cb202d8a8cebcfdbb137059e7e46627171 ggml/src/ggml-cpu/ops.cpp
+//          ggml_mrope_cache_init (GGML_ROPE_TYPE_IMROPE, `is_imrope`): h if sector % 3 == 1 && sector < 3 s_h; w if
+//          sector % 3 == 2 && sector < 3 s_w; t if sector % 3 == 0 && sector < 3 s_t; else the 4th position e.
+//          DIFFERS from HF (and from the spec): a pair k = 1 mod 3 with k >= 3 s_h (or = 2 mod 3, k >= 3 s_w, or
+//          = 0 mod 3, k >= 3 s_t) takes e, which llama.cpp sets to 0 for text tokens (src/llama-graph.cpp
+//          llm_graph_input_pos::set_input, "4th dim is 0"), where HF takes t. Qwen3-VL's [24, 20, 20] (r = 128):
+//          pairs 61 and 62 are not rotated by ggml, rotated by t in HF. The oracle follows HF (the spec).
+//   The one-position methods on an M-RoPE spec are the text-token case t = h = w = p (1-D RoPE, bit for bit).
+//
 // Inverse (inverse == true, R(-p) = R(p)^T): the exact regime rotates by -p; the emulated regimes use the same
 // c and negate s. By the symmetry of RN32 that is exactly what the implementation computes for position -p
 // (RN32(-p) = -RN32(p), so the hf angle and every ggml t_k change sign, and RN32(sin(-a)) = -RN32(sin a)), and it
@@ -141,6 +176,7 @@
 // caches) per thread (Debian's MPFR is built with TLS). RopeOracle's methods are const and share nothing mutable.
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -163,6 +199,15 @@ struct RopePairChannels {
 RopePairChannels rope_pair_channels(const RopeSpec&, std::size_t k);
 // The pair a channel belongs to, or std::nullopt for a pass-through channel (rotary_dim <= channel < head_dim).
 std::optional<std::size_t> rope_pair_of_channel(const RopeSpec&, std::size_t channel);
+
+// The three positions of one token under M-RoPE, (t, h, w) = (temporal, height, width): HF's position_ids rows
+// 0, 1, 2; ggml's pos[i], pos[i + n], pos[i + 2n].
+using RopeMropePosition = std::array<std::int64_t, 3>;
+
+// The axis a(k) whose position pair k < r/2 rotates by: 0 (t), 1 (h) or 2 (w), by the rule of spec.mrope (header).
+// mrope none: 0 for every k — its tokens have one position (position_axes(spec) = 1), row 0 of a position list,
+// which every pair takes (so a(k) < position_axes(spec) always). Error naming "k" for k >= r/2.
+std::size_t rope_mrope_axis(const RopeSpec&, std::size_t k);
 
 // theta'_k (exact mathematics whatever spec.regime; spec.scaling applied: theta_k itself for scaling none),
 // rounded to `bits`. k < r/2. Unscaled, theta_0 = 1 exactly and the thetas decrease strictly (base > 1); every
@@ -250,6 +295,22 @@ class RopeOracle {
   // rotate() in the exact regime whatever spec.regime says (x need not be float32).
   std::vector<Real> exact_rotate(std::int64_t p, std::span<const double> x, bool inverse = false) const;
 
+  // Multimodal RoPE (header): the methods above with three positions pos = (t, h, w) per token, pair k taking
+  // pos[a(k)], a = rope_mrope_axis(spec, k). For every k, angle_mrope(pos, k) == angle(pos[a(k)], k), and likewise
+  // cos, sin, and pair k's channels of rotate_mrope / exact_rotate_mrope are those of rotate / exact_rotate at
+  // pos[a(k)] (bit for bit, every regime; inverse: R(-pos)); score_mrope is <R(m) q, R(n) k> with those rotations.
+  // The accuracy bounds above hold unchanged. Errors: "mrope" for a spec with mrope none (one position per token:
+  // use the methods above), "position t", "position h", "position w" (score: "m t", ..., "n w") for a position with
+  // |p| > 2^40 (all three are checked, used or not), and the errors of the one-position methods.
+  Real angle_mrope(const RopeMropePosition& pos, std::size_t k) const;
+  Real cos_mrope(const RopeMropePosition& pos, std::size_t k) const;
+  Real sin_mrope(const RopeMropePosition& pos, std::size_t k) const;
+  std::vector<Real> rotate_mrope(const RopeMropePosition& pos, std::span<const double> x, bool inverse = false) const;
+  std::vector<Real> exact_rotate_mrope(const RopeMropePosition& pos, std::span<const double> x,
+                                       bool inverse = false) const;
+  Real score_mrope(const RopeMropePosition& m, std::span<const double> q, const RopeMropePosition& n,
+                   std::span<const double> k) const;
+
   // <R(m) q, R(n) k>, exact mathematics whatever the regime (q, k finite doubles taken as exact numbers), with
   // theta'_k and the attention factor (rotated pairs scale by its square, passed channels do not), rounded to
   // bits: both vectors are rotated at W bits and the products summed by mpfr_sum (bound above).
@@ -259,6 +320,15 @@ class RopeOracle {
   Real exact_angle_w(std::int64_t p, std::size_t k) const;
   Real emulated_angle(std::int64_t p, std::size_t k) const;
   void emulated_angles(std::int64_t p, std::vector<Real>& out) const;
+  void emulated_angles(const RopeMropePosition& pos, std::vector<Real>& out) const;  // pair k at pos[axis_[k]]
+  // The position pair k rotates by: pos[axis_[k]] (a one-position call passes (p, p, p)).
+  std::int64_t pair_position(const RopeMropePosition& pos, std::size_t k) const { return pos[axis_[k]]; }
+  void check_mrope_position(const RopeMropePosition& pos, const char* name) const;  // "mrope", "<name> t|h|w"
+  // rotate / exact_rotate / score with per-pair positions (positions already checked).
+  std::vector<Real> rotate_at(const RopeMropePosition& pos, std::span<const double> x, bool inverse) const;
+  std::vector<Real> exact_rotate_at(const RopeMropePosition& pos, std::span<const double> x, bool inverse) const;
+  Real score_at(const RopeMropePosition& m, std::span<const double> q, const RopeMropePosition& n,
+                std::span<const double> k) const;
   void check_vector(std::span<const double> x, const char* name, bool float32) const;
   void rotate_pair_exact(std::int64_t p, std::span<const double> x, std::size_t k, Real& yi, Real& yj) const;
   void rotate_pair_emulated(const Real& angle32, std::span<const double> x, std::size_t k, bool inverse, Real& yi,
@@ -271,6 +341,7 @@ class RopeOracle {
   unsigned bits_;
   unsigned w_;                 // working precision of the exact regime, bits + kRopeWorkingMargin
   unsigned wa_;                // precision of theta_ and the exact angle: w_ + E (header; E = 0 but for longrope)
+  std::vector<unsigned char> axis_;  // rope_mrope_axis(spec, k) for every pair (all 0 for mrope none)
   std::vector<Real> theta_;    // theta'_k at wa_ bits
   Real m_;                     // the exact attention factor at w_ bits
   bool m_is_one_ = true;       // m_ == 1 exactly (then cos/sin are formed without the product)
