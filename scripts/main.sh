@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # The main job: install what is missing, build, run the proofs at report-level case counts, the accuracy
-# sweep, the benchmarks, the reliability suite (fault scenarios, a bad-input sweep of every option, the
-# sanitizer suite with coverage) and a fuzzing campaign (10^7 executions per parser), and write
-# reports/latest/. About 75 minutes on a 2-core machine; --long runs a longer campaign (10x the property
-# cases, a denser accuracy sweep, more benchmark repetitions, up to an hour / 10^8 executions per parser).
+# sweep, the long-context RoPE cache errors, the benchmarks, the reliability suite (fault scenarios, a
+# bad-input sweep of every option, the sanitizer suite with coverage) and a fuzzing campaign (10^7
+# executions per parser), and write reports/latest/. About 75 minutes on a 2-core machine; --long runs a
+# longer campaign (10x the property cases, a denser accuracy sweep, more benchmark repetitions, up to an
+# hour / 10^8 executions per parser).
 #
 # Results (JSON) go to out/results/; the report generator turns them into reports/latest/.
 # Exit status: 0 if every proof passed and every stage ran; 1 otherwise (the report is written either way,
@@ -17,7 +18,7 @@ long=0
 for arg in "$@"; do
   case "$arg" in
     --long) long=1 ;;
-    -h|--help) sed -n '2,9p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,11p' "$0"; exit 0 ;;
     *) echo "main.sh: unknown argument '$arg' (accepted: --long, --help)" >&2; exit 2 ;;
   esac
 done
@@ -41,10 +42,10 @@ failed=()
 inherited_coretype=${OPENBLAS_CORETYPE-}
 unset OPENBLAS_CORETYPE
 
-stage "1/8 dependencies"
+stage "1/9 dependencies"
 "$root/scripts/install-deps.sh" || exit 1
 
-stage "2/8 build (Release, $build)"
+stage "2/9 build (Release, $build)"
 "$root/scripts/build.sh" || exit 1
 
 rm -rf "$results"; mkdir -p "$results"
@@ -55,7 +56,7 @@ if ! git -C "$root" diff --quiet HEAD 2>/dev/null; then POSENC_COMMIT="$POSENC_C
 # files of this run from files of another one.
 export POSENC_RUN_ID="$POSENC_COMMIT@$(date -u -d "@$started" +%Y-%m-%dT%H:%M:%SZ)"
 
-stage "3/8 proofs: oracle self-tests, accuracy metric, sinusoidal claims (RapidCheck max_success=$cases)"
+stage "3/9 proofs: oracle self-tests, accuracy metric, sinusoidal claims (RapidCheck max_success=$cases)"
 run_proof() {  # name, executable, extra args...
   local name=$1 exe=$2; shift 2
   echo "  - $name"
@@ -80,12 +81,23 @@ else
 fi
 "$build/cli/posenc" list --format json > "$results/schemes.json" || failed+=("schemes.json")
 
-stage "4/8 accuracy sweep (fast path vs oracle over positions 0..2^40, every preset, regime, dtype)"
+stage "4/9 accuracy sweep (fast path vs oracle over positions 0..2^40, every preset, regime, dtype)"
 if ! "$build/properties/posenc_accuracy_sweep" "${sweep_flags[@]}" --out "$results/accuracy.json" 2>&1 \
       | tee "$results/log-accuracy.txt" | grep -E '^\[|budget|FAIL|exceed' ; then :; fi
 [ -s "$results/accuracy.json" ] || failed+=("accuracy-sweep")
 
-stage "5/8 benchmarks (repetitions $bench_reps, min time ${bench_min_time}s)"
+stage "5/9 long-context RoPE: HF float32 vs exact cos/sin at every position 0..131071 (Llama 3.1, Qwen2.5 YaRN)"
+# rope-long-context.json: max over pairs of |hf - exact| per position bucket, scaled and unscaled; the RoPE
+# report's figure (d). ~15 s.
+if python3 "$root/scripts/rope_long_context.py" "$build/cli/posenc" --out "$results/rope-long-context.json" \
+     > "$results/log-rope-long-context.txt" 2>&1; then
+  sed 's/^/    /' "$results/log-rope-long-context.txt"
+else
+  failed+=("rope-long-context"); echo "    FAILED (see $results/log-rope-long-context.txt)"
+  tail -n 5 "$results/log-rope-long-context.txt" | sed 's/^/    | /'
+fi
+
+stage "6/9 benchmarks (repetitions $bench_reps, min time ${bench_min_time}s)"
 # Primary run with the kernels posenc selects (OPENBLAS_CORETYPE unset: OpenBLAS detects the CPU, and
 # select_blas_kernels re-executes with a better core if the detected one is a fallback) ...
 bench=$build/benchmarks/posenc_bench
@@ -102,7 +114,7 @@ OPENBLAS_CORETYPE=Haswell "$bench" "${bench_flags[@]}" --benchmark_filter='^[a-z
   --benchmark_out="$results/bench-fallback-haswell.json" --benchmark_out_format=json \
   > "$results/log-bench-fallback.txt" 2>&1 || failed+=("bench:fallback")
 
-stage "6/8 reliability: fault scenarios, bad inputs, sanitizers (ASan+UBSan with coverage, TSan)"
+stage "7/9 reliability: fault scenarios, bad inputs, sanitizers (ASan+UBSan with coverage, TSan)"
 # faults.json: every fault scenario of cli/tests/fault_test.sh and its outcome; bad_inputs.json: every option of
 # every command given values it must refuse; sanitize.json + coverage.json from scripts/sanitize.sh.
 rm -f "$results/faults.jsonl"
@@ -115,12 +127,12 @@ tail -n 1 "$results/log-bad-inputs.txt" | sed 's/^/    bad inputs: /'
 POSENC_COVERAGE=1 "$root/scripts/sanitize.sh" > "$results/log-sanitize.txt" 2>&1 || failed+=("sanitizers")
 grep -E '^\[sanitize\] (asan|tsan)|lines:|branches:' "$results/log-sanitize.txt" | sed 's/^/    /'
 
-stage "7/8 fuzzing: the parsers of user text and files (scripts/fuzz.sh: up to $fuzz_runs executions or $fuzz_seconds s per target)"
+stage "8/9 fuzzing: the parsers of user text and files (scripts/fuzz.sh: up to $fuzz_runs executions or $fuzz_seconds s per target)"
 # fuzz.json (executions, corpus, findings per target) goes to $results; a finding fails the stage.
 POSENC_FUZZ_RUNS=$fuzz_runs "$root/scripts/fuzz.sh" "$fuzz_seconds" > "$results/log-fuzz.txt" 2>&1 || failed+=("fuzz")
 grep '^\[fuzz\] [a-z_]*:' "$results/log-fuzz.txt" | sed 's/^/    /'
 
-stage "8/8 report -> reports/latest/"
+stage "9/9 report -> reports/latest/"
 # run.json: the run itself (id, mode, machine, stages) — the report's methods block is written once from it.
 write_run_json() {
   local names starts

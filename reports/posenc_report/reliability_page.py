@@ -1,6 +1,6 @@
 """reliability.md: what the main job did to break posenc, and what happened.
 
-Inputs (all optional; a missing one becomes a "not run" section), written by scripts/main.sh stage 6/8 and 7/8:
+Inputs (all optional; a missing one becomes a "not run" section), written by scripts/main.sh stage 7/9 and 8/9:
   sanitize.json        scripts/sanitize.sh: per sanitizer run the tests, failures, sanitizer reports, seconds
   coverage.json        gcovr --json-summary of the ASan+UBSan suite: line/branch/function coverage per file
   coverage-detail.json gcovr --json: per line execution counts (the lines of lib/ no test reaches)

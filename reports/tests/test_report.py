@@ -382,22 +382,29 @@ class SchemeModuleTest(unittest.TestCase):
             def image(self, plot, alt):
                 return f"IMG {plot.name} {len(plot.series)}"
 
+        class Inputs:
+            results_dir = None
+
         class Ctx:
             def __init__(self, cli):
-                self.cli, self.figure_notes, self.renderer = cli, [], Renderer()
+                self.cli, self.figure_notes, self.renderer, self.inputs = cli, [], Renderer(), Inputs()
 
         none = rope.figures(Ctx(None))
-        self.assertEqual(len(none), 3)
-        for img, _ in none:
+        self.assertEqual(len(none), 4)
+        for img, _ in none[:3]:
             self.assertIn("not drawn: no --cli given", img)
+        self.assertIn("not drawn: not run", none[3][0])         # (d) reads the results, not the CLI
         cli = REPO / "build" / "cli" / "posenc"
         if cli.is_file():
             drawn = rope.figures(Ctx(str(cli)))
-            self.assertEqual([img for img, _ in drawn],
+            self.assertEqual([img for img, _ in drawn[:3]],
                              ["IMG fig-rope-score-vs-distance 2", "IMG fig-rope-score-error-vs-distance 4",
-                              "IMG fig-rope-scaled-frequencies 5"])
-            # (c): Llama 3.1 keeps 29 pairs, smooths 6 and divides 29 (CONVENTIONS.md §2.11)
+                              "IMG fig-rope-scaled-frequencies 7"])
+            # (c): Llama 3.1 keeps 29 pairs, smooths 6 and divides 29 (CONVENTIONS.md §2.11); Phi-3.5's LongRoPE
+            # long factors run from 1.08 to 64.8, its short ones from 1 to 2.84
             self.assertIn("llama3: 29 pairs kept, 6 blended, 29 divided by 8", drawn[2][1])
+            self.assertIn("long_factor: θ_k divided by 1.08 (k = 0) to 64.8", drawn[2][1])
+            self.assertIn("short_factor: θ_k divided by 1 (k = 0) to 2.84", drawn[2][1])
             # (a): the two query positions give the same scores (relativity); (b): 1M context errors exceed 4K ones
             self.assertRegex(drawn[0][1], r"largest difference (0|[0-9.]+e-1[3-9])\b")
             errs = [float(x) for x in re.findall(r"up to ([0-9.]+(?:e-?[0-9]+)?)", drawn[1][1])]

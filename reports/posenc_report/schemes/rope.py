@@ -1,10 +1,14 @@
 """Report module of the rotary position embedding (rope): its speed headline, and figures of what a score sees —
 ⟨R(m)q, R(n)k⟩ against the distance n − m (relativity and the long-range decay), and the score error that
 HF's and ggml's float32 arithmetic leaves at each distance in a 1M- and a 4K-token context (the precision loss a
-porter of a long-context model meets), against posenc's exact regime.
+porter of a long-context model meets), against posenc's exact regime; θ'_k / θ_k of every context-extension
+scaling; and the HF-vs-exact error of the cos/sin cache at every position up to 128k under Llama 3.1's and YaRN's
+scalings.
 
-Every number comes from the posenc CLI (`posenc scores rope`, f64 data: the regime's rotation is the only
-difference between series); without a CLI the figures are not drawn and the page says why."""
+Figures (a)-(c) come from the posenc CLI (`posenc scores rope`, f64 data: the regime's rotation is the only
+difference between series; `posenc freqs rope`); without a CLI they are not drawn and the page says why. Figure
+(d) reads rope-long-context.json from the results (scripts/rope_long_context.py, main job stage 5/9: it takes
+~15 s, too long for report time); without it the page says "not run"."""
 from __future__ import annotations
 
 import json
@@ -14,9 +18,10 @@ import random
 import struct
 import subprocess
 import tempfile
+from pathlib import Path
 
 from .. import md
-from ..gnuplot import Plot, Series
+from ..gnuplot import COLOURS, Plot, Series
 
 SCHEME = "rope"
 
@@ -165,20 +170,31 @@ def _score_error_vs_distance(ctx, src: ScoresSource) -> tuple:
     return ctx.renderer.image(plot, "RoPE score error vs distance"), cap
 
 
-# Figure (c): one Llama-3-like head (d = 128, theta 5e5, trained at L0 = 8192) extended 8x by each scaling.
+# Figure (c): one Llama-3-like head (d = 128, theta 5e5, trained at L0 = 8192) extended 8x by each scaling ...
+LLAMA_HEAD = ["--head-dim", str(HEAD_DIM), "--base", "500000"]
 SCALINGS = (
-    ("linear", ["--scaling", "linear", "--factor", "8"], "lines lw 2"),
-    ("ntk", ["--scaling", "ntk", "--factor", "8"], "lines lw 2"),
-    ("dynamic (L = 8 L0)", ["--scaling", "dynamic", "--factor", "8", "--max-context", "8192", "--seq-len", "65536"],
-     "lines lw 2 dt 2"),
-    ("yarn", ["--scaling", "yarn", "--factor", "8", "--original-context", "8192"], "linespoints pt 7 ps 0.4"),
-    ("llama3", ["--scaling", "llama3", "--factor", "8", "--original-context", "8192"], "linespoints pt 5 ps 0.4"),
+    ("linear", LLAMA_HEAD + ["--scaling", "linear", "--factor", "8"], "lines lw 2"),
+    ("ntk", LLAMA_HEAD + ["--scaling", "ntk", "--factor", "8"], "lines lw 2"),
+    ("dynamic (L = 8 L0)", LLAMA_HEAD + ["--scaling", "dynamic", "--factor", "8", "--max-context", "8192",
+                                         "--seq-len", "65536"], "lines lw 2 dt 2"),
+    ("yarn", LLAMA_HEAD + ["--scaling", "yarn", "--factor", "8", "--original-context", "8192"],
+     "linespoints pt 7 ps 0.4"),
+    ("llama3", LLAMA_HEAD + ["--scaling", "llama3", "--factor", "8", "--original-context", "8192"],
+     "linespoints pt 5 ps 0.4"),
+)
+# ... and LongRoPE, whose per-pair factors are a model's own: Phi-3.5-mini's published config (d = 96, 48 pairs,
+# base 1e4, L0 = 4096, factor 32), its short factors (at init, L <= L0) and its long ones (L = 128k > L0).
+REPO_ROOT = Path(__file__).resolve().parents[3]
+PHI_CONFIG = "cli/tests/data/configs/phi-3.5-mini-instruct.json"
+LONGROPE = (
+    ("longrope short (Phi-3.5, L <= L0)", ["--seq-len", "0"], "points pt 6 ps 0.6"),
+    ("longrope long (Phi-3.5, L = 128k)", ["--seq-len", "131072"], "points pt 4 ps 0.6"),
 )
 
 
 def _freqs(cli: str, args: list) -> tuple:
-    """(json, None) of `posenc freqs rope --head-dim 128 --base 500000 ARGS --format json`, or (None, why)."""
-    cmd = [cli, "freqs", "rope", "--head-dim", str(HEAD_DIM), "--base", "500000"] + args + ["--format", "json"]
+    """(json, None) of `posenc freqs rope ARGS --format json`, or (None, why)."""
+    cmd = [cli, "freqs", "rope"] + args + ["--format", "json"]
     try:
         proc = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
     except (OSError, subprocess.TimeoutExpired) as e:
@@ -192,6 +208,11 @@ def _freqs(cli: str, args: list) -> tuple:
         return None, f"unexpected `posenc freqs` output: {e}"
 
 
+def _ratios(d: dict) -> list:
+    """[(k, theta'_k / theta_k)] of a `posenc freqs rope` result."""
+    return [(k, a / b) for k, (a, b) in enumerate(zip(d["frequencies"], d["unscaled_frequencies"]))]
+
+
 def _scaled_frequencies(ctx) -> tuple:
     """(c): theta'_k / theta_k of every scaling against the pair index k (1 = the frequency kept)."""
     if not ctx.cli:
@@ -201,13 +222,24 @@ def _scaled_frequencies(ctx) -> tuple:
         d, why = _freqs(ctx.cli, args)
         if d is None:
             return _not_drawn("fig-rope-scaled-frequencies", why), ""
-        ratio = [(k, a / b) for k, (a, b) in enumerate(zip(d["frequencies"], d["unscaled_frequencies"]))]
-        series.append(Series(label, ratio, style))
+        series.append(Series(label, _ratios(d), style))
         if label in ("yarn", "llama3"):
             notes.append(f"{label}: {d['pairs_kept']} pairs kept, {d['pairs_blended']} blended, "
                          f"{d['pairs_interpolated']} divided by 8, attention factor {md.num(d['attention_factor'])}")
+    phi = REPO_ROOT / PHI_CONFIG
+    long_notes = []
+    for label, args, style in LONGROPE:
+        d, why = _freqs(ctx.cli, ["--config", str(phi)] + args) if phi.is_file() else (None, f"{PHI_CONFIG} not found")
+        if d is None:
+            long_notes.append(f"{label} not drawn: {md.cell(why)}")
+            continue
+        ratio = _ratios(d)
+        series.append(Series(label, ratio, style))
+        long_notes.append(f"{d.get('longrope_factors', '?')}: θ_k divided by {md.num(1 / ratio[0][1])} (k = 0) to "
+                          f"{md.num(1 / min(r for _, r in ratio))}, attention factor {md.num(d['attention_factor'])}")
     plot = Plot(name="fig-rope-scaled-frequencies",
-                title=f"Context extension by 8: theta'_k / theta_k per pair, d = {HEAD_DIM}, base 5e5, L0 = 8192",
+                title=f"Context extension: theta'_k / theta_k per pair (d = {HEAD_DIM}, base 5e5, L0 = 8192, "
+                      "factor 8; LongRoPE: Phi-3.5-mini)",
                 xlabel="pair index k", ylabel="theta'_k / theta_k (log scale)", series=series, logy=2,
                 key="below left horizontal")
     cap = ("**(c) What each scaling does to the frequencies.** θ′_k / θ_k against the pair index for a Llama-3-like "
@@ -215,14 +247,140 @@ def _scaled_frequencies(ctx) -> tuple:
            "linear divides every frequency by 8 (positions / 8); NTK and dynamic NTK (at L = 8 L0) raise the base, "
            "leaving the fastest pair and dividing the slowest by nearly 8; YaRN and Llama 3.1 keep the fast pairs "
            "(wavelength below L0/β or L0/high_freq_factor), divide the slow ones by 8 and blend between — "
-           + "; ".join(notes) + ". Data: `posenc freqs rope --scaling ... --format json` (its interpolation_weight "
-           "per pair). See " + CLAIMS_LINK + " (ROPE-SCALE-1).")
+           + "; ".join(notes) + ". LongRoPE divides each θ_k by a factor of its own, the model's: Phi-3.5-mini's "
+           "published config (its own head: d = 96, so its points end at k = 47; base 10⁴, L0 = 4096, factor 32), "
+           "the short factors while the length L ≤ L0 (HF at init) and the long ones beyond (here L = 128k) — "
+           + "; ".join(long_notes) + ". Data: `posenc freqs rope --scaling ... --format json` (its interpolation_weight "
+           f"per pair) and `posenc freqs rope --config {PHI_CONFIG} --seq-len 0|131072 --format json`. See "
+           + CLAIMS_LINK + " (ROPE-SCALE-1).")
     return ctx.renderer.image(plot, "RoPE scaled frequencies"), cap
+
+
+# Figure (d): from the results, not the CLI (every position 0 .. 131071 in both regimes: ~15 s, so a main-job stage).
+LONG_CONTEXT_FILE = "rope-long-context.json"
+LONG_CONTEXT_STAGE = "main job stage 5/9, `scripts/rope_long_context.py`"
+ULP_F32_ONE = 2.0 ** -23
+MARK_NAMES = {"1024": "1k", "8192": "8k", "32768": "32k", "131072": "128k"}
+
+
+def load_long_context(results_dir) -> tuple:
+    """(data, None) of <results>/rope-long-context.json, or (None, why): "not run" when absent."""
+    if results_dir is None:
+        return None, "not run: no results directory"
+    path = Path(results_dir) / LONG_CONTEXT_FILE
+    if not path.is_file():
+        return None, f"not run: {LONG_CONTEXT_FILE} is not in the results ({LONG_CONTEXT_STAGE})"
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        series = data["series"]
+        if not isinstance(series, list) or not series:
+            raise ValueError("no series")
+        for s in series:
+            if not isinstance(s.get("label"), str) or not isinstance(s.get("buckets"), list):
+                raise ValueError("a series without label or buckets")
+    except (OSError, ValueError, KeyError, TypeError, AttributeError) as e:
+        return None, f"{LONG_CONTEXT_FILE} is unreadable: {type(e).__name__}: {e}"
+    return data, None
+
+
+def _long_context_points(s: dict) -> list:
+    """[(last position of the bucket, max |hf - exact|)] of one series, where both are > 0 (log axes)."""
+    pts = []
+    for b in s["buckets"]:
+        if not isinstance(b, dict):
+            continue
+        hi, err = b.get("hi"), b.get("max_abs_error")
+        if md.is_number(hi) and md.is_number(err) and hi > 0 and err > 0:
+            pts.append((hi, err))
+    return pts
+
+
+def _largest(s: dict) -> tuple | None:
+    """(error, pair) of the largest error of a series over all its buckets, or None."""
+    best = None
+    for b in s.get("buckets") or []:
+        if isinstance(b, dict) and md.is_number(b.get("max_abs_error")):
+            if best is None or b["max_abs_error"] > best[0]:
+                best = (b["max_abs_error"], b.get("at_pair"))
+    return best
+
+
+def _long_context_error(ctx) -> tuple:
+    """(d): max over pairs of |hf - exact| per position bucket at 0 .. 131071, two models scaled and unscaled."""
+    name = "fig-rope-long-context-error"
+    inputs = getattr(ctx, "inputs", None)
+    data, why = load_long_context(getattr(inputs, "results_dir", None))
+    if data is None:
+        return _not_drawn(name, why), ""
+    series, rows, models, solid, top, cross = [], [], [], [], 1, 1
+    colours = {}
+    for s in data["series"]:
+        pts = _long_context_points(s)
+        top = max([top] + [p for p, _ in pts])
+        unscaled = s.get("scaling") == "none"
+        model = s["label"].split(" (")[0].replace(" head unscaled", "")
+        colour = colours.setdefault(model, COLOURS[len(colours) % len(COLOURS)])
+        # Points over a dashed line: where a scaling leaves the error as it is, the points sit on the line.
+        series.append(Series(s["label"], pts, "lines lw 1.5" if unscaled else "points pt 7 ps 0.5",
+                             dashed=unscaled, colour=colour))
+        last_below = max((p for p, e in pts if e <= ULP_F32_ONE), default=0)
+        cross = max(cross, min((p for p, _ in pts if p > last_below), default=last_below))
+        below = s.get("max_abs_error_below") if isinstance(s.get("max_abs_error_below"), dict) else {}
+        rows.append(f"{s['label']}: " + ", ".join(f"{MARK_NAMES.get(k, k)} {md.num(v)}" for k, v in below.items()
+                                                   if md.is_number(v)))
+        models.append((model, unscaled, s))
+        spec = s.get("spec") if isinstance(s.get("spec"), dict) else {}
+        if not unscaled:
+            solid.append(f"{model} ({md.cell(s.get('scaling'))}, factor {md.num(spec.get('factor'))}, base "
+                         f"{md.num(spec.get('base'))}, d = {md.num(spec.get('head_dim'))})")
+    series.append(Series("float32 ulp of 1 (2^-23)", [(1, ULP_F32_ONE), (top, ULP_F32_ONE)], "lines lw 1",
+                         dashed=True, colour="#000000"))
+    # What the scaling changes: the scaled series' largest error over the unscaled one's, per model, and the pair
+    # where the largest error is made.
+    changes = []
+    for model, unscaled, s in models:
+        if unscaled:
+            continue
+        plain = next((p for m, u, p in models if m == model and u), None)
+        a = _largest(s)
+        b = _largest(plain) if plain else None
+        if a and b and b[0] > 0:
+            changes.append(f"{model}: {md.cell(s.get('scaling'))} / unscaled = {a[0] / b[0]:.4f} (attention factor "
+                           f"{md.num(s.get('attention_factor'))}; largest error at pair k = {a[1]}, unscaled "
+                           f"k = {b[1]})")
+    span = 1 << max(1, (int(top) - 1).bit_length())
+    plot = Plot(name=name, title="HF float32 RoPE cache vs the exact one: max over pairs of |hf - exact| per position",
+                xrange=(1, span),
+                xlabel="position p (log scale; each point: the largest error in a quarter-octave bucket, at its "
+                       "last position)", ylabel="max over pairs |hf - exact| (log scale)", series=series, logx=2,
+                logy=10, key="below left horizontal")
+    meta = data.get("meta") if isinstance(data.get("meta"), dict) else {}
+    ctx.figure_notes.append(("long-context data", f"`{LONG_CONTEXT_FILE}` ({md.cell(meta.get('program'))}, posenc "
+                             f"commit {md.cell(meta.get('posenc_commit') or meta.get('commit'))}, run "
+                             f"{md.cell(meta.get('run_id') or 'not recorded')}, {md.cell(meta.get('date'))})"))
+    cap = ("**(d) The float32 cache over a 128k context.** For every position p in 0 .. 131071, the largest "
+           "|hf − exact| over the pairs (cos and sin) of the cos/sin cache, reduced to its maximum in each quarter-"
+           "octave of positions; hf is HF's float32 steps each correctly rounded (posenc's emulation: inv_freq, "
+           "the angle p·inv_freq and cos, sin in float32, times RN32(m) under YaRN), exact the mathematics (f64, "
+           "within ~2^-52). Points: the config fixtures (cli/tests/data/configs) " + " and ".join(solid) + "; "
+           "dashed lines: the same head unscaled (same base and head_dim, `--scaling none`); dashed black: the float32 "
+           "ulp of 1. The error is that of the float32 angle — p times inv_freq's rounding error (up to 2^-24 "
+           "relative) plus half an ulp of the angle p·inv_freq — so it grows linearly with p, and is above "
+           f"ulp(1) from p = {md.position(cross)} on. Largest "
+           "error below 1k, 8k, 32k and 128k positions — " + "; ".join(rows) + ". What the scaling changes (the "
+           "largest errors over all positions, scaled / unscaled): " + ("; ".join(changes) or "no ratio recorded") +
+           " — the largest error is made at a fast pair, whose frequency YaRN and Llama 3.1 keep, so only YaRN's "
+           "attention factor m, which multiplies cos and sin, changes it"
+           f". Data: `{LONG_CONTEXT_FILE}` ({LONG_CONTEXT_STAGE}: `posenc table rope --config FILE | --head-dim "
+           "128 --base B --scaling none --regime hf|exact --form pairs --positions A:B --format npy --dtype f64`). "
+           "Figure (b) shows what this does to a score.")
+    return ctx.renderer.image(plot, "RoPE hf vs exact cache error at 128k positions"), cap
 
 
 def figures(ctx) -> list:
     src = ScoresSource(ctx.cli)
-    out = [_score_vs_distance(ctx, src), _score_error_vs_distance(ctx, src), _scaled_frequencies(ctx)]
+    out = [_score_vs_distance(ctx, src), _score_error_vs_distance(ctx, src), _scaled_frequencies(ctx),
+           _long_context_error(ctx)]
     ctx.figure_notes.append(("figure data", "the posenc CLI (`posenc scores rope`, f64 data)" if src.error is None
                              else f"not drawn: {md.cell(src.error)}"))
     return out
