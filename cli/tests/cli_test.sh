@@ -339,7 +339,7 @@ assert {"table","freqs","apply","check"} <= set(s["verbs"]), s["verbs"]
 assert [p["flag"] for p in s["parameters"]] == ["--layout","--regime","--head-dim","--rotary-dim","--base","--scaling",
     "--factor","--original-context","--max-context","--seq-len","--beta-fast","--beta-slow","--mscale","--mscale-all-dim",
     "--attention-factor","--truncate","--low-freq-factor","--high-freq-factor","--short-factor","--long-factor",
-    "--mrope","--mrope-section"], s["parameters"]
+    "--mrope","--mrope-section","--xpos","--xpos-scale-base","--xpos-center"], s["parameters"]
 ' rl.json; then pass; else fail "list --format json: rope scheme, presets and verbs"; fi
 if "$POSENC" list | grep -q "ggml-neox"; then pass; else fail "list (text) shows rope presets"; fi
 
@@ -380,6 +380,26 @@ PYEOF
 then pass; else fail "table rope --mrope: pairs take their section's row; default t = h = w is 1-D RoPE"; fi
 expect_error 2 table rope --preset hf-llama --head-dim 8 --mrope sections --mrope-section 1,2,1 --positions 0:4 --out out.npy
 expect_error 2 table rope --preset hf-llama --head-dim 8 --mrope sections --mrope-section 1,2,2 --out out.npy
+
+# xPos: queries carry zeta_k^((p - c)/scale_base), keys its inverse, zeta_k = (2k + 0.4 r)/(1.4 r)
+if "$POSENC" table rope --head-dim 8 --layout interleaved --xpos query --xpos-scale-base 512 --xpos-center 2 --positions 0:5 --form pairs --dtype f64 --out xq.npy &&
+   "$POSENC" table rope --head-dim 8 --layout interleaved --xpos key --xpos-scale-base 512 --xpos-center 2 --positions 0:5 --form pairs --dtype f64 --out xk.npy &&
+   "$PY" - xq.npy xk.npy <<'PYEOF'
+import math, sys, npyio
+_, shape, q, _ = npyio.read(sys.argv[1])
+_, _, k, _ = npyio.read(sys.argv[2])
+assert shape == (5, 8), shape
+for p in range(5):
+    for j in range(4):
+        z = (2 * j + 3.2) / 11.2
+        a = p * 10000.0 ** (-2 * j / 8)
+        for v, sign in ((q, 1), (k, -1)):
+            x = z ** (sign * (p - 2) / 512)
+            assert abs(v[p * 8 + j] - x * math.cos(a)) < 1e-15 and abs(v[p * 8 + 4 + j] - x * math.sin(a)) < 1e-15, (p, j, sign)
+PYEOF
+then pass; else fail "table rope --xpos query / key: zeta_k^(+-(p - c)/scale_base) times cos and sin"; fi
+expect_error 2 table rope --head-dim 8 --xpos query --xpos-scale-base 64 --positions 35393 --out out.npy
+expect_error 2 table rope --head-dim 8 --xpos-scale-base 64 --out out.npy
 
 # the four forms hold the same numbers: hf (2, P, r) with duplicated halves, gptj sin first, ggml interleaved
 if "$POSENC" table rope --preset hf-llama --head-dim 8 --positions 0:5,1000 --form pairs --dtype f64 --out fp.npy &&

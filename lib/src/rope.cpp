@@ -271,11 +271,28 @@ struct RopePlan::Impl {
   float freq_scale32 = 1.0f;         // ggml: freq_scale = 1.0f / factor (linear)
   double m = 1.0;                    // the attention factor of the regime (attention_factor())
   float m32 = 1.0f;                  // hf: RN32(m), as cos * attention_scaling multiplies a float32 tensor
+  int xsign = 0;                     // xPos: +1 queries, -1 keys, 0 none
+  std::vector<q128> ln_zeta;         // xPos exact: ln zeta_k
+  std::vector<float> zeta32;         // xPos hf: torchscale's float32 zeta_k
+  float xpos_sb32 = 1.0f;            // xPos hf: RN32(scale_base)
   std::size_t axes = 1;              // positions per token (3 for M-RoPE)
   std::vector<std::uint8_t> axis;    // M-RoPE: the position row (0 t, 1 h, 2 w) of pair k
 
   explicit Impl(const RopeSpec& s)
       : spec(s), h(pair_count(s)), table(exact_frequencies(s, weight, m_exact)), axes(position_axes(s)) {
+    if (s.xpos != RopeXpos::none) {  // rope_spec.hpp: zeta_k = (2k + 0.4 r) / (1.4 r)
+      xsign = s.xpos == RopeXpos::query ? 1 : -1;
+      const q128 r = static_cast<q128>(s.rotary_dim);
+      // torchscale: (arange(0, d, 2) + 0.4 * d) / (1.4 * d), the Python doubles rounded to float32, one rounding
+      // per float32 op (microsoft/torchscale@776b070d xpos_relative_position.py)
+      const float r04 = static_cast<float>(0.4 * static_cast<double>(s.rotary_dim)),
+                  r14 = static_cast<float>(1.4 * static_cast<double>(s.rotary_dim));
+      xpos_sb32 = static_cast<float>(s.xpos_scale_base);
+      for (std::size_t k = 0; k < h; ++k) {
+        ln_zeta.push_back(logq((2 * static_cast<q128>(k) + 2 * r / 5) / (7 * r / 5)));
+        zeta32.push_back((static_cast<float>(2 * k) + r04) / r14);
+      }
+    }
     if (s.mrope != RopeMrope::none) {  // rope_spec.hpp: sections (Qwen2-VL) or interleaved (Qwen3-VL)
       const auto st = static_cast<std::size_t>(s.mrope_section[0]), sh = static_cast<std::size_t>(s.mrope_section[1]),
                  sw = static_cast<std::size_t>(s.mrope_section[2]);
@@ -336,8 +353,15 @@ struct RopePlan::Impl {
         table.rotate(sa, ca, static_cast<std::size_t>(q - pa), s, c);
         if (p < 0)
           for (std::size_t k = 0; k < h; ++k) s[k] = -s[k];
-        if (m != 1.0)
+        if (xsign != 0) {  // xPos: the real factor m x_{p,k} rounded once to double, then one product
+          const q128 e = static_cast<q128>(xsign * (p - spec.xpos_center)) / static_cast<q128>(spec.xpos_scale_base);
+          for (std::size_t k = 0; k < h; ++k) {
+            const auto f = static_cast<double>(m_exact * expq(e * ln_zeta[k]));
+            s[k] *= f, c[k] *= f;
+          }
+        } else if (m != 1.0) {
           for (std::size_t k = 0; k < h; ++k) s[k] *= m, c[k] *= m;
+        }
         return;
       }
       case RopeRegime::hf: {
@@ -358,6 +382,14 @@ struct RopePlan::Impl {
     if (m32 != 1.0f)  // hf: cos = emb.cos() * attention_scaling, a float32 tensor times RN32(m)
       for (std::size_t k = 0; k < h; ++k)
         s[k] = static_cast<float>(s[k]) * m32, c[k] = static_cast<float>(c[k]) * m32;
+    if (xsign != 0) {  // torchscale XPOS: scale ** (positions / scale_base), 1 / scale for keys; sin * scale
+      const float e = static_cast<float>(p - spec.xpos_center) / xpos_sb32;
+      for (std::size_t k = 0; k < h; ++k) {
+        float x = rn32(powq(static_cast<q128>(zeta32[k]), static_cast<q128>(e)));
+        if (xsign < 0) x = 1.0f / x;
+        s[k] = static_cast<float>(s[k]) * x, c[k] = static_cast<float>(c[k]) * x;
+      }
+    }
   }
 
   // cos and sin of every pair for token `tok` of a position list with `tokens` tokens per axis row, into axis 0's
@@ -582,7 +614,7 @@ void cache_impl(const RopePlan::Impl& im, RopeCacheForm form, std::span<const st
     case RopeCacheForm::gptj: f.add(core::Part::sin, base, per, 0).add(core::Part::cos, base, per, h); break;
     case RopeCacheForm::ggml: f.add(core::Part::cos_sin, base, per, 0); break;
   }
-  if (spec.regime == RopeRegime::exact && im.m == 1.0 && im.axes == 1) {  // the shared table writer (core/table_writer.hpp)
+  if (spec.regime == RopeRegime::exact && im.m == 1.0 && im.axes == 1 && im.xsign == 0) {  // the shared table writer (core/table_writer.hpp)
     core::write_table(im.table, core::PositionSource{.count = n, .list = positions}, f, std::nullopt, o, n * per);
     return;
   }
@@ -630,8 +662,15 @@ void scores_impl(const RopePlan& plan, std::span<const T> q, std::span<const std
   const blasint kk = core::to_blasint(d, "rope scores", "head_dim");
   if (lq == 0 || lk == 0) return;
   std::vector<T> qr(q.begin(), q.end()), kr(k.begin(), k.end());
-  plan.apply(dense_rope_tensor(std::span<T>(qr), lq, 1, d), qp, RopeDirection::forward, o);
-  plan.apply(dense_rope_tensor(std::span<T>(kr), lk, 1, d), kp, RopeDirection::forward, o);
+  if (plan.spec().xpos != RopeXpos::none) {  // xPos: q scaled as queries, k as keys, whatever the spec's side
+    RopeSpec qs = plan.spec(), ks = plan.spec();
+    qs.xpos = RopeXpos::query, ks.xpos = RopeXpos::key;
+    RopePlan(qs).apply(dense_rope_tensor(std::span<T>(qr), lq, 1, d), qp, RopeDirection::forward, o);
+    RopePlan(ks).apply(dense_rope_tensor(std::span<T>(kr), lk, 1, d), kp, RopeDirection::forward, o);
+  } else {
+    plan.apply(dense_rope_tensor(std::span<T>(qr), lq, 1, d), qp, RopeDirection::forward, o);
+    plan.apply(dense_rope_tensor(std::span<T>(kr), lk, 1, d), kp, RopeDirection::forward, o);
+  }
   core::gemm_nt(m, n, kk, qr.data(), kr.data(), out.data());
 }
 

@@ -30,7 +30,8 @@ const double kU = std::ldexp(1.0, -53);
 const double kEpsSc = std::ldexp(1.0, -53) + std::ldexp(1.0, -57);
 const double kE64 = 2 * std::sqrt(2.0) * kEpsSc + std::ldexp(1.0, -54) + std::ldexp(1.0, -53);
 const double kRot = kE64 + 2 * kU;  // per unit of S, one exact-regime rotation in double (6.505 u)
-// With an attention factor m != 1 (YaRN, LongRoPE), c' = RN(c m_d) and s' = RN(s m_d), m_d = RN(m): each within
+// With an attention factor m != 1 (YaRN, LongRoPE) or an xPos scale (m x_{p,k} in its place, formed in binary128
+// from expq/logq and rounded once: m_d within u relative), c' = RN(c m_d) and s' = RN(s m_d), m_d = RN(m): each within
 // m (E64 + 2u)(1 + u) of m cos, m sin; the rotation then adds u |b s'| + u |y|: per unit of S' = m S,
 // (E64 + 4u)(1 + u) = 8.505 u (1 + u).
 const double kRotAttention = kE64 + 4 * kU;
@@ -71,8 +72,8 @@ std::vector<std::pair<R, BudgetRow>> make_rows() {
        .why = "the angle core's bound E64 = 2 sqrt2 eps_sc + 2^-54 + 2^-53 ~= 4.505 u (anchor and in-block "
               "values each within eps_sc = 2^-53 + 2^-57, one complex multiply): 2.25 ulp_f64(1)."});
   add(R::cache_exact_f32_attention,
-      {.quantity = "cos / sin cache entry times the attention factor m != 1 (YaRN, LongRoPE), float32 output",
-       .dtype = "f32", .regime = "exact", .domain = all + ", scaling yarn or longrope with m != 1",
+      {.quantity = "cos / sin cache entry times the attention factor m != 1 (YaRN, LongRoPE) or the xPos scale x_{p,k}, float32 output",
+       .dtype = "f32", .regime = "exact", .domain = all + ", scaling yarn or longrope with m != 1, or xPos with the scale below 2^100",
        .metric = {MetricKind::scaled, DType::f32, 0.0, "err_S (S = M, the least power of two >= max(1, m)), ulp_f32"},
        .bound = (std::ldexp(1.0, -25) + kRot * (1 + kU)) / std::ldexp(1.0, -23),
        .why = "v = RN(c_d m_d) in double with c_d within E64 of cos(p theta'_k) and m_d = RN(m): |v - m cos| <= "
@@ -80,8 +81,8 @@ std::vector<std::pair<R, BudgetRow>> make_rows() {
               "since |v| < m <= M (at p = 0, v = RN(m_d) is m rounded once). In ulp_f32(M) = "
               "M 2^-23: 0.25 + 6.505 * 2^-30 (1 + u). (M plays the role S = 1 plays without m.)"});
   add(R::cache_exact_f64_attention,
-      {.quantity = "cos / sin cache entry times the attention factor m != 1 (YaRN, LongRoPE), float64 output",
-       .dtype = "f64", .regime = "exact", .domain = all + ", scaling yarn or longrope with m != 1",
+      {.quantity = "cos / sin cache entry times the attention factor m != 1 (YaRN, LongRoPE) or the xPos scale x_{p,k}, float64 output",
+       .dtype = "f64", .regime = "exact", .domain = all + ", scaling yarn or longrope with m != 1, or xPos",
        .metric = {MetricKind::scaled, DType::f64, 0.0, "err_S (S = M, the least power of two >= max(1, m)), ulp_f64"},
        .bound = kRot * (1 + kU) / std::ldexp(1.0, -52),
        .why = "v = RN(c_d m_d): |v - m cos| <= m (E64 + 2u)(1 + u) (the cos error scaled by m_d, m_d's rounding, "

@@ -56,6 +56,9 @@ rc::Gen<RopeSpec> small_spec() {
   return rc::gen::map(rc::gen::arbitrary<RopeSpec>(), [](RopeSpec s) {
     s.mrope = RopeMrope::none;  // one position per token (M-RoPE: ROPE-MROPE-1)
     s.mrope_section.clear();
+    s.xpos = RopeXpos::none;  // rotations (xPos scales them: ROPE-XPOS-1)
+    s.xpos_scale_base = 0.0;
+    s.xpos_center = 0;
     if (s.head_dim > 64) {
       s.head_dim = 4 + s.head_dim % 61;
       // ntk and dynamic need rotary_dim >= 4 (head_dim 2 and 3 stay reachable from the generator itself).
@@ -382,6 +385,119 @@ POSENC_PROPERTY(Rope, MropePairsTakeTheirSectionsPosition,
   const std::vector<std::int64_t> ragged(3 * n + 1, 0);
   expect_error(claim, "positions", [&] { m.apply(dense_rope_tensor(std::span<float>(y), n, 1, d), ragged, dir); },
                "a position list that is not three rows");
+}
+
+// ROPE-XPOS-1
+POSENC_PROPERTY(Rope, XposScalesMatchOracle,
+                {"ROPE-XPOS-1", "rope",
+                 "xPos (queries and keys): every cache form holds x_{p,k} cos / sin(p theta_k) with the decay scale "
+                 "x_{p,k} = zeta_k^(+-(p - c) / scale_base): exact regime within the attention rows (0.25 + 2^-27 "
+                 "ulp_f32(S), 3.25 ulp_f64(S), S the least power of two >= x_{p,k}), hf regime torchscale's float32 "
+                 "steps bit for bit; the rotation of a unit vector is the cache entry, bit for bit; scale 1 at the "
+                 "centre; positions with |p - c| > 553 scale_base refused naming them",
+                 "CONVENTIONS.md §2.12 (torchscale XPOS)", Oracle::reference,
+                 {R::cache_exact_f32_attention, R::cache_exact_f64_attention, R::cache_emulated, R::apply_identity}}) {
+  RopeSpec s = *small_spec();
+  if (s.scaling == RopeScaling::yarn || s.scaling == RopeScaling::longrope) s.scaling = RopeScaling::none;
+  s = without_scaling(s);
+  if (s.regime == RopeRegime::ggml) s.regime = RopeRegime::hf;
+  s.xpos = *rc::gen::element(RopeXpos::query, RopeXpos::key);
+  s.xpos_scale_base = *rc::gen::element(64.0, 512.0, 1.0, 3.0, 1000.5);
+  s.xpos_center = *rc::gen::inRange<std::int64_t>(-4096, 100000);
+  validate(s);
+  tag(claim, std::string(to_string(s.xpos)) + " " + std::string(to_string(s.regime)));
+  count_case(claim);
+  // Positions within 50 scale_base of the centre (scales below 3.5^50 ~ 2^90: finite in float32), and the centre.
+  const auto reach = static_cast<std::int64_t>(50 * s.xpos_scale_base);
+  std::vector<std::int64_t> pos{s.xpos_center};
+  for (int i = 0; i < 5; ++i) pos.push_back(s.xpos_center + *rc::gen::inRange<std::int64_t>(-reach, reach + 1));
+  measure_cache(s, pos, {}, claim_sink(claim));
+  const RopePlan plan(s);
+  const std::size_t h = pair_count(s), d = s.head_dim;
+  std::vector<double> cache(pos.size() * 2 * h);
+  plan.cache(RopeCacheForm::pairs, pos, std::span<double>(cache));
+  {  // the centre: scale exactly 1, so the entries of the spec without xPos, bit for bit
+    RopeSpec plain = s;
+    plain.xpos = RopeXpos::none, plain.xpos_scale_base = 0.0, plain.xpos_center = 0;
+    std::vector<double> c0(2 * h);
+    RopePlan(plain).cache(RopeCacheForm::pairs, std::span<const std::int64_t>(&pos[0], 1), std::span<double>(c0));
+    for (std::size_t j = 0; j < 2 * h; ++j)
+      if (std::bit_cast<std::uint64_t>(c0[j]) != std::bit_cast<std::uint64_t>(cache[j]))
+        RC_FAIL(spec_label(s) + ": at the centre entry " + std::to_string(j) + " is " + format_real(cache[j]) +
+                ", without xPos " + format_real(c0[j]));
+  }
+  for (std::size_t i = 0; i < pos.size(); ++i)
+    for (std::size_t k = 0; k < h; ++k) {  // R(p) e_first = (cos, sin) of the cache, bit for bit
+      std::vector<double> x(d, 0.0);
+      x[first_channel(s, k)] = 1.0;
+      plan.apply(dense_rope_tensor(std::span<double>(x), 1, 1, d), std::span<const std::int64_t>(&pos[i], 1));
+      const double c = cache[i * 2 * h + k], sn = cache[i * 2 * h + h + k];
+      if (std::bit_cast<std::uint64_t>(x[first_channel(s, k)]) != std::bit_cast<std::uint64_t>(c) ||
+          std::bit_cast<std::uint64_t>(x[second_channel(s, k)]) != std::bit_cast<std::uint64_t>(sn))
+        RC_FAIL(spec_label(s) + ": R(p) e_" + std::to_string(first_channel(s, k)) + " at p = " + std::to_string(pos[i]) +
+                " is (" + format_real(x[first_channel(s, k)]) + ", " + format_real(x[second_channel(s, k)]) +
+                "), the cache (" + format_real(c) + ", " + format_real(sn) + ")");
+    }
+  const std::int64_t beyond = s.xpos_center + SpecTraits<RopeSpec>::xpos_reach(s) + 1;
+  if (beyond <= kRopeMaxPosition) {
+    std::vector<double> out(2 * h);
+    expect_error(claim, "positions[0]", [&] { plan.cache(RopeCacheForm::pairs, std::span<const std::int64_t>(&beyond, 1), std::span<double>(out)); },
+                 "a position beyond 553 scale_base of the centre");
+  }
+}
+
+// ROPE-XPOS-2
+POSENC_CLAIM_TEST(Rope, XposOverflowPositions,
+                  {"ROPE-XPOS-2", "rope",
+                   "xPos scale of pair 0 (zeta_0 = 2/7, the fastest decay) leaves the float16 range (> 65504) first at "
+                   "|p - c| = 567 (scale_base 64) and 4533 (512), and the float32 range first at 4533 (64) and 36261 "
+                   "(512), for queries below and keys above the centre, in the exact mathematics (the oracle) and in "
+                   "torchscale's float32 steps (the hf regime: its scale is inf from there, and posenc's hf cache "
+                   "entries are inf or NaN there, finite one position closer); the closed form ceil(sb ln(max) / "
+                   "ln 3.5) agrees",
+                   "CONVENTIONS.md §2.12; issue 'RoPE context extension' (xPos overflow positions)", Oracle::reference,
+                   {R::apply_identity}}) {
+  struct Want { double sb; std::int64_t f16, f32; };
+  for (const Want w : {Want{64.0, 567, 4533}, Want{512.0, 4533, 36261}})
+    for (const RopeXpos side : {RopeXpos::query, RopeXpos::key}) {
+      RopeSpec s{.layout = Layout::interleaved, .regime = RopeRegime::exact, .head_dim = 64, .rotary_dim = 64};
+      s.xpos = side, s.xpos_scale_base = w.sb, s.xpos_center = 100000;
+      const std::int64_t dir = side == RopeXpos::query ? -1 : 1;  // the growing side
+      auto at = [&](std::int64_t d) { return s.xpos_center + dir * d; };
+      const std::string what = std::string(to_string(side)) + " scale_base " + format_real(w.sb);
+      // first distance whose scale exceeds `limit` (monotone in d: binary search over [0, 553 sb])
+      auto first_beyond = [&](auto&& scale, double limit) {
+        std::int64_t lo = 0, hi = SpecTraits<RopeSpec>::xpos_reach(s);
+        while (lo < hi) {
+          const std::int64_t mid = lo + (hi - lo) / 2;
+          if (scale(at(mid)) > limit) hi = mid; else lo = mid + 1;
+        }
+        return lo;
+      };
+      const auto exact = [&](std::int64_t p) { return static_cast<double>(rf::rope_xpos_scale(s, p, 0, 64)); };
+      RopeSpec hf = s;
+      hf.regime = RopeRegime::hf;
+      const auto emu = [&](std::int64_t p) { return static_cast<double>(rf::rope_hf_xpos_scale(hf, p, 0, 64)); };
+      const double f16max = 65504.0, f32max = std::numeric_limits<float>::max();
+      const std::int64_t got[] = {first_beyond(exact, f16max), first_beyond(exact, f32max), first_beyond(emu, f32max)};
+      const std::int64_t want[] = {w.f16, w.f32, w.f32};
+      const std::int64_t closed[] = {static_cast<std::int64_t>(std::ceil(w.sb * std::log(f16max) / std::log(3.5))),
+                                     static_cast<std::int64_t>(std::ceil(w.sb * std::log(f32max) / std::log(3.5)))};
+      EXPECT_EQ(got[0], want[0]) << what << ": exact scale > 65504";
+      EXPECT_EQ(got[1], want[1]) << what << ": exact scale > FLT_MAX";
+      EXPECT_EQ(got[2], want[2]) << what << ": hf float32 scale inf";
+      EXPECT_EQ(closed[0], want[0]) << what;
+      EXPECT_EQ(closed[1], want[1]) << what;
+      // posenc's hf cache at pair 0: not finite at the first overflowing distance, finite one position closer
+      const RopePlan plan(hf);
+      const std::int64_t ps[] = {at(w.f32 - 1), at(w.f32)};
+      std::vector<float> c(2 * 2 * 32);
+      plan.cache(RopeCacheForm::pairs, ps, std::span<float>(c));
+      EXPECT_TRUE(std::isfinite(c[0]) && std::isfinite(c[32])) << what << ": hf entries one position closer";
+      EXPECT_FALSE(std::isfinite(c[64])) << what << ": hf cos at the first overflowing distance is " << c[64];
+      count_case(claim);
+      tag(claim, what);
+    }
 }
 
 // ROPE-CACHE-1

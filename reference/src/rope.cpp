@@ -861,6 +861,69 @@ Real ggml_freq_scale32(const RopeSpec& s) {
   return rn_div(F, make_real(1, kEmu), rn32(py(s.factor)), kEmu);
 }
 
+// ---- xPos (rope.hpp "xPos"; CONVENTIONS.md §2.12) ------------------------------------------------------------------
+// torchscale XPOS, microsoft/torchscale@776b070d68aef2aca447dc3e1adb64682fbec126
+// torchscale/component/xpos_relative_position.py:
+//   __init__:  self.register_buffer("scale", (torch.arange(0, head_dim, 2) + 0.4 * head_dim) / (1.4 * head_dim))
+//   forward(x, offset=0, downscale=False):
+//     min_pos = -(length + offset) // 2;  max_pos = length + offset + min_pos
+//     scale = self.scale ** torch.arange(min_pos, max_pos, 1).to(self.scale).div(self.scale_base)[:, None]
+//     sin, cos = fixed_pos_embedding(scale)        (angles of positions 0 .. length + offset - 1)
+//     (last `length` rows kept);  if downscale: scale = 1 / scale
+//     apply_rotary_pos_emb(x, sin, cos, scale):  sin, cos = duplicate_interleave(t * scale);
+//                                                (x * cos) + (rotate_every_two(x) * sin)
+// and torchscale@0cb96955010a93818b3dafb99708f465bcbcc651 torchscale/component/multihead_attention.py:
+//   k = self.xpos(k, offset=0, downscale=True); q = self.xpos(q, offset=offset, downscale=False)
+// Row i of the call is position p = i (its angle) with scale exponent (i + min_pos) / scale_base = (p - c) / sb,
+// c = -min_pos = ceil((length + offset) / 2): queries (downscale False) zeta^((p - c)/sb), keys its reciprocal.
+
+bool xpos_key(const RopeSpec& s) { return s.xpos == RopeXpos::key; }
+
+// zeta_k = (2k + 0.4 r) / (1.4 r) = (10k + 2r) / (7r), the rational rounded once to p bits (10k + 2r < 2^20 and
+// 7r < 2^19 are exact).
+Real exact_xpos_zeta(const RopeSpec& s, std::size_t k, mpfr_prec_t p) {
+  const Real num = work_real_ui(static_cast<unsigned long>(10 * k + 2 * s.rotary_dim), 64);
+  Real z = work_real(p);
+  mpfr_div_ui(raw(z), raw(num), static_cast<unsigned long>(7 * s.rotary_dim), MPFR_RNDN);
+  return z;
+}
+
+// x_{p,k} = zeta^(+-(p - c) / sb) at the precision of zeta (>= 64 bits: p - c, |p - c| <= 2^41, is exact), `key`
+// negating the exponent. One rounded division, MPFR's pow (correctly rounded, exactly 1 for the exponent 0):
+// relative error <= 2^(10.3 - prec) for zeta rounded to prec (rope.hpp).
+Real exact_xpos_scale_of(const RopeSpec& s, const Real& zeta, std::int64_t p, bool key) {
+  const mpfr_prec_t prec = mpfr_get_prec(raw(zeta));
+  Real e = work_real(prec);
+  mpfr_set_sj(raw(e), static_cast<intmax_t>(p - s.xpos_center), MPFR_RNDN);  // exact
+  mpfr_div_d(raw(e), raw(e), s.xpos_scale_base, MPFR_RNDN);                 // (p - c) / sb, sb the exact double
+  if (key) mpfr_neg(raw(e), raw(e), MPFR_RNDN);
+  Real x = work_real(prec);
+  mpfr_pow(raw(x), raw(zeta), raw(e), MPFR_RNDN);
+  return x;
+}
+
+// torchscale's float32 zeta32_k (XPOS.__init__ above), on the CPU:
+//   torch.arange(0, head_dim, 2)   int64 2k
+//   0.4 * head_dim                 Python float * int: RN64(RN64(0.4) r); 1.4 * head_dim likewise
+//   int64 tensor + Python float    result dtype float32 (the default dtype): RN32(RN32(2k) + RN32(RN64(0.4 r)))
+//                                  (ufunc add self + alpha * other, alpha = 1: one rounding, also as fmadd)
+//   / (1.4 * head_dim)             float32 true division by RN32 of the double: one rounding (div_true_kernel)
+Real hf_xpos_zeta32(const RopeSpec& s, std::size_t k) {
+  const Real r = py_int(static_cast<std::int64_t>(s.rotary_dim));
+  const Real a = rn32(rn_mul(D, py(0.4), r, kEmu)), b = rn32(rn_mul(D, py(1.4), r, kEmu));
+  return rn_div(F, rn32_add(f32_of_int(static_cast<std::int64_t>(2 * k)), a), b, kEmu);
+}
+
+// torchscale's float32 scale of position p (forward above): e32 = RN32(RN32(p - c) / RN32(sb)) (int64 arange
+// .to(float32), .div(scale_base)), X = RN32(pow(zeta32, e32)) (float32 tensor ** tensor; IEEE overflow to +inf and
+// gradual underflow), keys RN32(1 / X) (`1 / scale` = scale.reciprocal() * 1: 1/0 = +inf, 1/inf = +0).
+Real hf_xpos_scale32(const RopeSpec& s, const Real& zeta32, const Real& sb32, std::int64_t p) {
+  const Real e32 = rn_div(F, f32_of_int(p - s.xpos_center), sb32, kEmu);
+  Real x = rn_pow(F, zeta32, e32, kEmu);
+  if (xpos_key(s)) x = rn32_recip(x);  // rn_div(1, +0) = +inf (MPFR, IEEE)
+  return x;
+}
+
 void require_scaling(const RopeSpec& s, RopeScaling want, const char* what) {
   if (s.scaling != want)
     throw Error(kWhere, "scaling", std::string(to_string(s.scaling)), std::string(to_string(want)) + " (" + what + ")");
@@ -1008,6 +1071,40 @@ double rope_hf_attention_factor(const RopeSpec& s) {
   return hf_attention64(s);
 }
 
+Real rope_xpos_zeta(const RopeSpec& s, std::size_t k, unsigned bits) {
+  validate(s);
+  check_pair(s, k);
+  check_rope_bits(bits);
+  return with_bits(exact_xpos_zeta(s, k, bits), bits);  // the rational rounded once at `bits`
+}
+
+// x at bits + 216 bits (relative error <= 2^(10.3-bits-216)), rounded once: the bound of rope.hpp.
+Real rope_xpos_scale(const RopeSpec& s, std::int64_t p, std::size_t k, unsigned bits) {
+  validate(s);
+  check_position(s, p);
+  check_pair(s, k);
+  check_rope_bits(bits);
+  if (s.xpos == RopeXpos::none) return make_real(1, bits);
+  const mpfr_prec_t prec = bits + kRopeWorkingMargin + kScaledExtra;
+  return with_bits(exact_xpos_scale_of(s, exact_xpos_zeta(s, k, prec), p, xpos_key(s)), bits);
+}
+
+Real rope_hf_xpos_zeta(const RopeSpec& s, std::size_t k, unsigned bits) {
+  validate(s);
+  check_pair(s, k);
+  check_rope_bits(bits);
+  return with_bits(hf_xpos_zeta32(s, k), bits);
+}
+
+Real rope_hf_xpos_scale(const RopeSpec& s, std::int64_t p, std::size_t k, unsigned bits) {
+  validate(s);
+  check_position(s, p);
+  check_pair(s, k);
+  check_rope_bits(bits);
+  if (s.xpos == RopeXpos::none) return make_real(1, bits);
+  return with_bits(hf_xpos_scale32(s, hf_xpos_zeta32(s, k), rn32(py(s.xpos_scale_base)), p), bits);
+}
+
 // ---- RopeOracle ----------------------------------------------------------------------------------------------
 
 RopeOracle::RopeOracle(const RopeSpec& spec, unsigned bits)
@@ -1034,6 +1131,43 @@ RopeOracle::RopeOracle(const RopeSpec& spec, unsigned bits)
     scale32_ = ggml_theta_scale32(spec_);
     if (spec_.scaling == RopeScaling::linear) fs32_ = ggml_freq_scale32(spec_);
   }
+  if (spec_.xpos != RopeXpos::none) {
+    xpos_key_ = xpos_key(spec_);
+    zeta_.reserve(h);
+    for (std::size_t k = 0; k < h; ++k) zeta_.push_back(exact_xpos_zeta(spec_, k, w_ + kScaledExtra));
+    if (spec_.regime == RopeRegime::hf) {  // (the spec refuses xPos with ggml: ggml has none)
+      zeta32_.reserve(h);
+      for (std::size_t k = 0; k < h; ++k) zeta32_.push_back(hf_xpos_zeta32(spec_, k));
+      sb32_ = rn32(py(spec_.xpos_scale_base));  // .div(self.scale_base): the Python number meets float32
+    }
+  }
+}
+
+Real RopeOracle::xpos_scale(std::int64_t p, std::size_t k) const {
+  check_position(spec_, p);
+  check_pair(spec_, k);
+  if (spec_.xpos == RopeXpos::none) return make_real(1, bits_);
+  if (spec_.regime == RopeRegime::hf) return with_bits(*emulated_xpos(p, k), bits_);
+  return with_bits(exact_xpos_w24(p, k, xpos_key_), bits_);
+}
+
+Real RopeOracle::exact_xpos_w24(std::int64_t p, std::size_t k, bool key) const {
+  return exact_xpos_scale_of(spec_, zeta_[k], p, key);
+}
+
+// F = m x at W bits: x (W + 24 bits, relative error <= 2^(-13.7-W)) times m (W bits), rounded once (rope.hpp).
+std::optional<Real> RopeOracle::exact_factor_w(std::int64_t p, std::size_t k, bool key) const {
+  if (spec_.xpos == RopeXpos::none) return m_is_one_ ? std::nullopt : std::optional<Real>(m_);
+  const Real x = exact_xpos_w24(p, k, key);
+  Real f = work_real(w_);
+  mpfr_mul(raw(f), raw(x), raw(m_), MPFR_RNDN);  // m then x: one real product, one rounding
+  if (mpfr_cmp_ui(raw(f), 1) == 0) return std::nullopt;  // p = c with m = 1: the values without xPos, bit for bit
+  return f;
+}
+
+std::optional<Real> RopeOracle::emulated_xpos(std::int64_t p, std::size_t k) const {
+  if (zeta32_.empty()) return std::nullopt;
+  return hf_xpos_scale32(spec_, zeta32_[k], *sb32_, p);
 }
 
 Real RopeOracle::attention_factor() const {
@@ -1105,72 +1239,79 @@ Real RopeOracle::angle(std::int64_t p, std::size_t k) const {
   return with_bits(emulated_angle(p, k), bits_);
 }
 
-// m cos a, m sin a at W bits: cos/sin of the W-bit angle rounded to W, times m (W bits) rounded to W (skipped for
-// m = 1): |error| <= m 2^-(bits+144.9) (header).
-void RopeOracle::exact_cos_sin_w(std::int64_t p, std::size_t k, Real& c, Real& s) const {
+// F cos a, F sin a at W bits (F = m x_{p,k}, exact_factor_w): cos/sin of the W-bit angle rounded to W, times F (W
+// bits) rounded to W (skipped for F = 1): |error| <= F 2^-(bits+144.9) (header).
+void RopeOracle::exact_cos_sin_w(std::int64_t p, std::size_t k, bool key, Real& c, Real& s) const {
   c = make_real(w_);
   s = make_real(w_);
   mpfr_sin_cos(raw(s), raw(c), raw(exact_angle_w(p, k)), MPFR_RNDN);
-  if (m_is_one_) return;
-  mpfr_mul(raw(c), raw(c), raw(m_), MPFR_RNDN);
-  mpfr_mul(raw(s), raw(s), raw(m_), MPFR_RNDN);
+  const std::optional<Real> f = exact_factor_w(p, k, key);
+  if (!f) return;
+  mpfr_mul(raw(c), raw(c), raw(*f), MPFR_RNDN);
+  mpfr_mul(raw(s), raw(s), raw(*f), MPFR_RNDN);
 }
 
-// m = 1: cos of the W-bit angle rounded once to bits (as before scalings existed); else cos at W times m, rounded
+// F = 1: cos of the W-bit angle rounded once to bits (as before scalings existed); else cos at W times F, rounded
 // once to bits.
+Real RopeOracle::exact_trig(std::int64_t p, std::size_t k, bool sine) const {
+  Real out = make_real(bits_);
+  const std::optional<Real> f = exact_factor_w(p, k, xpos_key_);
+  if (!f) {
+    if (sine)
+      mpfr_sin(raw(out), raw(exact_angle_w(p, k)), MPFR_RNDN);
+    else
+      mpfr_cos(raw(out), raw(exact_angle_w(p, k)), MPFR_RNDN);
+    return out;
+  }
+  Real v = make_real(w_);
+  if (sine)
+    mpfr_sin(raw(v), raw(exact_angle_w(p, k)), MPFR_RNDN);
+  else
+    mpfr_cos(raw(v), raw(exact_angle_w(p, k)), MPFR_RNDN);
+  mpfr_mul(raw(out), raw(v), raw(*f), MPFR_RNDN);
+  return out;
+}
+
 Real RopeOracle::exact_cos(std::int64_t p, std::size_t k) const {
   check_position(spec_, p);
   check_pair(spec_, k);
-  Real out = make_real(bits_);
-  if (m_is_one_) {
-    mpfr_cos(raw(out), raw(exact_angle_w(p, k)), MPFR_RNDN);
-    return out;
-  }
-  Real c = make_real(w_);
-  mpfr_cos(raw(c), raw(exact_angle_w(p, k)), MPFR_RNDN);
-  mpfr_mul(raw(out), raw(c), raw(m_), MPFR_RNDN);
-  return out;
+  return exact_trig(p, k, false);
 }
 
 Real RopeOracle::exact_sin(std::int64_t p, std::size_t k) const {
   check_position(spec_, p);
   check_pair(spec_, k);
-  Real out = make_real(bits_);
-  if (m_is_one_) {
-    mpfr_sin(raw(out), raw(exact_angle_w(p, k)), MPFR_RNDN);
-    return out;
-  }
-  Real sn = make_real(w_);
-  mpfr_sin(raw(sn), raw(exact_angle_w(p, k)), MPFR_RNDN);
-  mpfr_mul(raw(out), raw(sn), raw(m_), MPFR_RNDN);
-  return out;
+  return exact_trig(p, k, true);
 }
 
 // hf: cos = emb.cos() * self.attention_scaling, sin = emb.sin() * self.attention_scaling in float32
 // (LlamaRotaryEmbedding.forward): RN32(RN32(cos a) RN32(m_hf)), the Python float rounded to float32 where it meets
-// the tensor (exactly RN32(cos a) for m_hf = 1);
+// the tensor (exactly RN32(cos a) for m_hf = 1); with xPos then torchscale's `t * scale`: RN32(. X) (m then x:
+// rope.hpp; X may be +-inf, 0 * inf = NaN as in torch);
 // ggml: rope_yarn's cosf(theta) * mscale, sinf(theta) * mscale with mscale = attn_factor = 1 (exact).
-Real RopeOracle::emulated_cos(const Real& angle32) const {
+Real RopeOracle::emulated_cos(const Real& angle32, const std::optional<Real>& x32) const {
   Real c = rn_cos(F, angle32, kEmu);
-  return m32_ ? rn_mul(F, c, *m32_, kEmu) : c;
+  if (m32_) c = rn_mul(F, c, *m32_, kEmu);
+  return x32 ? rn_mul(F, c, *x32, kEmu) : c;
 }
-Real RopeOracle::emulated_sin(const Real& angle32) const {
+Real RopeOracle::emulated_sin(const Real& angle32, const std::optional<Real>& x32) const {
   Real s = rn_sin(F, angle32, kEmu);
-  return m32_ ? rn_mul(F, s, *m32_, kEmu) : s;
+  if (m32_) s = rn_mul(F, s, *m32_, kEmu);
+  return x32 ? rn_mul(F, s, *x32, kEmu) : s;
 }
 
 Real RopeOracle::cos(std::int64_t p, std::size_t k) const {
   if (spec_.regime == RopeRegime::exact) return exact_cos(p, k);
   check_position(spec_, p);
   check_pair(spec_, k);
-  return with_bits(emulated_cos(emulated_angle(p, k)), bits_);
+  return with_bits(emulated_cos(emulated_angle(p, k), emulated_xpos(p, k)), bits_);
 }
 
 Real RopeOracle::sin(std::int64_t p, std::size_t k) const {
   if (spec_.regime == RopeRegime::exact) return exact_sin(p, k);
   check_position(spec_, p);
   check_pair(spec_, k);
-  return with_bits(emulated_sin(emulated_angle(p, k)), bits_);
+  return with_bits(emulated_sin(emulated_angle(p, k), emulated_xpos(p, k)), bits_);
 }
 
 void RopeOracle::check_vector(std::span<const double> x, const char* name, bool float32) const {
@@ -1187,13 +1328,15 @@ void RopeOracle::check_vector(std::span<const double> x, const char* name, bool 
   }
 }
 
-// Exact: y_i = RN_bits(x_i c - x_j s), y_j = RN_bits(x_j c + x_i s) with c, s = m cos, m sin of the W-bit angle
-// at W bits (mpfr_fmms/fmma round the exact expression once).
-void RopeOracle::rotate_pair_exact(std::int64_t p, std::span<const double> x, std::size_t k, Real& yi,
+// Exact: y_i = RN_bits(x_i c - x_j s), y_j = RN_bits(x_j c + x_i s) with c, s = F cos, F sin of the W-bit angle
+// at W bits (mpfr_fmms/fmma round the exact expression once). inverse: s negated (header; without xPos the same
+// bits as position -p: the W-bit angle and sin are odd in p, and F = m does not depend on p).
+void RopeOracle::rotate_pair_exact(std::int64_t p, std::span<const double> x, std::size_t k, bool inverse, Real& yi,
                                    Real& yj) const {
   const RopePairChannels ch = pair_channels(spec_, k);
   Real c = make_real(w_), s = make_real(w_);
-  exact_cos_sin_w(p, k, c, s);
+  exact_cos_sin_w(p, k, xpos_key_, c, s);
+  if (inverse) mpfr_neg(raw(s), raw(s), MPFR_RNDN);
   const Real xi = make_real(x[ch.first], 64), xj = make_real(x[ch.second], 64);
   yi = make_real(bits_);
   yj = make_real(bits_);
@@ -1204,11 +1347,11 @@ void RopeOracle::rotate_pair_exact(std::int64_t p, std::span<const double> x, st
 // Emulated: HF q * cos + rotate_half(q) * sin (resp. GPT-J rotate_every_two; Meta's complex product
 // (a+bi)(c+di) = (ac - bd) + (ad + bc)i), ggml  x0*cos_theta - x1*sin_theta, x0*sin_theta + x1*cos_theta:
 // two rounded products, one rounded sum per output (the FMA contraction a compiler may do is outside).
-void RopeOracle::rotate_pair_emulated(const Real& angle32, std::span<const double> x, std::size_t k, bool inverse,
-                                      Real& yi, Real& yj) const {
+void RopeOracle::rotate_pair_emulated(const Real& angle32, const std::optional<Real>& x32, std::span<const double> x,
+                                      std::size_t k, bool inverse, Real& yi, Real& yj) const {
   const RopePairChannels ch = pair_channels(spec_, k);
-  const Real c = emulated_cos(angle32);
-  Real s = emulated_sin(angle32);
+  const Real c = emulated_cos(angle32, x32);
+  Real s = emulated_sin(angle32, x32);
   if (inverse) s = neg(s);  // = the steps at position -p (header), = ggml rope_back's sin_sign = -1
   const Real xi = make_real(x[ch.first], kEmu), xj = make_real(x[ch.second], kEmu);
   yi = with_bits(rn32_sub(rn_mul(F, xi, c, kEmu), rn_mul(F, xj, s, kEmu)), bits_);
@@ -1229,8 +1372,7 @@ std::vector<Real> RopeOracle::exact_rotate_at(const RopeMropePosition& pos, std:
   const std::size_t h = half_of(spec_);
   for (std::size_t k = 0; k < h; ++k) {
     const RopePairChannels ch = pair_channels(spec_, k);
-    const std::int64_t p = pair_position(pos, k);
-    rotate_pair_exact(inverse ? -p : p, x, k, out[ch.first], out[ch.second]);  // the accepted range is symmetric
+    rotate_pair_exact(pair_position(pos, k), x, k, inverse, out[ch.first], out[ch.second]);
   }
   return out;
 }
@@ -1250,7 +1392,8 @@ std::vector<Real> RopeOracle::rotate_at(const RopeMropePosition& pos, std::span<
   for (double v : x) out.push_back(make_real(v, bits_));  // float32: exact
   for (std::size_t k = 0; k < angles.size(); ++k) {
     const RopePairChannels ch = pair_channels(spec_, k);
-    rotate_pair_emulated(angles[k], x, k, inverse, out[ch.first], out[ch.second]);
+    rotate_pair_emulated(angles[k], emulated_xpos(pair_position(pos, k), k), x, k, inverse, out[ch.first],
+                         out[ch.second]);
   }
   return out;
 }
@@ -1265,14 +1408,15 @@ Real RopeOracle::rotate_channel(std::int64_t p, std::span<const double> x, std::
   const std::size_t k = spec_.layout == Layout::interleaved ? channel / 2 : (channel < h ? channel : channel - h);
   Real yi = make_real(bits_), yj = make_real(bits_);
   if (emulated)
-    rotate_pair_emulated(emulated_angle(p, k), x, k, inverse, yi, yj);
+    rotate_pair_emulated(emulated_angle(p, k), emulated_xpos(p, k), x, k, inverse, yi, yj);
   else
-    rotate_pair_exact(inverse ? -p : p, x, k, yi, yj);
+    rotate_pair_exact(p, x, k, inverse, yi, yj);
   return channel == pair_channels(spec_, k).first ? yi : yj;
 }
 
-// <R(m) q, R(n) k> straight from the definition: both vectors rotated at W bits with the attention factor in
-// their cos and sin (error <= m (|q_i|+|q_j|) 2^-(bits+143) per component), each pair's u_i v_i + u_j v_j rounded
+// <R(m) q, R(n) k> straight from the definition: both vectors rotated at W bits with the attention factor (and with
+// xPos: q the query scale at m, k the key scale at n) in their cos and sin (error <= F (|q_i|+|q_j|) 2^-(bits+143)
+// per component), each pair's u_i v_i + u_j v_j rounded
 // once at W, the passed channels' products exact (106 bits, no attention factor), all summed by mpfr_sum
 // (correctly rounded): the bound of the header.
 Real RopeOracle::score(std::int64_t m, std::span<const double> q, std::int64_t n, std::span<const double> k) const {
@@ -1292,8 +1436,8 @@ Real RopeOracle::score_at(const RopeMropePosition& m, std::span<const double> q,
   Real ui = make_real(w_), uj = make_real(w_), vi = make_real(w_), vj = make_real(w_);
   for (std::size_t pair = 0; pair < h; ++pair) {
     const RopePairChannels ch = pair_channels(spec_, pair);
-    exact_cos_sin_w(pair_position(m, pair), pair, cm, sm);
-    exact_cos_sin_w(pair_position(n, pair), pair, cn, sn);
+    exact_cos_sin_w(pair_position(m, pair), pair, false, cm, sm);  // the query
+    exact_cos_sin_w(pair_position(n, pair), pair, true, cn, sn);   // the key
     const Real qi = make_real(q[ch.first], 64), qj = make_real(q[ch.second], 64);
     const Real ki = make_real(k[ch.first], 64), kj = make_real(k[ch.second], 64);
     mpfr_fmms(raw(ui), raw(qi), raw(cm), raw(qj), raw(sm), MPFR_RNDN);

@@ -2059,4 +2059,361 @@ TEST(RopeOracleMrope, ErrorsNameMropePositionAndPair) {
   EXPECT_NO_THROW(o.rotate_mrope({kMaxP, -kMaxP, 0}, x, true));
 }
 
+// ======================================================================================================
+// RopeOracleXpos: the xPos decay scale (CONVENTIONS.md §2.12; torchscale XPOS,
+// microsoft/torchscale@776b070d68aef2aca447dc3e1adb64682fbec126 torchscale/component/xpos_relative_position.py)
+// ======================================================================================================
+
+using posenc::RopeXpos;
+
+RopeSpec xpos_spec(RopeXpos side, RopeRegime regime, std::size_t head_dim, std::size_t r, double sb, std::int64_t c,
+                   Layout layout = Layout::interleaved) {
+  RopeSpec s = make_spec(layout, regime, head_dim, r, 10000.0);
+  s.xpos = side;
+  s.xpos_scale_base = sb;
+  s.xpos_center = c;
+  posenc::validate(s);
+  return s;
+}
+
+RopeSpec without_xpos(RopeSpec s) {
+  s.xpos = RopeXpos::none;
+  s.xpos_scale_base = 0.0;
+  s.xpos_center = 0;
+  posenc::validate(s);
+  return s;
+}
+
+// The rational n / d rounded once to `bits`.
+Real rational(long n, long d, unsigned bits) {
+  Real r = make_real(bits);
+  mpfr_set_si(raw(r), n, MPFR_RNDN);
+  mpfr_div_si(raw(r), raw(r), d, MPFR_RNDN);
+  return r;
+}
+
+// r = 8: zeta_k = (2k + 0.4 * 8) / (1.4 * 8) = 3.2/11.2, 5.2/11.2, 7.2/11.2, 9.2/11.2 = 2/7, 13/28, 9/14, 23/28 (by hand,
+// not the oracle's (10k + 2r)/(7r)); the scale at e = (p - c)/sb = 1, 2, -1, 1/2 for queries and keys.
+TEST(RopeOracleXpos, ZetaAndScaleByHand) {
+  const long num[4] = {2, 13, 9, 23}, den[4] = {7, 28, 14, 28};
+  const RopeSpec q = xpos_spec(RopeXpos::query, RopeRegime::exact, 8, 8, 2.0, 10);
+  const RopeSpec k = xpos_spec(RopeXpos::key, RopeRegime::exact, 8, 8, 2.0, 10);
+  for (std::size_t j = 0; j < 4; ++j) {
+    SCOPED_TRACE(j);
+    const Real z = rational(num[j], den[j], 1024);
+    EXPECT_TRUE(same(rope_xpos_zeta(q, j), with_bits(z, 256)));
+    EXPECT_TRUE(same(rope_xpos_zeta(q, j, 53), make_real(double(num[j]) / double(den[j]), 53)));
+    Real z2 = make_real(1024), zinv = make_real(1024), zsqrt = make_real(1024);
+    mpfr_sqr(raw(z2), raw(z), MPFR_RNDN);
+    mpfr_ui_div(raw(zinv), 1, raw(z), MPFR_RNDN);
+    mpfr_sqrt(raw(zsqrt), raw(z), MPFR_RNDN);
+    // queries: zeta^((p - 10)/2)
+    EXPECT_TRUE(rel_within(rope_xpos_scale(q, 12, j), z, -254));
+    EXPECT_TRUE(rel_within(rope_xpos_scale(q, 14, j), z2, -254));
+    EXPECT_TRUE(rel_within(rope_xpos_scale(q, 8, j), zinv, -254));
+    EXPECT_TRUE(rel_within(rope_xpos_scale(q, 11, j), zsqrt, -254));
+    // keys: zeta^(-(p - 10)/2)
+    EXPECT_TRUE(rel_within(rope_xpos_scale(k, 12, j), zinv, -254));
+    EXPECT_TRUE(rel_within(rope_xpos_scale(k, 8, j), z, -254));
+    EXPECT_TRUE(rel_within(rope_xpos_scale(k, 6, j), z2, -254));
+    // scale 1 at the centre, exactly; a key at c - d is the query at c + d, bit for bit
+    EXPECT_TRUE(same(rope_xpos_scale(q, 10, j), make_real(1, 256)));
+    EXPECT_TRUE(same(rope_xpos_scale(k, 10, j), make_real(1, 256)));
+    for (std::int64_t d : {1, 3, 77, 1105}) EXPECT_TRUE(same(rope_xpos_scale(q, 10 + d, j), rope_xpos_scale(k, 10 - d, j)));
+  }
+  // the scale decreases along the pairs for queries after c (zeta_k < 1 grows with k), and xpos none is 1
+  EXPECT_LT(to_d(rope_xpos_scale(q, 40, 0)), to_d(rope_xpos_scale(q, 40, 3)));
+  EXPECT_TRUE(same(rope_xpos_scale(without_xpos(q), 40, 0), make_real(1, 256)));
+  EXPECT_TRUE(same(RopeOracle(q).xpos_scale(14, 1), rope_xpos_scale(q, 14, 1)));
+  // zeta does not depend on spec.xpos
+  EXPECT_TRUE(same(rope_xpos_zeta(without_xpos(q), 2), rope_xpos_zeta(q, 2)));
+}
+
+// At p = c every value is the one without xPos, bit for bit, in the exact and hf regimes; elsewhere the exact cos, sin
+// and rotation carry x_{p,k}, and inverse is the transpose (the scale of p kept, sin negated).
+TEST(RopeOracleXpos, ExactCosSinRotateCarryTheScale) {
+  for (RopeXpos side : {RopeXpos::query, RopeXpos::key}) {
+    for (Layout layout : {Layout::interleaved, Layout::halves}) {
+      const RopeSpec s = xpos_spec(side, RopeRegime::exact, 70, 64, 512.0, 300, layout);
+      SCOPED_TRACE(posenc::describe(s));
+      const RopeSpec plain = without_xpos(s);
+      const RopeOracle o(s), o0(plain);
+      std::vector<double> x(70);
+      for (std::size_t c = 0; c < 70; ++c) x[c] = 0.25 * double(c % 7) - 0.625;
+      for (RopeRegime regime : {RopeRegime::exact, RopeRegime::hf}) {
+        RopeSpec a = s, b = plain;
+        a.regime = b.regime = regime;
+        const RopeOracle oa(a), ob(b);
+        for (std::size_t k : {0u, 13u, 31u}) {
+          EXPECT_TRUE(same(oa.cos(300, k), ob.cos(300, k)));
+          EXPECT_TRUE(same(oa.sin(300, k), ob.sin(300, k)));
+          EXPECT_TRUE(holds(oa.xpos_scale(300, k), 1.0));
+        }
+        const auto ya = oa.rotate(300, x), yb = ob.rotate(300, x);
+        for (std::size_t c = 0; c < 70; ++c) EXPECT_TRUE(same(ya[c], yb[c])) << c;
+      }
+      for (std::int64_t p : {std::int64_t{0}, std::int64_t{17}, std::int64_t{299}, std::int64_t{4096},
+                             std::int64_t{-20000}, std::int64_t{283000}}) {
+        for (std::size_t k : {0u, 13u, 31u}) {
+          const Real xs = rope_xpos_scale(s, p, k);
+          Real want = make_real(1024);
+          mpfr_mul(raw(want), raw(o0.cos(p, k)), raw(xs), MPFR_RNDN);
+          EXPECT_TRUE(rel_within(o.cos(p, k), want, -250)) << p << " " << k;
+          mpfr_mul(raw(want), raw(o0.sin(p, k)), raw(xs), MPFR_RNDN);
+          if (p != 0) {
+            EXPECT_TRUE(rel_within(o.sin(p, k), want, -250)) << p << " " << k;
+          }
+          std::vector<double> e(70, 0.0);
+          const auto ch = rope_pair_channels(s, k);
+          e[ch.first] = 1.0;
+          // rotate rounds F cos formed at W bits, cos() the exact product F cos_W: within an ulp of each other
+          const auto y = o.rotate(p, e), yi = o.rotate(p, e, true);
+          EXPECT_TRUE(rel_within(y[ch.first], o.cos(p, k), -254));
+          EXPECT_TRUE(rel_within(y[ch.second], o.sin(p, k), -254));
+          EXPECT_TRUE(same(yi[ch.first], y[ch.first]));  // transpose: the same scale, sin negated
+          EXPECT_TRUE(same(yi[ch.second], neg_of(y[ch.second])));
+          EXPECT_TRUE(same(o.rotate_channel(p, x, ch.second, true), o.rotate(p, x, true)[ch.second]));
+        }
+        const auto y = o.rotate(p, x);
+        for (std::size_t c = 64; c < 70; ++c) EXPECT_TRUE(holds(y[c], x[c]));  // passed channels: unscaled
+      }
+    }
+  }
+}
+
+// score pairs the query scale on q with the key scale on k whichever side the spec names: it is <R q, R k> of the
+// query spec's and the key spec's rotations, it carries zeta_j^((m - n)/sb) on pair j and depends on m - n only.
+TEST(RopeOracleXpos, ScoreCarriesZetaToTheOffsetOverScaleBase) {
+  const double sb = 64.0;
+  const RopeSpec sq = xpos_spec(RopeXpos::query, RopeRegime::exact, 70, 64, sb, 1000, Layout::halves);
+  const RopeSpec sk = xpos_spec(RopeXpos::key, RopeRegime::exact, 70, 64, sb, 1000, Layout::halves);
+  const RopeOracle oq(sq), ok(sk), o0(without_xpos(sq));
+  std::vector<double> q(70), kv(70);
+  for (std::size_t c = 0; c < 70; ++c) {
+    q[c] = 0.25 * double(c % 7) - 0.5;
+    kv[c] = 1.0 - 0.125 * double(c % 5);
+  }
+  const double w = score_weight(sq, q, kv);
+  const std::pair<std::int64_t, std::int64_t> mn[] = {{1000, 1000}, {1100, 1000}, {1000, 1100}, {37, 2900},
+                                                      {-3000, -3256}, {5000, 100}};
+  for (const auto& [m, n] : mn) {
+    SCOPED_TRACE(std::to_string(m) + " " + std::to_string(n));
+    const Real s = oq.score(m, q, n, kv);
+    EXPECT_TRUE(same(s, ok.score(m, q, n, kv)));
+    // <R_query(m) q, R_key(n) k> from the two specs' rotations, summed here at 2048 bits
+    const auto u = oq.exact_rotate(m, q), v = ok.exact_rotate(n, kv);
+    Real dot = make_real(2048), t = make_real(2048);
+    for (std::size_t c = 0; c < 70; ++c) {
+      mpfr_mul(raw(t), raw(u[c]), raw(v[c]), MPFR_RNDN);
+      mpfr_add(raw(dot), raw(dot), raw(t), MPFR_RNDN);
+    }
+    // the decay on pair j carries zeta^(|m-n|/64) <= 3.5^(78): the bound scales with the largest factor
+    const double big = std::pow(3.5, std::fabs(double(m - n)) / sb);
+    EXPECT_TRUE(within(s, dot, 2 * w * big, -240));
+    // shifting both positions keeps the score (relative to the factor-weighted bound)
+    for (std::int64_t t2 : {-777, 1, 4096}) EXPECT_TRUE(within(oq.score(m + t2, q, n + t2, kv), s, 4 * w * big, -236));
+    // pair j alone: zeta_j^((m - n)/sb) times the score without xPos
+    for (std::size_t j : {0u, 5u, 31u}) {
+      std::vector<double> qj(70, 0.0), kj(70, 0.0);
+      qj[j] = q[j];
+      qj[j + 32] = q[j + 32];
+      kj[j] = kv[j];
+      kj[j + 32] = kv[j + 32];
+      Real factor = make_real(1024), e = make_real(1024);
+      mpfr_set_si(raw(e), long(m - n), MPFR_RNDN);
+      mpfr_div_d(raw(e), raw(e), sb, MPFR_RNDN);
+      mpfr_pow(raw(factor), raw(rational(long(10 * j + 128), 7 * 64, 1024)), raw(e), MPFR_RNDN);
+      Real want = make_real(1024);
+      mpfr_mul(raw(want), raw(o0.score(m, qj, n, kj)), raw(factor), MPFR_RNDN);
+      EXPECT_TRUE(within(oq.score(m, qj, n, kj), want, 4 * big, -240)) << j;
+    }
+  }
+  // passed channels carry no scale: q, k zero on the rotated channels give the plain dot product
+  std::vector<double> qp(70, 0.0), kp(70, 0.0);
+  for (std::size_t c = 64; c < 70; ++c) {
+    qp[c] = q[c];
+    kp[c] = kv[c];
+  }
+  EXPECT_TRUE(same(oq.score(5000, qp, 100, kp), o0.score(5000, qp, 100, kp)));
+}
+
+// holds(), with a NaN float matched by a NaN Real
+bool holds_f(const Real& x, float f) { return std::isnan(f) ? mpfr_nan_p(raw(x)) != 0 : holds(x, f); }
+
+// torchscale's float32 steps with plain C float arithmetic (XPOS.__init__: (arange(0, d, 2) + 0.4 * d) / (1.4 * d)
+// as float(2k) + float(0.4 * d) and one float division; forward: float(p - c) / float(sb), powf, keys 1.0f / x;
+// apply_rotary_pos_emb: float cos/sin times x), powf/sinf/cosf used only where they are correctly rounded.
+TEST(RopeOracleXpos, HfMatchesPlainFloatArithmetic) {
+  int checked = 0;
+  for (std::size_t r : {8u, 64u, 80u, 128u}) {
+    for (double sb : {512.0, 64.0, 1.5, 100.0}) {
+      for (RopeXpos side : {RopeXpos::query, RopeXpos::key}) {
+        const std::int64_t c = 3000;
+        const RopeSpec s = xpos_spec(side, RopeRegime::hf, r, r, sb, c);
+        SCOPED_TRACE(posenc::describe(s));
+        const RopeOracle o(s), o0(without_xpos(s));
+        for (std::size_t k = 0; k < r / 2; k += (r > 8 ? 7 : 1)) {
+          volatile float a = static_cast<float>(0.4 * double(r)), b = static_cast<float>(1.4 * double(r));
+          volatile float n = static_cast<float>(2 * k) + a;
+          volatile float z = n / b;
+          ASSERT_TRUE(holds(rope_hf_xpos_zeta(s, k), z));
+          for (std::int64_t p : {std::int64_t{0}, std::int64_t{1}, std::int64_t{2999}, std::int64_t{3000},
+                                 std::int64_t{3001}, std::int64_t{4711}, std::int64_t{-1234}, std::int64_t{10000}}) {
+            if (std::fabs(double(p - c)) > 553.0 * sb) continue;
+            volatile float e = static_cast<float>(p - c) / static_cast<float>(sb);
+            const float xq = std::pow(static_cast<float>(z), static_cast<float>(e));
+            if (!is_rn32_of(xq, hp_pow(z, e))) continue;
+            volatile float x = side == RopeXpos::key ? 1.0f / xq : xq;
+            EXPECT_TRUE(holds(rope_hf_xpos_scale(s, p, k), x)) << p << " " << k;
+            EXPECT_TRUE(holds(o.xpos_scale(p, k), x)) << p << " " << k;
+            const float ang = to_d(o0.angle(p, k));
+            EXPECT_TRUE(same(o.angle(p, k), o0.angle(p, k)));
+            const float cv = std::cos(ang), sv = std::sin(ang);
+            if (!is_rn32_of(cv, hp_cos(ang)) || !is_rn32_of(sv, hp_sin(ang))) continue;
+            volatile float cx = cv * x, sx = sv * x;
+            EXPECT_TRUE(holds_f(o.cos(p, k), cx)) << p << " " << k;
+            EXPECT_TRUE(holds_f(o.sin(p, k), sx)) << p << " " << k;
+            std::vector<double> v(r, 0.0);
+            v[2 * k] = 0.75;
+            v[2 * k + 1] = -1.5;
+            float yi = 0, yj = 0;
+            plain_rotate(0.75f, -1.5f, cx, sx, yi, yj);
+            const auto y = o.rotate(p, v);
+            EXPECT_TRUE(holds_f(y[2 * k], yi));
+            EXPECT_TRUE(holds_f(y[2 * k + 1], yj)) << p << " " << k;  // inf - inf = NaN past the float32 reach
+            plain_rotate(0.75f, -1.5f, cx, -sx, yi, yj);
+            EXPECT_TRUE(holds_f(o.rotate_channel(p, v, 2 * k + 1, true), yj));
+            ++checked;
+          }
+        }
+      }
+    }
+  }
+  EXPECT_GT(checked, 300);
+}
+
+// The edge of the position range: |p - c| = 553 sb (the spec's reach) is finite in the exact regime (x_{p,0} =
+// 3.5^553 < 2^1000), one further is refused. torchscale's float32 scale of pair 0 (zeta32_0 = RN32(2/7), the same
+// for every power-of-two r) is +inf from |p - c| = 4533 (sb = 64) and 36261 (sb = 512) on, for queries before c and for
+// keys after it (keys: RN32(pow) <= 2^-128, a subnormal, whose reciprocal overflows) — as for the exact scale
+// rounded to float32; the exact scale first exceeds 65504 (float16's largest, also its overflow threshold's side:
+// 65520) at |p - c| = 567 (sb = 64) and 4533 (sb = 512). Cross-checked with Python fractions + mpmath.
+TEST(RopeOracleXpos, OverflowAtTheEdgeOfThePositionRange) {
+  struct Edge {
+    double sb;
+    std::int64_t first_inf32, first_above_f16;
+  };
+  for (const Edge& edge : {Edge{64.0, 4533, 567}, Edge{512.0, 36261, 4533}}) {
+    const std::int64_t c = 100000;
+    for (RopeXpos side : {RopeXpos::query, RopeXpos::key}) {
+      const std::int64_t dir = side == RopeXpos::query ? -1 : 1;  // the growing side
+      const RopeSpec s = xpos_spec(side, RopeRegime::exact, 128, 128, edge.sb, c);
+      SCOPED_TRACE(posenc::describe(s));
+      const auto reach = static_cast<std::int64_t>(553.0 * edge.sb);
+      const RopeOracle o(s);
+      const Real x = rope_xpos_scale(s, c + dir * reach, 0);
+      ASSERT_TRUE(mpfr_number_p(raw(x)));
+      EXPECT_GT(mpfr_get_exp(raw(x)), 990);
+      EXPECT_LE(mpfr_get_exp(raw(x)), 1000);
+      EXPECT_TRUE(std::isfinite(to_d(x)));
+      Real inv = make_real(512);
+      mpfr_ui_div(raw(inv), 1, raw(x), MPFR_RNDN);
+      EXPECT_TRUE(rel_within(rope_xpos_scale(s, c - dir * reach, 0), inv, -250));
+      EXPECT_TRUE(mpfr_number_p(raw(o.cos(c + dir * reach, 0))));
+      std::vector<double> v(128, 1.0);
+      for (const Real& y : o.rotate(c + dir * reach, v)) EXPECT_TRUE(mpfr_number_p(raw(y)));
+      EXPECT_TRUE(mpfr_number_p(raw(o.score(c + dir * reach, v, c - dir * reach, v))));
+      EXPECT_EQ(error_parameter([&] { (void)o.cos(c + dir * (reach + 1), 0); }), "position");
+      EXPECT_EQ(error_parameter([&] { (void)rope_xpos_scale(s, c - dir * (reach + 1), 0); }), "position");
+      // float16: the first |p - c| whose exact scale exceeds 65504 (and 65520, where RN16 gives inf)
+      auto exact_at = [&](std::int64_t d) { return to_d(rope_xpos_scale(s, c + dir * d, 0)); };
+      EXPECT_LE(exact_at(edge.first_above_f16 - 1), 65504.0);
+      EXPECT_GT(exact_at(edge.first_above_f16), 65520.0);
+      // float32: the exact scale rounded to float32, and the hf regime's scale, become +inf at the same |p - c|
+      RopeSpec h = s;
+      h.regime = RopeRegime::hf;
+      const RopeOracle oh(h);
+      EXPECT_TRUE(std::isfinite(round_to_float(rope_xpos_scale(s, c + dir * (edge.first_inf32 - 1), 0))));
+      EXPECT_TRUE(std::isinf(round_to_float(rope_xpos_scale(s, c + dir * edge.first_inf32, 0))));
+      const Real before = rope_hf_xpos_scale(h, c + dir * (edge.first_inf32 - 1), 0);
+      EXPECT_TRUE(mpfr_number_p(raw(before)));
+      EXPECT_GT(to_d(before), 3.3e38);
+      for (std::int64_t d : {edge.first_inf32, edge.first_inf32 + 1, reach}) {
+        EXPECT_TRUE(holds(rope_hf_xpos_scale(h, c + dir * d, 0), INFINITY)) << d;
+        EXPECT_TRUE(holds(oh.xpos_scale(c + dir * d, 0), INFINITY)) << d;
+      }
+      // the other side decays to 0 (queries after c, keys before): finite, and the entries are zeros
+      EXPECT_TRUE(holds(rope_hf_xpos_scale(h, c - dir * reach, 0), 0.0));
+      EXPECT_TRUE(mpfr_zero_p(raw(oh.cos(c - dir * reach, 0))));
+      // an infinite scale gives infinite entries, as float32 torch does; cos of a float32 angle is never 0
+      EXPECT_TRUE(mpfr_inf_p(raw(oh.cos(c + dir * edge.first_inf32, 0))));
+    }
+  }
+  // sin(0) * inf = NaN (p = 0 with the centre beyond the float32 reach), as in torch
+  const RopeSpec far = xpos_spec(RopeXpos::query, RopeRegime::hf, 8, 8, 64.0, 5000);
+  EXPECT_TRUE(mpfr_nan_p(raw(RopeOracle(far).sin(0, 0))));
+  EXPECT_TRUE(mpfr_inf_p(raw(RopeOracle(far).cos(0, 0))));
+}
+
+// The exact regime's xPos values at 256 bits agree with 512 bits within the bounds of rope.hpp (F = m x in place of m).
+RC_GTEST_PROP(RopeOracleXpos, ValuesAt256BitsAgreeWith512Bits, ()) {
+  RopeSpec s = *genSpec(false, 64);
+  s.xpos = *rc::gen::element(RopeXpos::query, RopeXpos::key);
+  s.xpos_scale_base = *rc::gen::element(1.0, 1.5, 64.0, 512.0, 4096.0, 1.0e9);
+  s.xpos_center = *rc::gen::inRange<std::int64_t>(-100000, 100000);
+  posenc::validate(s);
+  const auto range = posenc::SpecTraits<RopeSpec>::position_range(s);
+  auto gen_p = [&] {
+    return *rc::gen::oneOf(rc::gen::just(range.lo), rc::gen::just(range.hi), rc::gen::just(s.xpos_center),
+                           rc::gen::inRange<std::int64_t>(range.lo, range.hi + 1));
+  };
+  const std::int64_t p = gen_p(), n = gen_p();
+  const std::size_t k = *rc::gen::inRange<std::size_t>(0, s.rotary_dim / 2);
+  RC_LOG() << posenc::describe(s) << " p=" << p << " n=" << n << " k=" << k << "\n";
+  const RopeOracle o(s, 256), o512(s, 512);
+  const Real x = rope_xpos_scale(s, p, k, 512);
+  RC_ASSERT(rel_within(rope_xpos_scale(s, p, k), x, -255));
+  RC_ASSERT(within(o.cos(p, k), o512.cos(p, k), to_d(x), -255));
+  RC_ASSERT(within(o.sin(p, k), o512.sin(p, k), to_d(x), -255));
+  const auto q = *genVector(s, false), kv = *genVector(s, false);
+  // the score's factor per pair is at most the largest zeta_0^(-|p - n|/sb), bounded by 3.5^(|p - n|/sb) <= 2^2000
+  Real big = make_real(256);
+  mpfr_set_d(raw(big), 3.5, MPFR_RNDN);
+  Real e = make_real(256);
+  mpfr_set_d(raw(e), std::fabs(double(p) - double(n)) / s.xpos_scale_base, MPFR_RNDU);
+  mpfr_pow(raw(big), raw(big), raw(e), MPFR_RNDU);
+  mpfr_mul_d(raw(big), raw(big), 2 * score_weight(s, q, kv), MPFR_RNDU);
+  Real d = sub(o.score(p, q, n, kv), o512.score(p, q, n, kv));
+  mpfr_abs(raw(d), raw(d), MPFR_RNDN);
+  Real tol = make_real(256);
+  mpfr_abs(raw(tol), raw(o512.score(p, q, n, kv)), MPFR_RNDN);
+  mpfr_mul_2si(raw(tol), raw(tol), -255, MPFR_RNDU);
+  mpfr_mul_2si(raw(big), raw(big), -(256 + 130), MPFR_RNDU);
+  mpfr_add(raw(tol), raw(tol), raw(big), MPFR_RNDU);
+  RC_ASSERT(mpfr_cmp(raw(d), raw(tol)) <= 0);
+}
+
+// No real model combines xPos with an attention factor: the spec refuses xpos with yarn and longrope (the oracle's code
+// would apply m then x: rope.hpp), and every entry point says so, naming "xpos".
+TEST(RopeOracleXpos, AttentionFactorScalingsAreRefused) {
+  for (RopeSpec s : {yarn_spec(), longrope_spec(RopeRegime::exact, 0)}) {
+    s.xpos = RopeXpos::query;
+    s.xpos_scale_base = 512.0;
+    s.xpos_center = 2048;
+    EXPECT_EQ(error_parameter([&] { RopeOracle o(s); }), "xpos");
+    EXPECT_EQ(error_parameter([&] { (void)rope_xpos_scale(s, 0, 0); }), "xpos");
+    EXPECT_EQ(error_parameter([&] { (void)rope_hf_xpos_scale(s, 0, 0); }), "xpos");
+  }
+}
+
+TEST(RopeOracleXpos, ErrorsNamePositionAndPair) {
+  const RopeSpec s = xpos_spec(RopeXpos::key, RopeRegime::hf, 8, 8, 2.0, 10);
+  EXPECT_EQ(error_parameter([&] { (void)rope_xpos_zeta(s, 4); }), "k");
+  EXPECT_EQ(error_parameter([&] { (void)rope_hf_xpos_zeta(s, 4); }), "k");
+  EXPECT_EQ(error_parameter([&] { (void)rope_xpos_scale(s, 10, 4); }), "k");
+  EXPECT_EQ(error_parameter([&] { (void)rope_hf_xpos_scale(s, 10 + 1107, 0); }), "position");
+  EXPECT_EQ(error_parameter([&] { (void)RopeOracle(s).xpos_scale(10 - 1107, 0); }), "position");
+  EXPECT_NO_THROW((void)rope_hf_xpos_scale(s, 10 + 1106, 0));
+}
+
 }  // namespace

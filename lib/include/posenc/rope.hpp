@@ -28,6 +28,10 @@
 // position per token each (HF's position_ids (3, L)); a cache has one row per token; pair k takes the position of
 // its axis (rope_spec.hpp), so its values are the 1-D ones at that position, bit for bit (claim ROPE-MROPE-1).
 //
+// xPos (spec.xpos query | key): cos and sin of pair k at position p carry the decay scale x_{p,k} (rope_spec.hpp):
+// exact, the real m x_{p,k} rounded once to double times cos (budget rows rope.*.attention with S the least power
+// of two >= the scale); hf, torchscale's float32 steps. Rotate queries with a query spec and keys with a key spec.
+//
 // Application, in place. A RopeTensor is a view of [tokens][heads][head_dim] values inside a caller's buffer,
 // with element strides between tokens and between heads (so Q and K of a fused QKV buffer are rotated where
 // they lie; a K view with fewer heads than Q gives grouped-query attention). positions[t] is token t's position
@@ -151,7 +155,8 @@ class RopePlan {
 
   // Pre-softmax scores of one head (no 1/sqrt(d) scaling, no mask): scores[i * Lk + j] = <R(pq_i) q_i, R(pk_j) k_j>
   // for dense q [Lq][head_dim] and k [Lk][head_dim] (Lq = q_positions.size(), Lk = k_positions.size()). Rotates
-  // copies of q and k (apply above, so the regime's values), then one cblas ?gemm Lq x Lk x head_dim. Accuracy:
+  // copies of q and k (apply above, so the regime's values; xPos: q with the query scale, k with the key scale,
+  // whichever side the spec names), then one cblas ?gemm Lq x Lk x head_dim. Accuracy:
   // budget row rope.scores.f32.ratio / rope.scores.f64.ratio (rotation error of each vector plus gemm summation).
   void scores(std::span<const float> q, std::span<const std::int64_t> q_positions, std::span<const float> k,
               std::span<const std::int64_t> k_positions, std::span<float> scores, const TableOptions& = {}) const;

@@ -52,13 +52,25 @@
 //                (llama.cpp@0049e3cb202d ggml_mrope_cache_init) gives a pair beyond its residue class' limit a
 //                4th position (0 for text tokens) instead of t: for Qwen3-VL's [24, 20, 20], pairs 61 and 62 —
 //                not modelled (posenc follows HF)
-//   With t = h = w every pair takes the same position: 1-D RoPE. Frequencies, scaling, layout and regime are
+//   With t = h = w every pair takes the same position: 1-D RoPE.
+// xPos (RopeSpec::xpos; CONVENTIONS.md §2.12, Sun et al. 2022, torchscale XPOS): cos and sin of pair k at position p
+// are multiplied by the decay scale  x_{p,k} = zeta_k^(+-(p - c) / scale_base),  zeta_k = (2k + 0.4 r) / (1.4 r),
+// c = xpos_center, + for queries (xpos query), - for keys (xpos key: torchscale downscale=True). So
+// <q'_m, k'_n> carries zeta_k^((m - n) / scale_base) on pair k: a decay with distance. torchscale centres a call of
+// L new tokens after `offset` cached ones at c = ceil((L + offset) / 2) (min_pos = -(L + offset) // 2) and takes the
+// angle's positions from 0; queries and keys of one call share c. Positions are limited to |p - c| <= 553
+// scale_base (zeta_0 = 2/7: the scale stays below 2^1000, finite in double).
+//   exact: x_{p,k} cos, rounded once (as the attention factor m: budget rows rope.*.attention, S = the least power
+//   of two >= the scale). hf regime: torchscale's float32 steps (its angles are HF's): zeta32_k = RN32(RN32(RN32(2k) +
+//   RN32(0.4 r)) / RN32(1.4 r)), e = RN32(RN32(p - c) / RN32(scale_base)), x = RN32(pow(zeta32_k, e)) (keys:
+//   RN32(1 / x)), entries RN32(c32 x), RN32(s32 x). ggml has no xPos. Frequencies, scaling, layout and regime are
 //   those of the spec (HF computes cos/sin per axis with the same inv_freq, then selects per pair).
 // Real libm/torch pow, sin and cos are not correctly rounded, and compilers may contract a*b - c*d into an
 // FMA: the envelope a real implementation falls in is stated per quantity in the budget table
 // (properties/rope/budget.hpp), and `posenc check rope` uses it.
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <cstddef>
 #include <cstdint>
@@ -82,6 +94,9 @@ enum class RopeScaling { none, linear, ntk, dynamic, yarn, llama3, longrope };
 // Multimodal RoPE: how pairs take one of three positions (t, h, w) per token.
 enum class RopeMrope { none, sections, interleaved };
 
+// xPos: the decay scale of queries (zeta^(+e)) or keys (zeta^(-e)), or none.
+enum class RopeXpos { none, query, key };
+
 template <>
 struct EnumTraits<RopeRegime> {
   static constexpr std::array<EnumValue<RopeRegime>, 3> values{{
@@ -99,6 +114,15 @@ struct EnumTraits<RopeMrope> {
        "three positions (t, h, w) per token; pairs in consecutive sections mrope_section (Qwen2-VL, ggml MROPE)"},
       {RopeMrope::interleaved, "interleaved",
        "three positions (t, h, w) per token; pairs take h, w, t interleaved by k mod 3 (Qwen3-VL)"},
+  }};
+};
+
+template <>
+struct EnumTraits<RopeXpos> {
+  static constexpr std::array<EnumValue<RopeXpos>, 3> values{{
+      {RopeXpos::none, "none", "no decay scale"},
+      {RopeXpos::query, "query", "xPos queries: cos and sin times zeta_k^((p - c) / scale_base)"},
+      {RopeXpos::key, "key", "xPos keys: cos and sin times zeta_k^(-(p - c) / scale_base) (torchscale downscale)"},
   }};
 };
 
@@ -147,6 +171,9 @@ struct RopeSpec {
   std::vector<double> short_factor = {}, long_factor = {};  // longrope: one per pair (r/2 each); empty otherwise
   RopeMrope mrope = RopeMrope::none;            // multimodal: three positions (t, h, w) per token
   std::vector<std::int64_t> mrope_section = {}; // (s_t, s_h, s_w), summing to r/2, when mrope is not none
+  RopeXpos xpos = RopeXpos::none;               // xPos decay: queries or keys
+  double xpos_scale_base = 0.0;                 // xPos: scale_base (torchscale 512), when xpos is not none
+  std::int64_t xpos_center = 0;                 // xPos: c, the position whose scale is 1
 
   friend bool operator==(const RopeSpec&, const RopeSpec&) = default;
 };
@@ -184,7 +211,17 @@ struct SpecTraits<RopeSpec> {
             "one per rotated pair: rotary_dim / 2; LongRoPE's rescale factors are >= 1"};
   }
 
-  static constexpr Range<std::int64_t> position_range(const S&) {
+  // xPos: |p - c| <= 553 scale_base keeps zeta_0^(-|p - c| / scale_base) = 3.5^(|p - c| / scale_base) < 2^1000.
+  static constexpr std::int64_t xpos_reach(const S& s) {
+    const double r = 553.0 * s.xpos_scale_base;
+    return r >= static_cast<double>(kRopeMaxPosition) ? 2 * kRopeMaxPosition : static_cast<std::int64_t>(r);
+  }
+  static constexpr Range<std::int64_t> position_range(const S& s) {
+    if (s.xpos != RopeXpos::none) {
+      const std::int64_t reach = xpos_reach(s);
+      return {std::max(-kRopeMaxPosition, s.xpos_center - reach), std::min(kRopeMaxPosition, s.xpos_center + reach),
+              false, false, 1, "|p| <= 2^40 and |p - xpos_center| <= 553 xpos_scale_base (the xPos scale stays finite)"};
+    }
     return {-kRopeMaxPosition, kRopeMaxPosition, false, false, 1,
             "|p| <= 2^40 (negative: inverse rotations and K-shifts)"};
   }
@@ -332,6 +369,39 @@ struct SpecTraits<RopeSpec> {
                 return ListRange<std::int64_t>{{0, 0}, 0, 0, "only with --mrope sections or interleaved"};
               const auto h = static_cast<std::int64_t>(s.rotary_dim / 2);
               return ListRange<std::int64_t>{{0, h}, 3, 3, "t, h, w: one count per axis", true, h};
+            }),
+      field("xpos", "--xpos", &S::xpos,
+            "xPos decay (Sun et al. 2022): none, or the scale of queries (zeta^e) or keys (zeta^-e)",
+            "CONVENTIONS.md §2.12 (torchscale XPOS, downscale for keys)",
+            +[](const S& s) {
+              if (s.regime == RopeRegime::ggml) return Choice{enum_bit(RopeXpos::none), "ggml has no xPos"};
+              if (s.scaling == RopeScaling::yarn || s.scaling == RopeScaling::longrope)
+                return Choice{enum_bit(RopeXpos::none),
+                              "no implementation combines xPos with an attention factor (yarn, longrope)"};
+              return Choice{};
+            }),
+      field("xpos_scale_base", "--xpos-scale-base", &S::xpos_scale_base,
+            "xPos: the distance over which the scale changes by zeta (torchscale scale_base, default 512)",
+            "CONVENTIONS.md §2.12",
+            +[](const S& s) {
+              return s.xpos == RopeXpos::none
+                         ? Range<double>{0.0, 0.0, false, false, 1.0, "only with --xpos query or key"}
+                         : Range<double>{1.0, 1.0e9};
+            },
+            +[](const S& s) {
+              return s.xpos == RopeXpos::none ? Range<double>{0.0, 0.0} : Range<double>{1.0, 4096.0};
+            }),
+      field("xpos_center", "--xpos-center", &S::xpos_center,
+            "xPos: the position c whose scale is 1 (torchscale: ceil((L + offset) / 2) for L tokens after offset; "
+            "queries and keys of one call share it)",
+            "CONVENTIONS.md §2.12 (min_pos = -(L + offset) // 2)",
+            +[](const S& s) {
+              return s.xpos == RopeXpos::none
+                         ? Range<std::int64_t>{0, 0, false, false, 1, "only with --xpos query or key"}
+                         : Range<std::int64_t>{-kRopeMaxPosition, kRopeMaxPosition};
+            },
+            +[](const S& s) {
+              return s.xpos == RopeXpos::none ? Range<std::int64_t>{0, 0} : Range<std::int64_t>{0, 1 << 16};
             }));
 
   static std::span<const Preset<S>> presets();
@@ -352,10 +422,11 @@ RopeSpec rope_preset(std::string_view name, std::size_t head_dim);
 std::size_t rotary_dim_from_factor(std::size_t head_dim, double partial_rotary_factor);
 
 // The spec with every scaling field at its default (scaling none): the unscaled frequencies of the same regime.
-// M-RoPE (mrope, mrope_section) is kept: it is not a scaling.
+// M-RoPE (mrope, mrope_section) and xPos are kept: they are not scalings of the frequencies.
 inline RopeSpec without_scaling(const RopeSpec& s) {
   return RopeSpec{.layout = s.layout, .regime = s.regime, .head_dim = s.head_dim, .rotary_dim = s.rotary_dim,
-                  .base = s.base, .mrope = s.mrope, .mrope_section = s.mrope_section};
+                  .base = s.base, .mrope = s.mrope, .mrope_section = s.mrope_section, .xpos = s.xpos,
+                  .xpos_scale_base = s.xpos_scale_base, .xpos_center = s.xpos_center};
 }
 
 // Positions per token: 3 (t, h, w) for M-RoPE, else 1. Position lists hold that many rows of tokens entries.

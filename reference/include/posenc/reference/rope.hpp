@@ -57,7 +57,9 @@
 //                          S = m^2 sum over pairs (|q_i|+|q_j|)(|k_i|+|k_j|) + sum over passed channels |q_c k_c|
 //   (the last two are DESIGN.md §3's scaled errors; with full rotary the score is m^2 times the unscaled-m one).
 //   p = 0 is exact: cos = m rounded once (1 without yarn or longrope), sin 0, rotate returns m x (x rounded once to bits for
-//   m = 1: exactly x for bits >= 53).
+//   m = 1: exactly x for bits >= 53). (With xPos, below: m x_{0,k} in place of m.)
+//   xPos: read m as the per-pair factor F_{p,k} = m x_{p,k} in every bound above (cos, sin, rotate: F of the position;
+//   score: S = sum over pairs m^2 x^q_{m,k} x^k_{n,k} (|q_i|+|q_j|)(|k_i|+|k_j|) + passed channels).
 //
 // Emulated regimes: the float32 numbers the named implementation computes, each step correctly rounded
 // (RN32 = round to nearest-even binary32; RN64 likewise for Python's double arithmetic; pow, log, exp correctly
@@ -161,10 +163,53 @@
 //          pairs 61 and 62 are not rotated by ggml, rotated by t in HF. The oracle follows HF (the spec).
 //   The one-position methods on an M-RoPE spec are the text-token case t = h = w = p (1-D RoPE, bit for bit).
 //
+// xPos (spec.xpos query | key; CONVENTIONS.md §2.12, Sun et al. 2022). Pair k at position p has its cos and sin
+// multiplied by the decay scale x_{p,k} = zeta_k^(+-(p - c) / sb), c = spec.xpos_center, sb = spec.xpos_scale_base,
+// + for query, - for key, and (exact regime) zeta_k = (2k + 0.4 r) / (1.4 r) = (10k + 2r) / (7r), the rational.
+// x_{c,k} = 1 exactly (then every value is bit for bit the one without xPos). Channels >= r pass through unscaled.
+// The spec refuses xPos with yarn and longrope (no real model combines xPos with an attention factor); the code
+// is written for both anyway, m then x: exact F = m x (one real product); hf RN32(RN32(RN32(cos a) M) X), so every
+// formula below reads with m = 1, M = 1 for valid specs. score() pairs a query with a key: q
+// takes the query scale and k the key scale whichever of query/key spec.xpos names, so pair k of <q', k'> carries
+// m^2 zeta_k^((m - n) / sb) and the score depends on m - n only. M-RoPE: pair k takes its axis' position for the
+// scale as for the angle.
+//   exact:  x at W + 24 bits as MPFR pow(zeta_k at W + 24 bits, (p - c)/sb at W + 24 bits; p - c exact): |(p - c)/sb|
+//           <= 553 and |ln zeta_k| <= ln 3.5 bound the exponent's error by 1246 2^-(W+24), so x carries a relative
+//           error <= 2^(10.3-W-24); F = m x rounded to W (relative error <= 2^(1.02-W)). |p - c| <= 553 sb (the spec's
+//           position range) keeps x in (2^-1000, 2^1000): finite in double, and MPFR never overflows here.
+//           rope_xpos_scale: |returned - x| <= ulp_bits(x)/2 + x 2^-(bits+205).
+//   hf (torchscale XPOS, microsoft/torchscale@776b070d68aef2aca447dc3e1adb64682fbec126
+//           torchscale/component/xpos_relative_position.py; queries downscale=False, keys downscale=True as in
+//           torchscale@0cb96955010a93818b3dafb99708f465bcbcc651 torchscale/component/multihead_attention.py), CPU:
+//     zeta32_k = RN32(RN32(RN32(2k) + RN32(RN64(0.4 r))) / RN32(RN64(1.4 r)))   XPOS.__init__: `(torch.arange(0,
+//                head_dim, 2) + 0.4 * head_dim) / (1.4 * head_dim)`: int64 arange + Python float -> float32 (default
+//                dtype), the doubles 0.4 * head_dim, 1.4 * head_dim (Python float * int, RN64) rounded to float32 where
+//                they meet the tensor, one rounded add (ufunc add: self + alpha * other, alpha = 1; vectorized
+//                fmadd(other, 1, self): one rounding either way; pytorch@90f8c64e54f5d7286c99d46b3af8345ef0dd58a1
+//                aten/src/ATen/native/ufunc/add.h), one rounded division (div_true_kernel, CPU). RN32(RN64(0.4 r)) =
+//                RN32(0.4 r) and RN32(RN64(1.4 r)) = RN32(1.4 r) for every even r <= 2^16 (checked exhaustively).
+//     e32      = RN32(RN32(p - c) / RN32(sb))        forward: `torch.arange(min_pos, max_pos, 1).to(self.scale)
+//                .div(self.scale_base)` (int64 positions p - c, min_pos = -(L + offset) // 2 = -c, cast to float32)
+//     X        = RN32(pow(zeta32_k, e32))            `self.scale ** (...)[:, None]` (float32 tensor ** tensor;
+//                overflows to +inf, underflows to subnormals and 0: IEEE)
+//     keys     X = RN32(1 / X)                       `scale = 1 / scale` (Tensor.__rtruediv__ = reciprocal() * 1;
+//                1/0 = +inf, 1/inf = 0)
+//     entries  RN32(RN32(c32 M) X), RN32(RN32(s32 M) X), c32 = RN32(cos a), s32 = RN32(sin a) the hf regime's
+//                (apply_rotary_pos_emb: `duplicate_interleave(t * scale)` for sin and cos; fixed_pos_embedding's
+//                angles RN32(RN32(p) inv_k), inv_k = RN32(1 / RN32(pow(10000, RN32(k / (r/2))))) are the hf
+//                regime's for base 10000: k/(r/2) = 2k/r, both quotients of exact floats), then the hf rotation
+//                (`(x * cos) + (rotate_every_two(x) * sin)`: interleaved pairs, RN32(RN32(x_i C) - RN32(x_j S))).
+//                An infinite X gives +-inf entries, and 0 * inf = NaN (sin of the angle 0), as torch does.
+//   torchscale itself is interleaved, full rotary (r = head_dim), base 10000; the spec's layout, rotary_dim and base
+//   generalize it. Not modelled: CUDA's division by a scalar (a * RN32(1/b): e32 differs unless sb is a power of
+//   two), a half-precision model (`.to(x)` rounds the angles, a .half() module rounds the `scale` buffer).
+//
 // Inverse (inverse == true, R(-p) = R(p)^T): the exact regime rotates by -p; the emulated regimes use the same
 // c and negate s. By the symmetry of RN32 that is exactly what the implementation computes for position -p
 // (RN32(-p) = -RN32(p), so the hf angle and every ggml t_k change sign, and RN32(sin(-a)) = -RN32(sin a)), and it
-// is what ggml's rope_back does (sin_sign = -1).
+// is what ggml's rope_back does (sin_sign = -1). Every regime does it as: c unchanged, s negated (in the exact
+// regime the same bits as rotating by -p). With xPos that is the transpose F_{p,k} R(p)^T: the scale of position p
+// stays (xPos is not orthogonal; the transpose is what a backward pass applies).
 //
 // Every function calls posenc::validate(spec) first and throws posenc::Error (naming the parameter, the value
 // and the accepted range) for a bad position (posenc::check_position; "m" and "n" in score), pair index ("k"),
@@ -258,6 +303,18 @@ Real rope_emulated_frequency(const RopeSpec&, std::size_t k, unsigned bits = kDe
 // HF's attention factor m_hf as the Python float HF returns (header); 1.0 for every scaling but yarn and longrope.
 double rope_hf_attention_factor(const RopeSpec&);
 
+// xPos (header), whatever spec.xpos and spec.regime are for zeta, k < r/2:
+//   rope_xpos_zeta:     zeta_k = (2k + 0.4 r) / (1.4 r) (the rational), rounded once to bits
+//   rope_xpos_scale:    x_{p,k} = zeta_k^(+-(p - c) / sb) (+ query, - key) rounded to bits; 1 for xpos none
+//                       (Error naming "position" outside the spec's position range)
+//   rope_hf_xpos_zeta:  torchscale's float32 zeta32_k
+//   rope_hf_xpos_scale: torchscale's float32 scale X (keys: the float32 reciprocal), exactly; may be +inf or 0;
+//                       1 for xpos none
+Real rope_xpos_zeta(const RopeSpec&, std::size_t k, unsigned bits = kDefaultBits);
+Real rope_xpos_scale(const RopeSpec&, std::int64_t p, std::size_t k, unsigned bits = kDefaultBits);
+Real rope_hf_xpos_zeta(const RopeSpec&, std::size_t k, unsigned bits = kDefaultBits);
+Real rope_hf_xpos_scale(const RopeSpec&, std::int64_t p, std::size_t k, unsigned bits = kDefaultBits);
+
 class RopeOracle {
  public:
   // Validates the spec (posenc::Error naming the field) and the precision; precomputes theta'_k and m at W bits
@@ -269,17 +326,21 @@ class RopeOracle {
   // The multiplier of cos and sin in the spec's regime, rounded to bits: exact -> m; hf -> RN32(m_hf) (the
   // float32 attention_scaling of the cache); ggml -> 1.
   Real attention_factor() const;
+  // The xPos scale of pair k at position p in the spec's regime (header; without m): exact -> x_{p,k} rounded to
+  // bits; hf -> torchscale's float32 X (may be +inf or 0); 1 for xpos none.
+  Real xpos_scale(std::int64_t p, std::size_t k) const;
   // The angle of pair k at position p in the spec's regime.
   //   exact: p * theta'_k as a Real of W + E bits (W = bits + 192; E = 0 unless longrope has factors < 1: header),
   //          absolute error <= 2^-(bits+145) (enough for cos/sin
   //          of it to be correct to `bits`); hf: RN32(RN32(p) inv'_k); ggml: t_k (linear: RN32(fs t_k)).
   //          Emulated angles are exact float32 numbers held in a Real of `bits` bits.
   Real angle(std::int64_t p, std::size_t k) const;
-  // cos and sin of pair k at position p, times the attention factor: exact regime -> m cos a, m sin a rounded to
-  // bits (bounds above); hf/ggml -> the float32 RN32(RN32(cos a) M), RN32(RN32(sin a) M) exactly (M = 1: RN32(cos a)).
+  // cos and sin of pair k at position p, times the attention factor and the xPos scale: exact regime -> m x cos a,
+  // m x sin a rounded to bits (bounds above); hf/ggml -> the float32 RN32(RN32(RN32(cos a) M) X), likewise sin,
+  // exactly (M = 1: no product; X only with xPos).
   Real cos(std::int64_t p, std::size_t k) const;
   Real sin(std::int64_t p, std::size_t k) const;
-  // The exact regime's values (m cos a, m sin a) whatever spec.regime says (for error-vs-exact measurements of
+  // The exact regime's values (m x cos a, m x sin a) whatever spec.regime says (for error-vs-exact measurements of
   // emulated regimes).
   Real exact_cos(std::int64_t p, std::size_t k) const;
   Real exact_sin(std::int64_t p, std::size_t k) const;
@@ -313,7 +374,8 @@ class RopeOracle {
 
   // <R(m) q, R(n) k>, exact mathematics whatever the regime (q, k finite doubles taken as exact numbers), with
   // theta'_k and the attention factor (rotated pairs scale by its square, passed channels do not), rounded to
-  // bits: both vectors are rotated at W bits and the products summed by mpfr_sum (bound above).
+  // bits: both vectors are rotated at W bits and the products summed by mpfr_sum (bound above). xPos: q takes the
+  // query scale at m, k the key scale at n (header), so pair k carries zeta_k^((m - n) / sb).
   Real score(std::int64_t m, std::span<const double> q, std::int64_t n, std::span<const double> k) const;
 
  private:
@@ -330,12 +392,21 @@ class RopeOracle {
   Real score_at(const RopeMropePosition& m, std::span<const double> q, const RopeMropePosition& n,
                 std::span<const double> k) const;
   void check_vector(std::span<const double> x, const char* name, bool float32) const;
-  void rotate_pair_exact(std::int64_t p, std::span<const double> x, std::size_t k, Real& yi, Real& yj) const;
-  void rotate_pair_emulated(const Real& angle32, std::span<const double> x, std::size_t k, bool inverse, Real& yi,
-                            Real& yj) const;
-  void exact_cos_sin_w(std::int64_t p, std::size_t k, Real& c, Real& s) const;  // m cos, m sin at W bits
-  Real emulated_cos(const Real& angle32) const;  // RN32(RN32(cos a) M)
-  Real emulated_sin(const Real& angle32) const;
+  void rotate_pair_exact(std::int64_t p, std::span<const double> x, std::size_t k, bool inverse, Real& yi,
+                         Real& yj) const;
+  void rotate_pair_emulated(const Real& angle32, const std::optional<Real>& x32, std::span<const double> x,
+                            std::size_t k, bool inverse, Real& yi, Real& yj) const;
+  // The factor F = m x_{p,k} of cos and sin in the exact regime at W bits (x: the key scale if `key`, else the query
+  // scale; 1 without xPos); std::nullopt when F is exactly 1.
+  std::optional<Real> exact_factor_w(std::int64_t p, std::size_t k, bool key) const;
+  Real exact_xpos_w24(std::int64_t p, std::size_t k, bool key) const;  // x_{p,k} at W + 24 bits (xPos only)
+  // F cos, F sin at W bits (key: which xPos scale, as exact_factor_w)
+  void exact_cos_sin_w(std::int64_t p, std::size_t k, bool key, Real& c, Real& s) const;
+  Real exact_trig(std::int64_t p, std::size_t k, bool sine) const;  // exact_cos / exact_sin after the checks
+  // hf with xPos: torchscale's float32 X of pair k at p; std::nullopt without xPos (or in another regime).
+  std::optional<Real> emulated_xpos(std::int64_t p, std::size_t k) const;
+  Real emulated_cos(const Real& angle32, const std::optional<Real>& x32) const;  // RN32(RN32(RN32(cos a) M) X)
+  Real emulated_sin(const Real& angle32, const std::optional<Real>& x32) const;
 
   RopeSpec spec_;
   unsigned bits_;
@@ -349,6 +420,10 @@ class RopeOracle {
   std::optional<Real> m32_;    // hf: RN32(m_hf) when it is not 1
   std::optional<Real> scale32_;  // ggml: the float32 multiplier
   std::optional<Real> fs32_;     // ggml linear: freq_scale
+  bool xpos_key_ = false;        // spec.xpos == key: cos/sin/rotate carry the key scale
+  std::vector<Real> zeta_;       // xPos: zeta_k at W + 24 bits; empty otherwise
+  std::vector<Real> zeta32_;     // hf xPos: torchscale's float32 zeta32_k; empty otherwise
+  std::optional<Real> sb32_;     // hf xPos: RN32(scale_base)
 };
 
 }  // namespace posenc::reference
