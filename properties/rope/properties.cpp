@@ -976,12 +976,17 @@ POSENC_PROPERTY(RopeCheck, EmulationEnvelopeContainsRealLibmDeviations,
                 {"ROPE-CHECK-2", "rope",
                  "a cache computed by the hf or ggml float32 steps with a pow off by up to A_pow ulps and cos/sin off "
                  "by up to A_trig ulps (a real torch/libm, default allowance 2 and 2) passes posenc check rope's "
-                 "emulation envelope at every position up to 2^40",
+                 "emulation envelope at every position up to 2^40; hf under every scaling (linear, ntk, dynamic, "
+                 "yarn, llama3, longrope, with the attention factor), every torch pow of the scaling perturbed",
                  "DESIGN.md (posenc check); CONVENTIONS.md §3 item 10", Oracle::reference, {R::check_envelope}}) {
-  // Unscaled specs: this test replays the unscaled float32 steps with a perturbed pow (the scaled steps' envelope
-  // is derived in budget.cpp and held to HF's real scaled inv_freq by properties/heldout).
-  RopeSpec s = without_scaling(*small_spec());
+  // hf: every scaling, replayed as a real PyTorch computes it (HF modeling_rope_utils' float32 tensor steps, each
+  // basic operation correctly rounded) with every torch pow off by pow_off ulps; ggml: unscaled (its linear
+  // scaling adds one correctly rounded product). Python-double steps (math.log, YaRN's correction range, the
+  // attention factor) are not perturbed: CPython's libm is within an ulp of double, far below float32.
+  RopeSpec s = *small_spec();
   s.regime = *rc::gen::element(RopeRegime::hf, RopeRegime::ggml);
+  if (s.regime == RopeRegime::ggml) s = without_scaling(s);
+  if (s.scaling == RopeScaling::dynamic) s.seq_len = *rc::gen::element(std::int64_t{0}, s.max_context, 2 * s.max_context + 1, 7 * s.max_context);
   const int pow_off = *rc::gen::inRange(-2, 3), trig_off_c = *rc::gen::inRange(-2, 3), trig_off_s = *rc::gen::inRange(-2, 3);
   const auto positions = *rc::gen::container<std::vector<std::int64_t>>(4, position());
   auto step = [](float x, int n) {
@@ -989,28 +994,82 @@ POSENC_PROPERTY(RopeCheck, EmulationEnvelopeContainsRealLibmDeviations,
     return x;
   };
   const std::size_t h = pair_count(s);
-  const float r32 = static_cast<float>(s.rotary_dim), b32 = static_cast<float>(s.base);
+  const float r32 = static_cast<float>(s.rotary_dim), b32 = static_cast<float>(s.base), f32 = static_cast<float>(s.factor);
+  auto tpow = [&](float b, double e) { return step(static_cast<float>(std::pow(static_cast<double>(b), e)), pow_off); };
+  auto ek = [&](std::size_t k) { return static_cast<double>(static_cast<float>(2 * k) / r32); };
+  std::vector<float> inv(h);  // 1.0 / (base ** (arange(0, r, 2).float() / r)), then the scaling's steps
+  float base_used = b32;
+  if (s.scaling == RopeScaling::ntk)
+    base_used = static_cast<float>(s.base * std::pow(s.factor, static_cast<double>(s.rotary_dim) / static_cast<double>(s.rotary_dim - 2)));
+  if (s.scaling == RopeScaling::dynamic && s.seq_len > s.max_context) {
+    float a = f32 * static_cast<float>(s.seq_len);
+    a = a / static_cast<float>(s.max_context);
+    a = a - static_cast<float>(s.factor - 1.0);
+    a = tpow(a, static_cast<double>(s.rotary_dim) / static_cast<double>(s.rotary_dim - 2));
+    base_used = b32 * a;
+  }
+  for (std::size_t k = 0; k < h; ++k) inv[k] = 1.0f / tpow(base_used, ek(k));
+  switch (s.scaling) {
+    case RopeScaling::linear:
+      for (float& v : inv) v = v / f32;
+      break;
+    case RopeScaling::yarn: {  // find_correction_range in Python doubles, the blend in float32
+      auto corr = [&](double beta) {
+        return (static_cast<double>(s.rotary_dim) * std::log(static_cast<double>(s.original_context) / (beta * 2 * M_PI))) /
+               (2 * std::log(s.base));
+      };
+      double low = corr(s.beta_fast), high = corr(s.beta_slow);
+      if (s.truncate) low = std::floor(low), high = std::ceil(high);
+      low = std::max(low, 0.0), high = std::min(high, static_cast<double>(s.rotary_dim - 1));
+      if (low == high) high += 0.001;
+      for (std::size_t k = 0; k < h; ++k) {
+        const float pos = tpow(b32, ek(k));
+        const float extrap = 1.0f / pos, interp = 1.0f / (f32 * pos);
+        const float ramp = std::clamp((static_cast<float>(k) - static_cast<float>(low)) / static_cast<float>(high - low), 0.0f, 1.0f);
+        const float ef = 1.0f - ramp;
+        inv[k] = interp * (1.0f - ef) + extrap * ef;
+      }
+      break;
+    }
+    case RopeScaling::llama3: {
+      const double L0 = static_cast<double>(s.original_context);
+      const float low_wl = static_cast<float>(L0 / s.low_freq_factor), high_wl = static_cast<float>(L0 / s.high_freq_factor);
+      for (std::size_t k = 0; k < h; ++k) {
+        const float wl = (1.0f / inv[k]) * static_cast<float>(2 * M_PI);
+        const float llama = wl > low_wl ? inv[k] / f32 : inv[k];
+        const float sm = ((1.0f / wl) * static_cast<float>(L0) - static_cast<float>(s.low_freq_factor)) /
+                         static_cast<float>(s.high_freq_factor - s.low_freq_factor);
+        inv[k] = (!(wl < high_wl) && !(wl > low_wl)) ? (1.0f - sm) * llama / f32 + sm * llama : llama;
+      }
+      break;
+    }
+    case RopeScaling::longrope: {
+      const std::vector<double>& e = s.seq_len > s.original_context ? s.long_factor : s.short_factor;
+      for (std::size_t k = 0; k < h; ++k) inv[k] = 1.0f / (static_cast<float>(e[k]) * tpow(b32, ek(k)));
+      break;
+    }
+    default: break;
+  }
+  const float m32 = s.regime == RopeRegime::hf ? static_cast<float>(RopePlan(s).attention_factor()) : 1.0f;
   std::vector<double> v(positions.size() * 2 * h);
   for (std::size_t i = 0; i < positions.size(); ++i) {
     const float p32 = static_cast<float>(positions[i]);
     float t = p32;
-    const float scale = step(static_cast<float>(std::pow(static_cast<double>(b32), static_cast<double>(-2.0f / r32))), pow_off);
+    const float scale = tpow(b32, static_cast<double>(-2.0f / r32));
     for (std::size_t k = 0; k < h; ++k) {
       float a;
       if (s.regime == RopeRegime::hf) {
-        const float e = static_cast<float>(2 * k) / r32;
-        const float pw = step(static_cast<float>(std::pow(static_cast<double>(b32), static_cast<double>(e))), pow_off);
-        a = p32 * (1.0f / pw);
+        a = p32 * inv[k];
       } else {
         a = t;
         t = t * scale;
       }
-      v[i * 2 * h + k] = step(static_cast<float>(std::cos(static_cast<double>(a))), trig_off_c);
-      v[i * 2 * h + h + k] = step(static_cast<float>(std::sin(static_cast<double>(a))), trig_off_s);
+      v[i * 2 * h + k] = step(static_cast<float>(std::cos(static_cast<double>(a))), trig_off_c) * m32;
+      v[i * 2 * h + h + k] = step(static_cast<float>(std::sin(static_cast<double>(a))), trig_off_s) * m32;
     }
   }
   for (std::int64_t p : positions) tag(claim, region_of(p));
-  tag(claim, std::string(to_string(s.regime)));
+  tag(claim, std::string(to_string(s.regime)) + " " + std::string(to_string(s.scaling)));
   count_case(claim);
   CacheInput in{v, positions.size(), 2 * h, DType::f32, RopeCacheForm::pairs, positions, {}};
   const CheckReport rep = check_cache(s, in);
