@@ -400,6 +400,8 @@ PYEOF
 then pass; else fail "table rope --xpos query / key: zeta_k^(+-(p - c)/scale_base) times cos and sin"; fi
 expect_error 2 table rope --head-dim 8 --xpos query --xpos-scale-base 64 --positions 35393 --out out.npy
 expect_error 2 table rope --head-dim 8 --xpos-scale-base 64 --out out.npy
+"$POSENC" check rope --head-dim 8 --layout interleaved --xpos query --xpos-scale-base 512 --xpos-center 2 --positions 0:5 --in xq.npy 2>&1 |
+  grep -q "xpos.*not checked yet" && pass || fail "check rope --xpos: refused as not checked yet, naming xpos"
 
 # the four forms hold the same numbers: hf (2, P, r) with duplicated halves, gptj sin first, ggml interleaved
 if "$POSENC" table rope --preset hf-llama --head-dim 8 --positions 0:5,1000 --form pairs --dtype f64 --out fp.npy &&

@@ -77,17 +77,22 @@ double envelope(const RopeSpec& s, std::span<const double> f32, std::int64_t p, 
   return m32 * E0 + ulp32(m32 * (e0 + E0));
 }
 
-// M-RoPE entries need a reference per pair at the position of its axis: not implemented in the check yet.
-void refuse_mrope(const RopeSpec& spec) {
+// Not checked yet: M-RoPE entries need a reference per pair at the position of its axis, and xPos entries an
+// envelope scaled per entry by torchscale's float32 scale (the exact and envelope rows here scale by one m).
+void refuse_unchecked(const RopeSpec& spec) {
   if (spec.mrope != RopeMrope::none)
     throw Error("rope check", "mrope", std::string(to_string(spec.mrope)), "none",
                 "is not checked yet: posenc check rope holds one position per token (check the 1-D cache of each "
                 "axis, whose pairs M-RoPE selects bit for bit: claim ROPE-MROPE-1)");
+  if (spec.xpos != RopeXpos::none)
+    throw Error("rope check", "xpos", std::string(to_string(spec.xpos)), "none",
+                "is not checked yet: the check's envelope scales every entry by one attention factor, not by xPos' "
+                "per-position decay (check the cache without --xpos: at the centre they are the same, ROPE-XPOS-1)");
 }
 
 CheckReport check_cache(const RopeSpec& spec, const CacheInput& in, const EnvelopeAllowance& allowance, int threads) {
   validate(spec);
-  refuse_mrope(spec);
+  refuse_unchecked(spec);
   const std::size_t h = pair_count(spec), r = spec.rotary_dim, n = in.positions.size();
   const bool hf_form = in.form == RopeCacheForm::hf;
   const std::size_t want_cols = hf_form ? r : 2 * h, want_rows = hf_form ? 2 * n : n;
@@ -202,7 +207,7 @@ double rotated_envelope(const RopeSpec& s, std::span<const double> f32, std::int
 CheckReport check_rotated(const RopeSpec& spec, const RotatedInput& in, const EnvelopeAllowance& allowance,
                           int threads) {
   validate(spec);
-  refuse_mrope(spec);
+  refuse_unchecked(spec);
   const std::size_t d = spec.head_dim, h = pair_count(spec), r = spec.rotary_dim;
   const std::size_t vectors = in.tokens * in.heads;
   const std::string where = "rope check";
