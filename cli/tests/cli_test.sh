@@ -471,7 +471,12 @@ then pass; else fail "rope scaling: llama3 bands, yarn attention factor, linear 
 expect_error 2 freqs rope --factor 4
 expect_error 2 freqs rope --scaling yarn --factor 4
 expect_error 2 freqs rope --scaling ntk --factor 2 --head-dim 2
-expect_error 2 freqs rope --regime ggml --scaling yarn --factor 4 --original-context 4096
+# ggml: llama.cpp's YaRN (mscale 1 + 0.1 logf(4) in float32), always truncated, no mscale / attention_factor
+if "$POSENC" freqs rope --regime ggml --scaling yarn --factor 4 --original-context 4096 --head-dim 64 >gy.json &&
+   "$PY" -c 'import json,sys,math; j=json.load(open(sys.argv[1])); m=j["attention_factor"]; assert abs(m - (1 + 0.1 * math.log(4))) < 1e-6, m; f=j["frequencies"]; assert f[0] == 1.0 and abs(f[-1] / j["unscaled_frequencies"][-1] - 0.25) < 1e-6, f' gy.json
+then pass; else fail "freqs rope --regime ggml --scaling yarn: mscale and the interpolated low frequencies"; fi
+expect_error 2 freqs rope --regime ggml --scaling yarn --factor 4 --original-context 4096 --truncate=false
+expect_error 2 freqs rope --regime ggml --scaling yarn --factor 4 --original-context 4096 --mscale 1
 expect_error 2 freqs rope --scaling llama3 --factor 8 --original-context 8192 --low-freq-factor 4 --high-freq-factor 2
 if "$POSENC" freqs rope --scaling yarn --factor 4 >/dev/null 2>ye.txt; [[ $? -eq 2 ]] && grep -q -- "--original-context" ye.txt
 then pass; else fail "--scaling yarn without --original-context names original_context: $(cat ye.txt)"; fi

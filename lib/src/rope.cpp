@@ -268,7 +268,8 @@ struct RopePlan::Impl {
   std::vector<double> freqs;         // what frequencies() returns
   std::vector<float> inv32;          // hf: inv_freq_k
   float scale32 = 0.0f;              // ggml: theta_scale
-  float freq_scale32 = 1.0f;         // ggml: freq_scale = 1.0f / factor (linear)
+  float freq_scale32 = 1.0f;         // ggml: freq_scale = 1.0f / factor (linear, yarn)
+  std::vector<float> mix32, keep32;  // ggml yarn: rope_yarn's ramp_mix and 1 - ramp_mix per pair
   double m = 1.0;                    // the attention factor of the regime (attention_factor())
   float m32 = 1.0f;                  // hf: RN32(m), as cos * attention_scaling multiplies a float32 tensor
   int xsign = 0;                     // xPos: +1 queries, -1 keys, 0 none
@@ -325,14 +326,53 @@ struct RopePlan::Impl {
         scale32 = rn32(powq(b32, static_cast<__float128>(-2.0f / r32)));
         // llama.cpp: rope_freq_scale = 1.0f / rope_scaling factor (a float32 GGUF value); rope_yarn with
         // ext_factor 0 multiplies theta_extrap by it.
-        if (s.scaling == RopeScaling::linear) freq_scale32 = 1.0f / static_cast<float>(s.factor);
+        if (s.scaling != RopeScaling::none) freq_scale32 = 1.0f / static_cast<float>(s.factor);
+        if (s.scaling == RopeScaling::yarn) ggml_yarn(s, b32);
         float t = 1.0f;
         for (std::size_t k = 0; k < h; ++k) {
-          freqs[k] = s.scaling == RopeScaling::linear ? freq_scale32 * t : t;
+          freqs[k] = ggml_angle(t, k);
           t = t * scale32;
         }
         break;
       }
+    }
+  }
+
+  // llama.cpp's YaRN (rope_spec.hpp, ggml regime): the float32 correction dims (ggml_rope_yarn_corr_dims), the
+  // per-pair ramp (rope_yarn_ramp) with ext_factor 1, and the magnitude scale of rope_yarn with attn_factor 1.
+  void ggml_yarn(const RopeSpec& s, q128 b32) {
+    auto logf_cr = [](float x) { return rn32(logq(static_cast<q128>(x))); };  // logf, correctly rounded
+    const auto n_dims = static_cast<float>(s.rotary_dim), n_ctx_orig = static_cast<float>(s.original_context);
+    // n_dims * logf(n_ctx_orig / (n_rot * 2 * (float)M_PI)) / (2 * logf(base)), left to right in float
+    auto corr_dim = [&](double beta) {
+      const float den = static_cast<float>(beta) * 2.0f * static_cast<float>(M_PI);
+      return n_dims * logf_cr(n_ctx_orig / den) / (2.0f * logf_cr(static_cast<float>(b32)));
+    };
+    // ggml's MAX / MIN macros (a > b ? a : b), whose NaN behaviour std::max / std::min do not share
+    auto cmax = [](float a, float b) { return a > b ? a : b; };
+    auto cmin = [](float a, float b) { return a < b ? a : b; };
+    const float low = cmax(0.0f, std::floor(corr_dim(s.beta_fast)));
+    const float high = cmin(n_dims - 1.0f, std::ceil(corr_dim(s.beta_slow)));
+    mix32.resize(h), keep32.resize(h);
+    for (std::size_t k = 0; k < h; ++k) {
+      // MAX(0.001f, high - low) as written, also when high < low (ggml then extrapolates below low)
+      const float y = (static_cast<float>(k) - low) / cmax(0.001f, high - low);  // i0 / 2 - low
+      mix32[k] = 1.0f - cmin(1.0f, cmax(0.0f, y));                                // times ext_factor 1
+      keep32[k] = 1.0f - mix32[k];
+    }
+    m32 = 1.0f + 0.1f * logf_cr(1.0f / freq_scale32);  // mscale (attn_factor 1) *= 1 + 0.1 logf(1 / freq_scale)
+    m = m32;
+  }
+  // The ggml angle of pair k from theta_extrap = t (ggml's p theta_k): freq_scale times it (linear), or YaRN's
+  // blend theta_interp (1 - mix) + theta_extrap mix, each product and the sum rounded to float.
+  float ggml_angle(float t, std::size_t k) const noexcept {
+    switch (spec.scaling) {
+      case RopeScaling::linear: return freq_scale32 * t;
+      case RopeScaling::yarn: {
+        const float interp = freq_scale32 * t;
+        return interp * keep32[k] + t * mix32[k];
+      }
+      default: return t;
     }
   }
 
@@ -372,7 +412,7 @@ struct RopePlan::Impl {
       case RopeRegime::ggml: {
         float t = static_cast<float>(p);  // theta_base = (float) p
         for (std::size_t k = 0; k < h; ++k) {
-          angle[k] = spec.scaling == RopeScaling::linear ? freq_scale32 * t : t;
+          angle[k] = ggml_angle(t, k);
           t = t * scale32;
         }
         break;

@@ -71,10 +71,17 @@ double envelope(const RopeSpec& s, std::span<const double> f32, std::int64_t p, 
     const double tk = t * (1 + static_cast<double>(k) * 0x1p-23);
     da = tk * static_cast<double>(k) * (a.pow_ulps + 1) * 0x1p-23 * (1 + 0x1p-20) + ulp32(tk);
     if (s.scaling == RopeScaling::linear) da += ulp32(tk);  // freq_scale * t_k: one more rounding
+    // YaRN's blend fs t (1 - mix) + t mix: three more roundings that a perturbed t_k may flip (the ramp and the
+    // correction dims are the same float32 steps in a real ggml; a logf that moved floorf/ceilf of a correction
+    // dim across an integer is not allowed for)
+    if (s.scaling == RopeScaling::yarn) da += 3 * ulp32(tk);
   }
   const double E0 = da + (a.trig_ulps + 1) * ulp32(std::min(1.0, e0 + da));
   if (m32 == 1.0) return E0;
-  return m32 * E0 + ulp32(m32 * (e0 + E0));
+  // ggml's YaRN mscale 1 + 0.1 logf(1 / fs): a real logf up to pow_ulps off moves it by up to 0.1 |ln| pow_ulps
+  // 2^-23 + one flipped rounding of each of its two steps: < (pow_ulps + 2) 2^-23 relative (m32 < 2).
+  const double dm = s.regime == RopeRegime::ggml ? m32 * (a.pow_ulps + 2) * 0x1p-23 : 0.0;
+  return m32 * E0 + dm * (e0 + E0) + ulp32(m32 * (e0 + E0));
 }
 
 // Not checked yet: M-RoPE entries need a reference per pair at the position of its axis, and xPos entries an

@@ -70,11 +70,13 @@ rc::Gen<RopeSpec> small_spec() {
   });
 }
 
-// A spec whose rotation is orthogonal: small_spec() with a YaRN or LongRoPE attention factor pinned to 1 (m R(p) is a rotation
+// A spec whose rotation is orthogonal: small_spec() with a YaRN or LongRoPE attention factor pinned to 1 (ggml's
+// YaRN: factor 1, whose mscale is exactly 1) (m R(p) is a rotation
 // only for m = 1: the group, inverse and K-shift claims are about rotations).
 rc::Gen<RopeSpec> unit_spec() {
   return rc::gen::map(small_spec(), [](RopeSpec s) {
-    if (s.scaling == RopeScaling::yarn || s.scaling == RopeScaling::longrope) s.attention_factor = 1.0;
+    if (s.regime == RopeRegime::ggml && s.scaling == RopeScaling::yarn) s.factor = 1.0;  // mscale exactly 1
+    else if (s.scaling == RopeScaling::yarn || s.scaling == RopeScaling::longrope) s.attention_factor = 1.0;
     return s;
   });
 }
@@ -977,7 +979,8 @@ POSENC_PROPERTY(RopeCheck, EmulationEnvelopeContainsRealLibmDeviations,
                  "a cache computed by the hf or ggml float32 steps with a pow off by up to A_pow ulps and cos/sin off "
                  "by up to A_trig ulps (a real torch/libm, default allowance 2 and 2) passes posenc check rope's "
                  "emulation envelope at every position up to 2^40; hf under every scaling (linear, ntk, dynamic, "
-                 "yarn, llama3, longrope, with the attention factor), every torch pow of the scaling perturbed",
+                 "yarn, llama3, longrope, with the attention factor), every torch pow of the scaling perturbed; ggml "
+                 "under linear and llama.cpp's YaRN (its mscale's logf perturbed too)",
                  "DESIGN.md (posenc check); CONVENTIONS.md §3 item 10", Oracle::reference, {R::check_envelope}}) {
   // hf: every scaling, replayed as a real PyTorch computes it (HF modeling_rope_utils' float32 tensor steps, each
   // basic operation correctly rounded) with every torch pow off by pow_off ulps; ggml: unscaled (its linear
@@ -985,7 +988,7 @@ POSENC_PROPERTY(RopeCheck, EmulationEnvelopeContainsRealLibmDeviations,
   // attention factor) are not perturbed: CPython's libm is within an ulp of double, far below float32.
   RopeSpec s = *small_spec();
   s.regime = *rc::gen::element(RopeRegime::hf, RopeRegime::ggml);
-  if (s.regime == RopeRegime::ggml) s = without_scaling(s);
+  if (s.regime == RopeRegime::ggml && !is_valid(s)) s = without_scaling(s);  // ggml: none, linear, yarn
   if (s.scaling == RopeScaling::dynamic) s.seq_len = *rc::gen::element(std::int64_t{0}, s.max_context, 2 * s.max_context + 1, 7 * s.max_context);
   const int pow_off = *rc::gen::inRange(-2, 3), trig_off_c = *rc::gen::inRange(-2, 3), trig_off_s = *rc::gen::inRange(-2, 3);
   const auto positions = *rc::gen::container<std::vector<std::int64_t>>(4, position());
@@ -1050,7 +1053,21 @@ POSENC_PROPERTY(RopeCheck, EmulationEnvelopeContainsRealLibmDeviations,
     }
     default: break;
   }
-  const float m32 = s.regime == RopeRegime::hf ? static_cast<float>(RopePlan(s).attention_factor()) : 1.0f;
+  // ggml (llama.cpp's rope_yarn): freq_scale, the ramp from float32 correction dims (logf), and mscale with a
+  // logf off by up to pow_off ulps as well.
+  const float fs = s.scaling == RopeScaling::none ? 1.0f : 1.0f / f32;
+  std::vector<float> mix(h, 0.0f);
+  float m32 = s.regime == RopeRegime::hf ? static_cast<float>(RopePlan(s).attention_factor()) : 1.0f;
+  if (s.regime == RopeRegime::ggml && s.scaling == RopeScaling::yarn) {
+    auto cd = [&](double beta) {
+      const float den = static_cast<float>(beta) * 2.0f * static_cast<float>(M_PI);
+      return r32 * std::log(static_cast<float>(s.original_context) / den) / (2.0f * std::log(b32));
+    };
+    const float low = std::max(0.0f, std::floor(cd(s.beta_fast))), high = std::min(r32 - 1.0f, std::ceil(cd(s.beta_slow)));
+    for (std::size_t k = 0; k < h; ++k)
+      mix[k] = 1.0f - std::min(1.0f, std::max(0.0f, (static_cast<float>(k) - low) / std::max(0.001f, high - low)));
+    m32 = 1.0f + 0.1f * step(std::log(1.0f / fs), pow_off);
+  }
   std::vector<double> v(positions.size() * 2 * h);
   for (std::size_t i = 0; i < positions.size(); ++i) {
     const float p32 = static_cast<float>(positions[i]);
@@ -1061,7 +1078,8 @@ POSENC_PROPERTY(RopeCheck, EmulationEnvelopeContainsRealLibmDeviations,
       if (s.regime == RopeRegime::hf) {
         a = p32 * inv[k];
       } else {
-        a = t;
+        a = s.scaling == RopeScaling::yarn ? (fs * t) * (1.0f - mix[k]) + t * mix[k]
+            : s.scaling == RopeScaling::linear ? fs * t : t;
         t = t * scale;
       }
       v[i * 2 * h + k] = step(static_cast<float>(std::cos(static_cast<double>(a))), trig_off_c) * m32;

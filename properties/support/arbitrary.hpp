@@ -80,7 +80,8 @@ void draw(const Field<Spec, M>& f, Spec& s) {
     }
   }
   if constexpr (std::is_same_v<V, bool>) {
-    s.*(f.member) = *rc::gen::arbitrary<bool>();
+    const BoolChoice c = accepted_of(f, s);
+    s.*(f.member) = c.allow_true && c.allow_false ? *rc::gen::arbitrary<bool>() : c.allow_true;
   } else if constexpr (std::is_enum_v<V>) {
     const Choice c = accepted_of(f, s);
     std::vector<V> allowed;

@@ -102,8 +102,9 @@ std::vector<Probe<typename Field<Spec, M>::value_type>> probes(const Field<Spec,
   using V = typename Field<Spec, M>::value_type;
   std::vector<Probe<V>> out;
   if constexpr (std::is_same_v<V, bool>) {
-    out.push_back({true, true, "true"});
-    out.push_back({false, true, "false"});
+    const BoolChoice c = accepted_of(f, s);
+    out.push_back({true, c.allow_true, "true"});
+    out.push_back({false, c.allow_false, "false"});
   } else if constexpr (std::is_enum_v<V>) {
     const Choice c = accepted_of(f, s);
     for (const auto& e : EnumTraits<V>::values)

@@ -854,11 +854,87 @@ Real ggml_theta_scale32(const RopeSpec& s) {
   return rn32_pow(base32, e32);
 }
 
-// llama.cpp: rope_freq_scale = 1.0f/factor (a float from the GGUF rope scaling factor); ggml's rope_yarn with
-// ext_factor 0: theta = freq_scale * theta_extrap.
+// llama.cpp: rope_freq_scale = 1.0f/factor (a float from the GGUF rope scaling factor; llama.cpp@a5410f04
+// src/llama-model.cpp load_hparams: `hparams.rope_freq_scale_train = ropescale == 0.0f ? 1.0f : 1.0f/ropescale`);
+// ggml's rope_yarn: theta_interp = freq_scale * theta_extrap (the angle itself with ext_factor 0: linear).
 Real ggml_freq_scale32(const RopeSpec& s) {
   if (s.scaling == RopeScaling::none) return make_real(1, kEmu);
   return rn_div(F, make_real(1, kEmu), rn32(py(s.factor)), kEmu);
+}
+
+// ---- llama.cpp's YaRN in ggml (rope.hpp "ggml yarn") -----------------------------------------------------------
+// C float arithmetic, each operation one RN32 (FLT_EVAL_METHOD 0; the FMA contraction a compiler may do is the
+// envelope's business). ggml-org/ggml@017d02de src/ggml.c:
+//   static float ggml_rope_yarn_corr_dim(int n_dims, int n_ctx_orig, float n_rot, float base) {
+//       return n_dims * logf(n_ctx_orig / (n_rot * 2 * (float)M_PI)) / (2 * logf(base));
+//   }
+//   void ggml_rope_yarn_corr_dims(int n_dims, int n_ctx_orig, float freq_base, float beta_fast, float beta_slow,
+//                                 float dims[2]) {
+//       float start = floorf(ggml_rope_yarn_corr_dim(n_dims, n_ctx_orig, beta_fast, freq_base));
+//       float end   =  ceilf(ggml_rope_yarn_corr_dim(n_dims, n_ctx_orig, beta_slow, freq_base));
+//       dims[0] = MAX(0, start);
+//       dims[1] = MIN(n_dims - 1, end);
+//   }
+// ggml-org/ggml@084bfe1 src/ggml-cpu/ops.cpp (the same in llama.cpp@0049e3cb ggml/src/ggml-cpu/ops.cpp):
+//   static float rope_yarn_ramp(const float low, const float high, const int i0) {
+//       const float y = (i0 / 2 - low) / MAX(0.001f, high - low);
+//       return 1 - MIN(1, MAX(0, y));
+//   }
+//   rope_yarn(theta_extrap, freq_scale, corr_dims, i0, ext_factor, mscale, ...):
+//       float theta_interp = freq_scale * theta_extrap;  float theta = theta_interp;
+//       if (ext_factor != 0.0f) {
+//           float ramp_mix = rope_yarn_ramp(corr_dims[0], corr_dims[1], i0) * ext_factor;
+//           theta = theta_interp * (1 - ramp_mix) + theta_extrap * ramp_mix;
+//           mscale *= 1.0f + 0.1f * logf(1.0f / freq_scale);
+//       }
+//       *cos_theta = cosf(theta) * mscale;  *sin_theta = sinf(theta) * mscale;
+// called by ggml_rope_cache_init for i0 = 0, 2, .., ne0 - 2 with theta_extrap = theta / 1.0f (t_k exactly),
+// n_dims = r (llama.cpp passes n_rot), freq_base / beta_fast / beta_slow float op parameters, n_ctx_orig an int.
+// ext_factor 1 (llama.cpp's default for YaRN) makes ramp_mix the ramp itself; attn_factor 1 makes mscale the factor.
+
+// The C macros MAX(a, b) = ((a) > (b) ? (a) : (b)), MIN(a, b) = ((a) < (b) ? (a) : (b)) on floats (a comparison
+// with NaN is false: the second operand).
+Real c_max(const Real& a, const Real& b) { return mpfr_greater_p(raw(a), raw(b)) ? a : b; }
+Real c_min(const Real& a, const Real& b) { return mpfr_less_p(raw(a), raw(b)) ? a : b; }
+// A C float literal: its decimal correctly rounded to binary32.
+Real f32_literal(const char* text) { return rn32(parse_real(text, 256)); }
+
+Real ggml_yarn_corr_dim32(const RopeSpec& s, double beta) {
+  const Real pi32 = rn32(rn(D, pi(128), kEmu));  // (float)M_PI: M_PI is the double pi
+  Real t = rn_mul(F, rn32(py(beta)), f32_of_int(2), kEmu);  // n_rot * 2
+  t = rn_mul(F, t, pi32, kEmu);                             // * (float)M_PI
+  const Real q = rn_div(F, f32_of_int(s.original_context), t, kEmu);  // n_ctx_orig / (...): int -> float
+  const Real num = rn_mul(F, f32_of_int(static_cast<std::int64_t>(s.rotary_dim)), rn_log(F, q, kEmu), kEmu);
+  const Real den = rn_mul(F, f32_of_int(2), rn_log(F, rn32(py(s.base)), kEmu), kEmu);  // 2 * logf(base)
+  return rn_div(F, num, den, kEmu);  // log B = 0 (RN32(base) = 1): +-inf or NaN, as in C
+}
+
+struct GgmlYarn {
+  Real low = make_real(kEmu), high = make_real(kEmu), width = make_real(kEmu);
+};
+
+GgmlYarn ggml_yarn_range32(const RopeSpec& s) {
+  GgmlYarn y;
+  Real start = ggml_yarn_corr_dim32(s, s.beta_fast), end = ggml_yarn_corr_dim32(s, s.beta_slow);
+  mpfr_floor(raw(start), raw(start));  // floorf / ceilf: exact (inf and NaN stay)
+  mpfr_ceil(raw(end), raw(end));
+  y.low = c_max(make_real(kEmu), start);                                                  // MAX(0, start)
+  y.high = c_min(f32_of_int(static_cast<std::int64_t>(s.rotary_dim) - 1), end);          // MIN(n_dims - 1, end)
+  y.width = c_max(f32_literal("0.001"), rn32_sub(y.high, y.low));                        // MAX(0.001f, high - low)
+  return y;
+}
+
+// rope_yarn_ramp(low, high, i0 = 2k) * ext_factor (1): RN32(1 - MIN(1, MAX(0, RN32(RN32(k - low) / w)))).
+Real ggml_yarn_mix32(const GgmlYarn& y, std::size_t k) {
+  const Real one = make_real(1, kEmu);
+  const Real v = rn_div(F, rn32_sub(f32_of_int(static_cast<std::int64_t>(k)), y.low), y.width, kEmu);
+  return rn32_sub(one, c_min(one, c_max(make_real(kEmu), v)));
+}
+
+// mscale = attn_factor (1) * (1.0f + 0.1f * logf(1.0f / freq_scale)).
+Real ggml_yarn_mscale32(const RopeSpec& s) {
+  const Real inv = rn_div(F, make_real(1, kEmu), ggml_freq_scale32(s), kEmu);
+  return rn32_add(make_real(1, kEmu), rn_mul(F, f32_literal("0.1"), rn_log(F, inv, kEmu), kEmu));
 }
 
 // ---- xPos (rope.hpp "xPos"; CONVENTIONS.md §2.12) ------------------------------------------------------------------
@@ -1048,10 +1124,30 @@ Real rope_ggml_theta_scale(const RopeSpec& s, unsigned bits) {
 Real rope_ggml_freq_scale(const RopeSpec& s, unsigned bits) {
   validate(s);
   check_rope_bits(bits);
-  if (s.scaling != RopeScaling::none && s.scaling != RopeScaling::linear)
+  if (s.scaling != RopeScaling::none && s.scaling != RopeScaling::linear && s.scaling != RopeScaling::yarn)
     throw Error(kWhere, "scaling", std::string(to_string(s.scaling)),
-                "none | linear (the scalings the ggml emulation models)");
+                "none | linear | yarn (the scalings the ggml emulation models)");
   return with_bits(ggml_freq_scale32(s), bits);
+}
+
+RopeGgmlYarnRange rope_ggml_yarn_correction_range(const RopeSpec& s) {
+  validate(s);
+  require_scaling(s, RopeScaling::yarn, "the correction range exists only for YaRN");
+  const GgmlYarn y = ggml_yarn_range32(s);
+  return RopeGgmlYarnRange{round_to_float(y.low), round_to_float(y.high), round_to_float(y.width)};
+}
+
+float rope_ggml_yarn_mix(const RopeSpec& s, std::size_t k) {
+  validate(s);
+  check_pair(s, k);
+  require_scaling(s, RopeScaling::yarn, "the ramp exists only for YaRN");
+  return round_to_float(ggml_yarn_mix32(ggml_yarn_range32(s), k));
+}
+
+float rope_ggml_yarn_mscale(const RopeSpec& s) {
+  validate(s);
+  require_scaling(s, RopeScaling::yarn, "ggml's mscale exists only for YaRN");
+  return round_to_float(ggml_yarn_mscale32(s));
 }
 
 Real rope_emulated_frequency(const RopeSpec& s, std::size_t k, unsigned bits) {
@@ -1129,7 +1225,18 @@ RopeOracle::RopeOracle(const RopeSpec& spec, unsigned bits)
     if (mpfr_cmp_ui(raw(m32), 1) != 0) m32_ = std::move(m32);
   } else if (spec_.regime == RopeRegime::ggml) {
     scale32_ = ggml_theta_scale32(spec_);
-    if (spec_.scaling == RopeScaling::linear) fs32_ = ggml_freq_scale32(spec_);
+    if (spec_.scaling == RopeScaling::linear || spec_.scaling == RopeScaling::yarn) fs32_ = ggml_freq_scale32(spec_);
+    if (spec_.scaling == RopeScaling::yarn) {  // llama.cpp's YaRN (rope.hpp "ggml yarn")
+      const GgmlYarn y = ggml_yarn_range32(spec_);
+      mix32_.reserve(h);
+      unmix32_.reserve(h);
+      for (std::size_t k = 0; k < h; ++k) {
+        mix32_.push_back(ggml_yarn_mix32(y, k));
+        unmix32_.push_back(rn32_sub(make_real(1, kEmu), mix32_.back()));  // (1 - ramp_mix)
+      }
+      Real m = ggml_yarn_mscale32(spec_);
+      if (mpfr_cmp_ui(raw(m), 1) != 0) m32_ = std::move(m);  // cosf(theta) * mscale: RN32 of the product
+    }
   }
   if (spec_.xpos != RopeXpos::none) {
     xpos_key_ = xpos_key(spec_);
@@ -1173,8 +1280,8 @@ std::optional<Real> RopeOracle::emulated_xpos(std::int64_t p, std::size_t k) con
 Real RopeOracle::attention_factor() const {
   switch (spec_.regime) {
     case RopeRegime::exact: return with_bits(m_, bits_);
-    case RopeRegime::hf: return m32_ ? with_bits(*m32_, bits_) : make_real(1, bits_);
-    case RopeRegime::ggml: break;
+    case RopeRegime::hf:
+    case RopeRegime::ggml: return m32_ ? with_bits(*m32_, bits_) : make_real(1, bits_);
   }
   return make_real(1, bits_);
 }
@@ -1193,13 +1300,20 @@ Real RopeOracle::exact_angle_w(std::int64_t p, std::size_t k) const {
 // ggml: ggml_rope_cache_init(p, ...) takes `float theta_base` (t_0 = RN32(p), p from the int32 pos tensor) and
 // does `theta *= theta_scale` after each pair; rope_yarn with ext_factor 0 uses theta_interp = freq_scale *
 // theta_extrap (theta_extrap = theta / 1.0f without freq_factors: exact): t_k itself for freq_scale 1,
-// RN32(fs t_k) for linear.
+// RN32(fs t_k) for linear; with ext_factor 1 (yarn) theta_interp * (1 - ramp_mix) + theta_extrap * ramp_mix.
+Real RopeOracle::ggml_angle(const Real& t, std::size_t k) const {
+  if (!fs32_) return t;
+  const Real interp = rn_mul(F, *fs32_, t, kEmu);
+  if (mix32_.empty()) return interp;
+  return rn32_add(rn_mul(F, interp, unmix32_[k], kEmu), rn_mul(F, t, mix32_[k], kEmu));
+}
+
 Real RopeOracle::emulated_angle(std::int64_t p, std::size_t k) const {
   const Real p32 = f32_of_int(p);
   if (spec_.regime == RopeRegime::hf) return rn_mul(F, p32, inv32_[k], kEmu);
   Real t = p32;
   for (std::size_t j = 0; j < k; ++j) t = rn_mul(F, t, *scale32_, kEmu);
-  return fs32_ ? rn_mul(F, *fs32_, t, kEmu) : t;
+  return ggml_angle(t, k);
 }
 
 void RopeOracle::emulated_angles(std::int64_t p, std::vector<Real>& out) const {
@@ -1213,7 +1327,7 @@ void RopeOracle::emulated_angles(std::int64_t p, std::vector<Real>& out) const {
   }
   Real t = p32;
   for (std::size_t k = 0; k < h; ++k) {
-    out.push_back(fs32_ ? rn_mul(F, *fs32_, t, kEmu) : t);
+    out.push_back(ggml_angle(t, k));
     if (k + 1 < h) t = rn_mul(F, t, *scale32_, kEmu);
   }
 }
@@ -1288,7 +1402,8 @@ Real RopeOracle::exact_sin(std::int64_t p, std::size_t k) const {
 // (LlamaRotaryEmbedding.forward): RN32(RN32(cos a) RN32(m_hf)), the Python float rounded to float32 where it meets
 // the tensor (exactly RN32(cos a) for m_hf = 1); with xPos then torchscale's `t * scale`: RN32(. X) (m then x:
 // rope.hpp; X may be +-inf, 0 * inf = NaN as in torch);
-// ggml: rope_yarn's cosf(theta) * mscale, sinf(theta) * mscale with mscale = attn_factor = 1 (exact).
+// ggml: rope_yarn's cosf(theta) * mscale, sinf(theta) * mscale: mscale = attn_factor = 1 (exact) for none and
+// linear, M for yarn (rope.hpp), one rounded product like hf's.
 Real RopeOracle::emulated_cos(const Real& angle32, const std::optional<Real>& x32) const {
   Real c = rn_cos(F, angle32, kEmu);
   if (m32_) c = rn_mul(F, c, *m32_, kEmu);

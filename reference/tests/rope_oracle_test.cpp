@@ -585,6 +585,11 @@ Real hp_cos(float x) {
   mpfr_cos(raw(r), raw(make_real(double(x), 64)), MPFR_RNDN);
   return r;
 }
+Real hp_log(float x) {
+  Real r = make_real(300);
+  mpfr_log(raw(r), raw(make_real(double(x), 64)), MPFR_RNDN);
+  return r;
+}
 
 // Plain float32 rotation of one pair, every step a separate IEEE operation (volatile: no FMA contraction).
 void plain_rotate(float xi, float xj, float c, float s, float& yi, float& yj) {
@@ -1380,11 +1385,232 @@ TEST(RopeOracleScaling, GgmlLinearMultipliesTheRecurrenceByFreqScale) {
     }
     EXPECT_TRUE(holds(o.attention_factor(), 1.0));
   }
-  RopeSpec bad = make_spec(Layout::halves, RopeRegime::ggml, 64, 64, 10000.0);
-  bad.scaling = RopeScaling::yarn;
-  bad.factor = 4.0;
-  bad.original_context = 4096;
-  EXPECT_NE(error_of([&] { RopeOracle{bad}; }).find("scaling"), std::string::npos);
+}
+
+// ---- ggml YaRN (llama.cpp: ext_factor 1, attn_factor 1; rope.hpp "ggml yarn") ----------------------------------
+
+// llama.cpp's YaRN in plain C float arithmetic, transcribed from ggml (ggml.c ggml_rope_yarn_corr_dim(s),
+// ggml-cpu ops.cpp rope_yarn_ramp, rope_yarn, ggml_rope_cache_init), every operation on volatile floats (one
+// IEEE rounding each, no contraction). libm's logf/powf are used and `ok` is cleared where they are not correctly
+// rounded (the oracle's convention); cosf/sinf are checked by the caller.
+struct PlainGgmlYarn {
+  float low = 0, high = 0, width = 0, fs = 0, mscale = 0, scale = 0;
+  bool ok = true;
+  float cmax(float a, float b) const { return a > b ? a : b; }  // ggml's MAX / MIN macros
+  float cmin(float a, float b) const { return a < b ? a : b; }
+  float logf_checked(float x) {
+    const float l = std::log(x);
+    ok = ok && is_rn32_of(l, hp_log(x));
+    return l;
+  }
+  // n_dims * logf(n_ctx_orig / (n_rot * 2 * (float)M_PI)) / (2 * logf(base))
+  float corr_dim(int n_dims, int n_ctx_orig, float n_rot, float base) {
+    const float pi32 = static_cast<float>(3.14159265358979323846);
+    volatile float t = n_rot * 2;
+    t = t * pi32;
+    volatile float q = static_cast<float>(n_ctx_orig) / t;
+    volatile float num = static_cast<float>(n_dims) * logf_checked(q);
+    volatile float den = 2 * logf_checked(base);
+    volatile float cd = num / den;
+    return cd;
+  }
+  explicit PlainGgmlYarn(const RopeSpec& s) {
+    const int n_dims = static_cast<int>(s.rotary_dim);
+    const float base = static_cast<float>(s.base);
+    const float start = std::floor(corr_dim(n_dims, static_cast<int>(s.original_context),
+                                            static_cast<float>(s.beta_fast), base));
+    const float end = std::ceil(corr_dim(n_dims, static_cast<int>(s.original_context),
+                                         static_cast<float>(s.beta_slow), base));
+    low = cmax(0, start);
+    high = cmin(static_cast<float>(n_dims - 1), end);
+    volatile float d = high - low;
+    width = cmax(0.001f, d);
+    volatile float f = 1.0f / static_cast<float>(s.factor);  // llama.cpp rope_freq_scale = 1.0f/ropescale
+    fs = f;
+    volatile float inv = 1.0f / fs;
+    volatile float l = 0.1f * logf_checked(inv);
+    volatile float m = 1.0f + l;
+    mscale = m;  // attn_factor 1
+    volatile float e = -2.0f / static_cast<float>(n_dims);
+    scale = std::pow(base, static_cast<float>(e));
+    ok = ok && is_rn32_of(scale, hp_pow(base, e));
+  }
+  // rope_yarn_ramp(low, high, i0 = 2k) * ext_factor (1)
+  float mix(std::size_t k) const {
+    const int i0 = static_cast<int>(2 * k);
+    volatile float num = i0 / 2 - low;
+    volatile float y = num / width;
+    volatile float r = 1 - cmin(1, cmax(0, y));
+    return r;
+  }
+  // theta_k by ggml_rope_cache_init's recurrence, then rope_yarn's blend
+  float angle(std::int64_t p, std::size_t k) const {
+    volatile float t = static_cast<float>(p);
+    for (std::size_t j = 0; j < k; ++j) t = t * scale;
+    const float ramp_mix = mix(k);
+    volatile float interp = fs * t;
+    volatile float one_minus = 1 - ramp_mix;
+    volatile float a = interp * one_minus, b = t * ramp_mix;
+    volatile float theta = a + b;
+    return theta;
+  }
+};
+
+// A ggml YaRN spec: r = 8 (or r), base 1e4, s, L0, betas; attn_factor 1 and truncate as the spec requires.
+RopeSpec ggml_yarn(std::size_t r, double factor, std::int64_t l0, double beta_fast = 32.0, double beta_slow = 1.0,
+                   Layout layout = Layout::halves, double base = 10000.0) {
+  RopeSpec s = make_spec(layout, RopeRegime::ggml, r, r, base);
+  s.scaling = RopeScaling::yarn;
+  s.factor = factor;
+  s.original_context = l0;
+  s.beta_fast = beta_fast;
+  s.beta_slow = beta_slow;
+  posenc::validate(s);
+  return s;
+}
+
+// The hand case r = 8, base 1e4, s = 4, L0 = 4096. Here r / (2 ln base) = 8 / (8 ln 10) = 1 / ln 10, so
+//   cd(beta) = log10(L0 / (2 pi beta)):
+//   cd(32)   = log10(4096 / (64 pi))  = log10(20.371832...)  = 1.309032...  -> floor 1 = low
+//   cd(1)    = log10(4096 / (2 pi))   = log10(651.89864...)  = 2.814180...  -> ceil  3 = high   (<= r - 1 = 7)
+//   cd(0.25) = log10(4096 / (pi / 2)) = log10(2607.5945...)  = 3.416240...  -> ceil  4
+// (all far from integers: float32 gives the same floor/ceil). Width 2 (resp. 3), y_k = (k - 1) / 2 (resp. / 3):
+//   beta_slow 1:    mix = 1 - clamp(y) = {1, 1, 1/2, 0}: pairs 0, 1 keep t_k, pair 2 averages, pair 3 = RN32(t_3 / 4)
+//   beta_slow 0.25: mix = {1, 1, RN32(1 - RN32(1/3)), RN32(1 - RN32(2/3))}
+// fs = RN32(1 / 4) = 1/4, 1/fs = 4, M = RN32(1 + RN32(0.1f RN32(ln 4))) = 1.1386294... (ln 4 = 1.3862943611...).
+TEST(RopeOracleScaling, GgmlYarnHandCase) {
+  for (double beta_slow : {1.0, 0.25}) {
+    for (Layout layout : {Layout::halves, Layout::interleaved}) {
+      const RopeSpec s = ggml_yarn(8, 4.0, 4096, 32.0, beta_slow, layout);
+      SCOPED_TRACE(posenc::describe(s));
+      const RopeGgmlYarnRange range = rope_ggml_yarn_correction_range(s);
+      EXPECT_EQ(range.low, 1.0f);
+      EXPECT_EQ(range.high, beta_slow == 1.0 ? 3.0f : 4.0f);
+      EXPECT_EQ(range.width, beta_slow == 1.0 ? 2.0f : 3.0f);
+      const float third = 1.0f / 3.0f, two_thirds = 2.0f / 3.0f;
+      const std::array<float, 4> mix = beta_slow == 1.0
+                                           ? std::array<float, 4>{1.0f, 1.0f, 0.5f, 0.0f}
+                                           : std::array<float, 4>{1.0f, 1.0f, 1.0f - third, 1.0f - two_thirds};
+      for (std::size_t k = 0; k < 4; ++k) EXPECT_EQ(rope_ggml_yarn_mix(s, k), mix[k]) << k;
+      EXPECT_TRUE(holds(rope_ggml_freq_scale(s), 0.25));
+      const PlainGgmlYarn plain(s);
+      ASSERT_TRUE(plain.ok);  // logf(4), logf(20.37..), logf(10000), powf: correctly rounded here
+      EXPECT_EQ(plain.low, range.low);
+      EXPECT_EQ(plain.high, range.high);
+      EXPECT_EQ(plain.mscale, rope_ggml_yarn_mscale(s));
+      EXPECT_NEAR(plain.mscale, 1.0 + 0.1 * std::log(4.0), 1e-6);
+      const RopeOracle o(s);
+      EXPECT_TRUE(holds(o.attention_factor(), plain.mscale));
+      const RopeOracle unscaled(posenc::without_scaling(s));
+      int checked = 0;
+      for (std::int64_t p : {std::int64_t{1}, std::int64_t{7}, std::int64_t{4095}, std::int64_t{100000},
+                             std::int64_t{1} << 30, -std::int64_t{12345}}) {
+        for (std::size_t k = 0; k < 4; ++k) {
+          const float a = plain.angle(p, k);
+          EXPECT_TRUE(holds(o.angle(p, k), a)) << p << " " << k << " " << show(o.angle(p, k));
+          if (mix[k] == 1.0f) {
+            EXPECT_TRUE(same(o.angle(p, k), unscaled.angle(p, k)));  // t_k itself
+          }
+          const float cv = std::cos(a), sv = std::sin(a);
+          if (!is_rn32_of(cv, hp_cos(a)) || !is_rn32_of(sv, hp_sin(a))) continue;
+          volatile float c = cv * plain.mscale, sn = sv * plain.mscale;  // cosf(theta) * mscale
+          EXPECT_TRUE(holds(o.cos(p, k), c)) << p << " " << k;
+          EXPECT_TRUE(holds(o.sin(p, k), sn)) << p << " " << k;
+          std::vector<double> x(8, 0.0);
+          const auto ch = rope_pair_channels(s, k);
+          x[ch.first] = 0.75;
+          x[ch.second] = -1.5;
+          float yi = 0, yj = 0;
+          plain_rotate(0.75f, -1.5f, c, sn, yi, yj);
+          const auto y = o.rotate(p, x);
+          EXPECT_TRUE(holds(y[ch.first], yi));
+          EXPECT_TRUE(holds(y[ch.second], yj));
+          plain_rotate(0.75f, -1.5f, c, -sn, yi, yj);  // rope_back: sin_sign = -1
+          const auto yb = o.rotate(p, x, true);
+          EXPECT_TRUE(holds(yb[ch.first], yi));
+          EXPECT_TRUE(holds(yb[ch.second], yj));
+          ++checked;
+        }
+      }
+      EXPECT_GT(checked, 15);
+      // pair 2 at p = 4095 with beta_slow 1: RN32(RN32(t/4 * 1/2) + RN32(t * 1/2)) = RN32(5 t / 8), between the
+      // interpolated RN32(t/4) and the extrapolated t
+      const double t2 = to_d(unscaled.angle(4095, 2)), a2 = to_d(o.angle(4095, 2));
+      EXPECT_GT(a2, t2 / 4);
+      EXPECT_LT(a2, t2);
+    }
+  }
+}
+
+// llama.cpp's YaRN against plain C float arithmetic over random specs (r, base, s, L0, betas, p, k), where libm's
+// logf/powf/cosf/sinf are correctly rounded; includes correction ranges with high <= low (beta_fast below
+// beta_slow, or floor(cd(beta_fast)) > r - 1: ggml divides by 0.001f) and L0 = 1 (cd < 0).
+RC_GTEST_PROP(RopeOracleScaling, GgmlYarnMatchesPlainFloatArithmetic, ()) {
+  RopeSpec s = *genSpec(false, 128);
+  s.regime = RopeRegime::ggml;
+  s.scaling = RopeScaling::yarn;
+  s.factor = *rc::gen::element(1.0, 2.0, 4.0, 3.7, 16.0, 64.0, 1048576.0, 1.0 + 0x1p-30);
+  s.original_context = *rc::gen::element<std::int64_t>(1, 5, 256, 2048, 4096, 8192, 131072, (std::int64_t{1} << 31) - 1);
+  s.beta_fast = *rc::gen::element(32.0, 32.0, 32.0, 8.0, 1.0e6, 1.0e-3, 1.0, 0.1);
+  s.beta_slow = *rc::gen::element(1.0, 1.0, 1.0, 8.0, 0.5, 32.0, 0.3);
+  posenc::validate(s);
+  const RopeOracle o(s);
+  const std::size_t k = *rc::gen::inRange<std::size_t>(0, s.rotary_dim / 2);
+  const std::int64_t p = *genPosition();
+  const PlainGgmlYarn plain(s);
+  RC_PRE(plain.ok);
+  RC_LOG() << posenc::describe(s) << " k=" << k << " p=" << p << std::hexfloat << " low=" << plain.low
+           << " high=" << plain.high << " mix=" << plain.mix(k) << " M=" << plain.mscale << "\n";
+  const RopeGgmlYarnRange range = rope_ggml_yarn_correction_range(s);
+  RC_ASSERT(range.low == plain.low);
+  RC_ASSERT(range.high == plain.high);
+  RC_ASSERT(range.width == plain.width);
+  RC_ASSERT(rope_ggml_yarn_mix(s, k) == plain.mix(k));
+  RC_ASSERT(rope_ggml_yarn_mscale(s) == plain.mscale);
+  RC_ASSERT(holds(o.attention_factor(), plain.mscale));
+  const float a = plain.angle(p, k);
+  RC_ASSERT(holds(o.angle(p, k), a));
+  const float cv = std::cos(a), sv = std::sin(a);
+  const bool ok = is_rn32_of(sv, hp_sin(a)) && is_rn32_of(cv, hp_cos(a));
+  RC_CLASSIFY(!ok, "libm sinf/cosf not correctly rounded here (rest skipped)");
+  RC_CLASSIFY(plain.high <= plain.low, "high <= low");
+  RC_CLASSIFY(plain.mix(k) > 0 && plain.mix(k) < 1, "blended pair");
+  if (!ok) return;
+  volatile float c = cv * plain.mscale, sn = sv * plain.mscale;
+  RC_ASSERT(holds(o.cos(p, k), c));
+  RC_ASSERT(holds(o.sin(p, k), sn));
+}
+
+// factor 1: fs = 1, 1/fs = 1, logf(1) = 0, so M = 1 exactly (cos and sin unscaled). The ramp still blends: a pair
+// with 0 < mix < 1 has RN32(RN32(t (1 - mix)) + RN32(t mix)), which need not be t_k; pairs with mix 0 or 1 are
+// t_k bit for bit.
+TEST(RopeOracleScaling, GgmlYarnFactorOneHasMscaleOne) {
+  const RopeSpec s = ggml_yarn(128, 1.0, 4096, 32.0, 1.0);
+  const RopeOracle o(s), plain(posenc::without_scaling(s));
+  EXPECT_EQ(rope_ggml_yarn_mscale(s), 1.0f);
+  EXPECT_TRUE(holds(o.attention_factor(), 1.0));
+  EXPECT_TRUE(holds(rope_ggml_freq_scale(s), 1.0));
+  int blended = 0, differ = 0;
+  for (std::int64_t p : {std::int64_t{3}, std::int64_t{4095}, std::int64_t{100000}, std::int64_t{1} << 30}) {
+    for (std::size_t k = 0; k < 64; ++k) {
+      const float mix = rope_ggml_yarn_mix(s, k);
+      const Real t = plain.angle(p, k);
+      const float tf = static_cast<float>(to_d(t));
+      volatile float u = 1 - mix, x = tf * u, y = tf * mix, a = x + y;
+      EXPECT_TRUE(holds(o.angle(p, k), a)) << p << " " << k;
+      if (mix == 0.0f || mix == 1.0f) {
+        EXPECT_TRUE(same(o.angle(p, k), t)) << p << " " << k;
+        EXPECT_TRUE(same(o.cos(p, k), plain.cos(p, k)));
+        EXPECT_TRUE(same(o.sin(p, k), plain.sin(p, k)));
+      } else {
+        ++blended;
+        differ += !same(o.angle(p, k), t);
+      }
+    }
+  }
+  EXPECT_GT(blended, 0);
+  std::printf("ggml yarn, factor 1, r = 128, L0 = 4096: %d of %d blended (pair, position) angles differ from t_k\n",
+              differ, blended);
 }
 
 // hf yarn: the cache is RN32(RN32(cos a) RN32(m)) (emb.cos() * self.attention_scaling), checked with plain float
@@ -1634,7 +1860,11 @@ TEST(RopeOracleScaling, ScalingSpecificFunctionsNameScaling) {
   EXPECT_EQ(param([&] { rope_llama3_band(yarn_spec(), 0); }), "scaling");
   EXPECT_EQ(param([&] { rope_hf_llama3_band(plain, 0); }), "scaling");
   EXPECT_EQ(param([&] { rope_hf_dynamic_init_inv_freq(yarn_spec(), 0); }), "scaling");
-  EXPECT_EQ(param([&] { rope_ggml_freq_scale(yarn_spec()); }), "scaling");
+  EXPECT_EQ(param([&] { rope_ggml_freq_scale(llama3_spec()); }), "scaling");
+  EXPECT_EQ(param([&] { rope_ggml_yarn_correction_range(plain); }), "scaling");
+  EXPECT_EQ(param([&] { rope_ggml_yarn_mix(llama3_spec(), 0); }), "scaling");
+  EXPECT_EQ(param([&] { rope_ggml_yarn_mscale(plain); }), "scaling");
+  EXPECT_EQ(param([&] { rope_ggml_yarn_mix(yarn_spec(), 32); }), "k");
   EXPECT_EQ(param([&] { rope_llama3_band(llama3_spec(), 64); }), "k");
   RopeSpec bad = plain;
   bad.factor = 2.0;  // scaling none keeps factor 1

@@ -113,7 +113,11 @@ struct Choice {
   std::string_view why = {};
 };
 
-struct AnyValue {};  // a bool accepts both values
+// A bool field accepts the values allowed (both unless a setting elsewhere fixes it).
+struct BoolChoice {
+  bool allow_false = true, allow_true = true;
+  std::string_view why = {};
+};
 
 // A list field (std::vector of an integer or double) accepts lists of min_size..max_size elements, each in
 // `each`, and (integers, when fixed_total) whose elements sum to `total`. An empty list is how a field that its
@@ -141,7 +145,7 @@ struct Unwrap<std::optional<T>> {
 template <class V>
 struct ListOf {
   static constexpr bool list = false;
-  using accepted = std::conditional_t<std::is_enum_v<V>, Choice, std::conditional_t<std::is_same_v<V, bool>, AnyValue, Range<V>>>;
+  using accepted = std::conditional_t<std::is_enum_v<V>, Choice, std::conditional_t<std::is_same_v<V, bool>, BoolChoice, Range<V>>>;
 };
 template <class E>
 struct ListOf<std::vector<E>> {
@@ -334,7 +338,7 @@ typename Field<Spec, M>::accepted_type accepted_of(const Field<Spec, M>& f, cons
   using V = typename Field<Spec, M>::value_type;
   if (f.accepted) return f.accepted(s);
   if constexpr (std::is_same_v<A, Choice>) return Choice{};
-  else if constexpr (std::is_same_v<A, AnyValue>) return AnyValue{};
+  else if constexpr (std::is_same_v<A, BoolChoice>) return BoolChoice{};
   else if constexpr (describe_detail::is_list_v<V>) {
     using E = typename V::value_type;
     return A{{std::numeric_limits<E>::lowest(), std::numeric_limits<E>::max()}, 0, std::numeric_limits<std::size_t>::max()};
@@ -346,7 +350,11 @@ std::string accepted_text(const Field<Spec, M>& f, const Spec& s) {
   using V = typename Field<Spec, M>::value_type;
   const auto a = accepted_of(f, s);
   if constexpr (std::is_enum_v<V>) return accepted_text<V>(a);
-  else if constexpr (std::is_same_v<V, bool>) return "true | false";
+  else if constexpr (std::is_same_v<V, bool>) {
+    std::string out = a.allow_false && a.allow_true ? "true | false" : a.allow_true ? "true" : a.allow_false ? "false" : "no value";
+    if (!a.why.empty()) out += " (" + std::string(a.why) + ")";
+    return out;
+  }
   else if constexpr (Field<Spec, M>::is_list) return accepted_text(a);
   else return accepted_text(a, Field<Spec, M>::is_optional);
 }
@@ -389,7 +397,7 @@ bool accepts(const Field<Spec, M>& f, const Spec& s) {
   if constexpr (std::is_enum_v<V>) {
     return enum_index(m).has_value() && (a.allowed & enum_bit(m)) != 0;
   } else if constexpr (std::is_same_v<V, bool>) {
-    return true;
+    return m ? a.allow_true : a.allow_false;
   } else if constexpr (Field<Spec, M>::is_optional) {
     return !m || in_range(*m, a);
   } else {

@@ -42,7 +42,18 @@
 //   forward, where L is an int64 tensor, the new base a float32 one, and its power r/(r-2) a double pow rounded to
 //   float32; longrope: inv_k = RN32(1 / RN32(RN32(e_k) RN32(pow(RN32(base), RN32(RN32(2k) / RN32(r)))))), m a
 //   Python double from math.sqrt and math.log), cos and sin multiplied by RN32(m).
-// ggml regime: linear only, angle RN32(RN32(1 / RN32(s)) t_k) (llama.cpp freq_scale).
+// ggml regime (ggml-cpu rope_f32 / rope_yarn, llama.cpp freq_scale fs = RN32(1 / RN32(s))):
+//   linear  angle RN32(fs t_k) (rope_yarn with ext_factor 0)
+//   yarn    llama.cpp's YaRN (ext_factor 1, attn_factor 1; ggml@084bfe1 ops.cpp rope_yarn, ggml.c
+//           ggml_rope_yarn_corr_dims): every step a float32 operation, correctly rounded, logf too:
+//           cd(beta) = r logf(RN32(L0) / (RN32(2 RN32(beta)) (float)pi)) / (2 logf(RN32(base))), left to right;
+//           low = MAX(0, floorf(cd(beta_fast))), high = MIN(r - 1, ceilf(cd(beta_slow))) (C macros: NaN passes);
+//           per pair y = (k - low) / MAX(0.001f, high - low) (as written, also for high < low), mix = 1 - MIN(1,
+//           MAX(0, y)); angle RN32(RN32(RN32(fs t_k) RN32(1 - mix)) + RN32(t_k mix)); cos and sin times mscale =
+//           1 + 0.1f logf(1 / fs). truncate must be true, and mscale, mscale_all_dim, attention_factor keep their
+//           defaults (llama.cpp passes attn_factor 1 for plain YaRN models; newer llama.cpp's attn_factor
+//           RN32(d RN32(1/d)), one ulp below 1 for some factors, is not modelled). Factor 1 is not a no-op here:
+//           blended pairs still round.
 // Multimodal RoPE (RopeSpec::mrope; CONVENTIONS.md §2.16): every token has three positions (t, h, w) and pair k
 // rotates by the position of its axis a(k), with sections (s_t, s_h, s_w) = mrope_section summing to r/2:
 //   sections     (Qwen2-VL / Qwen2.5-VL apply_multimodal_rotary_pos_emb; ggml GGML_ROPE_TYPE_MROPE):
@@ -198,8 +209,11 @@ struct SpecTraits<RopeSpec> {
     return s.scaling == RopeScaling::dynamic || s.scaling == RopeScaling::longrope;
   }
 
-  // A yarn-only real: [lo, hi] under --scaling yarn, else exactly its default.
-  static constexpr Range<double> yarn_only(const S& s, double dflt, double lo, double hi) {
+  // A yarn-only real: [lo, hi] under --scaling yarn, else exactly its default. ggml_too: whether the ggml regime
+  // models it (beta_fast, beta_slow) or takes only the default (mscale, mscale_all_dim).
+  static constexpr Range<double> yarn_only(const S& s, double dflt, double lo, double hi, bool ggml_too) {
+    if (s.scaling == RopeScaling::yarn && !ggml_too && s.regime == RopeRegime::ggml)
+      return Range<double>{dflt, dflt, false, false, 1.0, "the ggml regime models llama.cpp's YaRN with attn_factor 1"};
     return s.scaling == RopeScaling::yarn ? Range<double>{lo, hi}
                                           : Range<double>{dflt, dflt, false, false, 1.0, "only with --scaling yarn"};
   }
@@ -255,8 +269,8 @@ struct SpecTraits<RopeSpec> {
               // ggml implements freq_scale (linear) here; its YaRN is not modelled yet. ntk and dynamic raise to
               // r/(r-2): r = 2 divides by zero (HF raises ZeroDivisionError).
               if (s.regime == RopeRegime::ggml)
-                return Choice{enum_bit(RopeScaling::none) | enum_bit(RopeScaling::linear),
-                              "the ggml regime models freq_scale (linear) only"};
+                return Choice{enum_bit(RopeScaling::none) | enum_bit(RopeScaling::linear) | enum_bit(RopeScaling::yarn),
+                              "the ggml regime models freq_scale (linear) and llama.cpp's YaRN"};
               return s.rotary_dim >= 4 ? Choice{} : Choice{~(enum_bit(RopeScaling::ntk) | enum_bit(RopeScaling::dynamic)),
                                                            "ntk and dynamic need rotary_dim >= 4 (exponent r/(r-2))"};
             }),
@@ -293,36 +307,44 @@ struct SpecTraits<RopeSpec> {
             +[](const S& s) { return only_when(uses_seq_len(s), 0, 1 << 20, {}); }),
       field("beta_fast", "--beta-fast", &S::beta_fast,
             "yarn: rotations at which the ramp starts (pairs turning faster keep theta_k)", "CONVENTIONS.md §2.11 (yarn)",
-            +[](const S& s) { return yarn_only(s, 32.0, 1.0e-3, 1.0e6); },
-            +[](const S& s) { return yarn_only(s, 32.0, 4.0, 64.0); }),
+            +[](const S& s) { return yarn_only(s, 32.0, 1.0e-3, 1.0e6, true); },
+            +[](const S& s) { return yarn_only(s, 32.0, 4.0, 64.0, true); }),
       field("beta_slow", "--beta-slow", &S::beta_slow,
             "yarn: rotations at which the ramp ends (pairs turning slower take theta_k / factor)",
-            "CONVENTIONS.md §2.11 (yarn)", +[](const S& s) { return yarn_only(s, 1.0, 1.0e-3, 1.0e6); },
-            +[](const S& s) { return yarn_only(s, 1.0, 0.25, 4.0); }),
+            "CONVENTIONS.md §2.11 (yarn)", +[](const S& s) { return yarn_only(s, 1.0, 1.0e-3, 1.0e6, true); },
+            +[](const S& s) { return yarn_only(s, 1.0, 0.25, 4.0, true); }),
       field("mscale", "--mscale", &S::mscale,
             "yarn: with mscale_all_dim, attention factor (0.1 mscale ln s + 1) / (0.1 mscale_all_dim ln s + 1) "
             "(DeepSeek); 0: not given",
-            "CONVENTIONS.md §2.11 (yarn get_mscale)", +[](const S& s) { return yarn_only(s, 0.0, 0.0, 1.0e3); },
-            +[](const S& s) { return yarn_only(s, 0.0, 0.0, 2.0); }),
+            "CONVENTIONS.md §2.11 (yarn get_mscale)", +[](const S& s) { return yarn_only(s, 0.0, 0.0, 1.0e3, false); },
+            +[](const S& s) { return yarn_only(s, 0.0, 0.0, 2.0, false); }),
       field("mscale_all_dim", "--mscale-all-dim", &S::mscale_all_dim, "yarn: see mscale; 0: not given",
-            "CONVENTIONS.md §2.11 (yarn get_mscale)", +[](const S& s) { return yarn_only(s, 0.0, 0.0, 1.0e3); },
-            +[](const S& s) { return yarn_only(s, 0.0, 0.0, 2.0); }),
+            "CONVENTIONS.md §2.11 (yarn get_mscale)", +[](const S& s) { return yarn_only(s, 0.0, 0.0, 1.0e3, false); },
+            +[](const S& s) { return yarn_only(s, 0.0, 0.0, 2.0, false); }),
       field("attention_factor", "--attention-factor", &S::attention_factor,
             "yarn, longrope: the factor m multiplying cos and sin; 0 computes it from factor (and mscale)",
             "CONVENTIONS.md §2.11 (yarn, longrope attention_factor)",
             +[](const S& s) {
+              if (s.regime == RopeRegime::ggml)
+                return Range<double>{0.0, 0.0, false, false, 1.0, "the ggml regime models llama.cpp's YaRN with attn_factor 1"};
               return s.scaling == RopeScaling::yarn || s.scaling == RopeScaling::longrope
                          ? Range<double>{0.0, 1.0e3}
                          : Range<double>{0.0, 0.0, false, false, 1.0, "only with --scaling yarn or longrope"};
             },
             +[](const S& s) {
-              return s.scaling == RopeScaling::yarn || s.scaling == RopeScaling::longrope ? Range<double>{0.0, 2.0}
-                                                                                          : Range<double>{0.0, 0.0};
+              return s.regime != RopeRegime::ggml && (s.scaling == RopeScaling::yarn || s.scaling == RopeScaling::longrope)
+                         ? Range<double>{0.0, 2.0}
+                         : Range<double>{0.0, 0.0};
             }),
       field("truncate", "--truncate", &S::truncate,
             "yarn: floor/ceil the correction range to whole pairs (HF truncate, default true; --truncate=false keeps "
             "it fractional)",
-            "CONVENTIONS.md §2.11 (yarn), §3 item 8"),
+            "CONVENTIONS.md §2.11 (yarn), §3 item 8",
+            +[](const S& s) {
+              return s.regime == RopeRegime::ggml && s.scaling == RopeScaling::yarn
+                         ? BoolChoice{false, true, "ggml always floors and ceils the correction range"}
+                         : BoolChoice{};
+            }),
       field("low_freq_factor", "--low-freq-factor", &S::low_freq_factor,
             "llama3: wavelengths above original_context / low_freq_factor are divided by factor",
             "CONVENTIONS.md §2.11 (llama3)",

@@ -67,11 +67,31 @@
 // a*b - c*d into an FMA: that is the envelope's business, not the oracle's).
 //   hf   (HF Llama/NeoX/GPT-J, Meta Llama):  inv_k = RN32(1 / RN32(pow(RN32(base), e_k))), e_k = RN32(RN32(2k) / RN32(r))
 //                                            a = RN32(RN32(p) * inv'_k)  (inv'_k: inv_k or its scaled form, below)
-//   ggml (ggml-cpu rope_f32, no YaRN):       scale = RN32(pow(RN32(base), RN32(-2 / RN32(r))))
+//   ggml (ggml-cpu rope_f32 / rope_yarn):    scale = RN32(pow(RN32(base), RN32(-2 / RN32(r))))
 //                                            a = t_k,  t_0 = RN32(p),  t_{j+1} = RN32(t_j * scale);
 //                                            linear: a = RN32(fs * t_k), fs = RN32(1 / RN32(s))
-//   both: c = RN32(RN32(cos a) * M), s = RN32(RN32(sin a) * M) with M = RN32(m_hf) (hf; 1 for ggml, and then
-//         c = RN32(cos a) exactly);  y_i = RN32(RN32(x_i c) - RN32(x_j s)), y_j = RN32(RN32(x_j c) + RN32(x_i s)).
+//                                            yarn: llama.cpp's YaRN (below)
+//   both: c = RN32(RN32(cos a) * M), s = RN32(RN32(sin a) * M) with M = RN32(m_hf) (hf) or ggml's mscale (ggml
+//         yarn; 1 for ggml none/linear, and then c = RN32(cos a) exactly);
+//         y_i = RN32(RN32(x_i c) - RN32(x_j s)), y_j = RN32(RN32(x_j c) + RN32(x_i s)).
+//   ggml yarn (llama.cpp with rope_scaling_type yarn: ext_factor 1, attn_factor 1, freq_scale fs as for linear; the
+//   C float arithmetic of ggml_rope_yarn_corr_dim(s), rope_yarn_ramp, rope_yarn, each operation one RN32; float
+//   literals are RN32 of their decimal: 0.1f, 0.001f, (float)M_PI = RN32(RN64(pi))):
+//     B = RN32(base), b = RN32(beta), P = (float)M_PI, L = RN32(L0) (ggml's n_ctx_orig is an int32: L0 < 2^31 in
+//     real use; the oracle takes RN32(L0) for any L0 the spec accepts)
+//     cd(b)  = RN32(RN32(RN32(r) RN32(log(RN32(L / RN32(RN32(b 2) P))))) / RN32(2 RN32(log B)))
+//     low    = MAX(0, floorf(cd(beta_fast))),  high = MIN(r - 1, ceilf(cd(beta_slow)))   (C macros: a > b ? a : b,
+//              a < b ? a : b; IEEE inf/NaN pass through as in C, e.g. for RN32(base) = 1, log B = 0)
+//     w      = MAX(0.001f, RN32(high - low))   (ggml divides by 0.001f whenever high <= low: HF and the exact regime
+//              add 0.001 only when low == high, and divide by the negative width when high < low)
+//     pair k (rope_yarn_ramp with i0 = 2k: the int i0 / 2 = k converted to float):
+//              y_k = RN32(RN32(k - low) / w),  mix_k = RN32(1 - MIN(1, MAX(0, y_k)))  (ext_factor 1: ramp_mix = mix_k)
+//     angle  a = RN32(RN32(RN32(fs t_k) RN32(1 - mix_k)) + RN32(t_k mix_k))   (theta_interp (1 - ramp_mix) +
+//              theta_extrap ramp_mix; theta_extrap = t_k / 1.0f)
+//     M      = RN32(1 + RN32(0.1f RN32(log(RN32(1 / fs)))))   (rope_yarn: mscale *= 1.0f + 0.1f * logf(1.0f /
+//              freq_scale), attn_factor 1; fs = 1 gives log 1 = 0, M = 1 exactly). log is correctly rounded (logf).
+//     mix_k = 1 leaves t_k itself, mix_k = 0 gives RN32(fs t_k) (linear's angle); other pairs blend, so even
+//     fs = 1 (factor 1) need not give t_k bit for bit.
 //   hf scalings (HF's float32 tensor steps, PyTorch CPU; P_k = RN32(pow(RN32(base), e_k)), S = RN32(s)):
 //     linear   inv'_k = RN32(inv_k / S)                                           (inv_freq /= factor)
 //     ntk      the default formula with base' = RN64(base * RN64(pow(s, RN64(r / (r-2)))))   (Python doubles)
@@ -116,8 +136,19 @@
 //          apply_rotary_emb (torch.polar(1, a) and the complex64 product (a+bi)(c+di) = (ac-bd) + (ad+bc)i, taken
 //          here as separately rounded products and one rounded sum; torch's complex kernel not re-read)
 //     ggml ggml-org/ggml@084bfe1a2112ae79f89ea69262da9743fe049e44 src/ggml-cpu/ops.cpp rope_f32,
-//          ggml_rope_cache_init, rope_yarn (ext_factor 0, attn_factor 1, no freq_factors; freq_scale as
-//          llama.cpp's rope_freq_scale = 1.0f/factor)
+//          ggml_rope_cache_init, rope_yarn, rope_yarn_ramp (no freq_factors; ext_factor 0 for none/linear, 1 for
+//          yarn; attn_factor 1), unchanged in ggml-org/llama.cpp@0049e3cb202d8a8cebcfdbb137059e7e46627171
+//          ggml/src/ggml-cpu/ops.cpp (ggml_compute_forward_rope_flt); ggml-org/ggml@017d02de981d7ee2b8c98ee094d2a430e92a8059
+//          src/ggml.c ggml_rope_yarn_corr_dim, ggml_rope_yarn_corr_dims (called with n_dims = r: llama.cpp passes
+//          n_rot; ne0 = head_dim only bounds the cache loop)
+//     llama.cpp ggml-org/llama.cpp@a5410f046c01d01330c8a42f13b64a211fedf2c3 src/llama-model.cpp load_hparams:
+//          rope_freq_scale_train = 1.0f/ropescale (the GGUF float rope.scaling.factor); @4c7103b96d720ea6057eec6ac11a49727f9ecd43
+//          src/llama-context.cpp: yarn_ext_factor < 0 (the default) -> 1.0f for YaRN, else 0; yarn_attn_factor = 1.0f
+//          (default) * hparams.rope_attn_factor (1 unless the GGUF says otherwise). Later llama.cpp (PR #17945, as
+//          stored at ggml-org/llama.cpp@001d906a6d86e2490e394361e7cc6f478b100088 src/llama-context.cpp) sets
+//          attn_factor = get_mscale(1/fs, 1) * (1.0f / (1.0f + 0.1f * logf(1/fs))) to cancel the kernel's factor
+//          (= RN32(d RN32(1/d)), d = M above: 1, or 1 - 2^-24 for ~15% of d in [1, 2), e.g. factor 12, 19, 33, 36
+//          of 2..128: the product M is then one ulp below; not modelled, nor DeepSeek's rope_yarn_log_mul).
 //     Held-out: properties/heldout/data/hf/rope_scaling.json (transformers 5.17, PyTorch 2.11 CPU) agrees with the
 //          hf inv'_k and m_hf above (reference/tests/rope_oracle_test.cpp, RopeOracleHeldout).
 //   Caveat (not modelled): PyTorch on CUDA divides a tensor by a Python scalar as a * RN32(1/b)
@@ -290,8 +321,8 @@ RopeLlama3Band rope_hf_llama3_band(const RopeSpec&, std::size_t k);
 //                           (spec.seq_len; 0 = None), i.e. the double formula with L = max(seq_len, max_context)
 //                           (what HF's _compute_dynamic_ntk_parameters(config, device, seq_len) returns)
 //   rope_ggml_theta_scale:  scale = RN32(pow(RN32(base), RN32(-2 / RN32(r)))), the per-step multiplier
-//   rope_ggml_freq_scale:   fs = RN32(1 / RN32(s)) for scaling linear, 1 for none (Error naming "scaling" for
-//                           the others: not modelled)
+//   rope_ggml_freq_scale:   fs = RN32(1 / RN32(s)) for scaling linear and yarn, 1 for none (Error naming "scaling"
+//                           for the others: not modelled)
 // rope_emulated_frequency(spec, k) is the one of spec.regime: hf -> inv'_k; ggml -> scale for every k (ggml has
 // no per-pair frequency of its own: its angle t_k depends on p through the recurrence); exact -> Error naming
 // "regime".
@@ -299,6 +330,16 @@ Real rope_hf_inv_freq(const RopeSpec&, std::size_t k, unsigned bits = kDefaultBi
 Real rope_hf_dynamic_init_inv_freq(const RopeSpec&, std::size_t k, unsigned bits = kDefaultBits);
 Real rope_ggml_theta_scale(const RopeSpec&, unsigned bits = kDefaultBits);
 Real rope_ggml_freq_scale(const RopeSpec&, unsigned bits = kDefaultBits);
+// ggml's YaRN correction range (scaling yarn only, any regime; Error naming "scaling" otherwise), the float32 values
+// of the header: low = corr_dims[0], high = corr_dims[1], width = MAX(0.001f, high - low) (the ramp's divisor).
+struct RopeGgmlYarnRange {
+  float low = 0, high = 0, width = 0;
+};
+RopeGgmlYarnRange rope_ggml_yarn_correction_range(const RopeSpec&);
+// ggml's YaRN per-pair ramp mix_k (the extrapolation weight: 1 keeps t_k, 0 takes RN32(fs t_k)) and mscale M
+// (header), float32 values (scaling yarn only, any regime; Error naming "scaling" otherwise). k < r/2.
+float rope_ggml_yarn_mix(const RopeSpec&, std::size_t k);
+float rope_ggml_yarn_mscale(const RopeSpec&);
 Real rope_emulated_frequency(const RopeSpec&, std::size_t k, unsigned bits = kDefaultBits);
 // HF's attention factor m_hf as the Python float HF returns (header); 1.0 for every scaling but yarn and longrope.
 double rope_hf_attention_factor(const RopeSpec&);
@@ -324,7 +365,7 @@ class RopeOracle {
   unsigned bits() const noexcept { return bits_; }
 
   // The multiplier of cos and sin in the spec's regime, rounded to bits: exact -> m; hf -> RN32(m_hf) (the
-  // float32 attention_scaling of the cache); ggml -> 1.
+  // float32 attention_scaling of the cache); ggml -> the float32 mscale M of yarn (header), 1 otherwise.
   Real attention_factor() const;
   // The xPos scale of pair k at position p in the spec's regime (header; without m): exact -> x_{p,k} rounded to
   // bits; hf -> torchscale's float32 X (may be +inf or 0); 1 for xpos none.
@@ -332,7 +373,8 @@ class RopeOracle {
   // The angle of pair k at position p in the spec's regime.
   //   exact: p * theta'_k as a Real of W + E bits (W = bits + 192; E = 0 unless longrope has factors < 1: header),
   //          absolute error <= 2^-(bits+145) (enough for cos/sin
-  //          of it to be correct to `bits`); hf: RN32(RN32(p) inv'_k); ggml: t_k (linear: RN32(fs t_k)).
+  //          of it to be correct to `bits`); hf: RN32(RN32(p) inv'_k); ggml: t_k (linear: RN32(fs t_k); yarn:
+  //          the blend of the header).
   //          Emulated angles are exact float32 numbers held in a Real of `bits` bits.
   Real angle(std::int64_t p, std::size_t k) const;
   // cos and sin of pair k at position p, times the attention factor and the xPos scale: exact regime -> m x cos a,
@@ -381,6 +423,7 @@ class RopeOracle {
  private:
   Real exact_angle_w(std::int64_t p, std::size_t k) const;
   Real emulated_angle(std::int64_t p, std::size_t k) const;
+  Real ggml_angle(const Real& t, std::size_t k) const;  // ggml: pair k's angle from t_k (freq_scale, YaRN blend)
   void emulated_angles(std::int64_t p, std::vector<Real>& out) const;
   void emulated_angles(const RopeMropePosition& pos, std::vector<Real>& out) const;  // pair k at pos[axis_[k]]
   // The position pair k rotates by: pos[axis_[k]] (a one-position call passes (p, p, p)).
@@ -417,9 +460,11 @@ class RopeOracle {
   Real m_;                     // the exact attention factor at w_ bits
   bool m_is_one_ = true;       // m_ == 1 exactly (then cos/sin are formed without the product)
   std::vector<Real> inv32_;    // hf: inv'_k (float32 values, 64-bit Reals); empty otherwise
-  std::optional<Real> m32_;    // hf: RN32(m_hf) when it is not 1
+  std::optional<Real> m32_;    // hf: RN32(m_hf), ggml yarn: mscale M, when it is not 1
   std::optional<Real> scale32_;  // ggml: the float32 multiplier
-  std::optional<Real> fs32_;     // ggml linear: freq_scale
+  std::optional<Real> fs32_;     // ggml linear, yarn: freq_scale
+  std::vector<Real> mix32_;      // ggml yarn: mix_k (float32); empty otherwise
+  std::vector<Real> unmix32_;    // ggml yarn: RN32(1 - mix_k); empty otherwise
   bool xpos_key_ = false;        // spec.xpos == key: cos/sin/rotate carry the key scale
   std::vector<Real> zeta_;       // xPos: zeta_k at W + 24 bits; empty otherwise
   std::vector<Real> zeta32_;     // hf xPos: torchscale's float32 zeta32_k; empty otherwise
