@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Fuzzing of every parser that reads user text or files (fuzz/*_fuzz.cpp, libFuzzer + ASan + UBSan, clang from
 # Debian): position lists and numeric flags (positions_fuzz), the .npy reader (npy_fuzz), the JSON spec reader of
-# --spec (spec_json_fuzz).
+# --spec (spec_json_fuzz), the Hugging Face config.json reader of --config (hf_config_fuzz).
 # Usage: scripts/fuzz.sh [SECONDS_PER_TARGET]   (default 30: the bounded run of .ci/run; the main job runs longer)
 # The targets run at the same time (the machine's cores shared among them). POSENC_FUZZ_RUNS=N stops each after N executions.
 # Each target starts from its committed corpus (fuzz/corpus/<target>/, read only) plus what earlier runs in this
@@ -18,8 +18,9 @@ CXX=${POSENC_FUZZ_CXX:-clang++}
 flags=(-std=c++20 -O1 -g -fno-omit-frame-pointer -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
        -I"$root/cli" -I"$root/spec/include")
 declare -A sources=([positions_fuzz]="cli/args.cpp" [npy_fuzz]="cli/npy_reader.cpp"
-                    [spec_json_fuzz]="spec/src/sinusoidal_spec.cpp spec/src/rope_spec.cpp")
-targets=(positions_fuzz npy_fuzz spec_json_fuzz)
+                    [spec_json_fuzz]="spec/src/sinusoidal_spec.cpp spec/src/rope_spec.cpp"
+                    [hf_config_fuzz]="spec/src/rope_config.cpp spec/src/rope_spec.cpp")
+targets=(positions_fuzz npy_fuzz spec_json_fuzz hf_config_fuzz)
 for target in "${targets[@]}"; do
   echo "[fuzz] building $target"
   # shellcheck disable=SC2086

@@ -314,6 +314,8 @@ TEST(RopeConfig, WrongJsonTypesNameTheKey) {
   phi.replace(phi.find("2.8399994373321533"), 18, "\"2.84\"");
   EXPECT_NAMES(phi, "rope_scaling.short_factor[47]");
   EXPECT_NAMES(R"({"model_type": "llama", "hidden_size": 256,)", "config");  // not JSON
+  // a number beyond double: nlohmann throws out_of_range while parsing (found by fuzz/hf_config_fuzz)
+  EXPECT_NAMES(R"({"model_type": "llama", "hidden_size": 1E1111111111})", "config");
   EXPECT_NAMES(R"([{"model_type": "llama"}])", "config");                    // not an object
   EXPECT_NAMES(R"({"model_type": 7, "hidden_size": 256, "num_attention_heads": 4})", "model_type");
 }

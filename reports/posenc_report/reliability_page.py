@@ -122,7 +122,8 @@ def _fuzz(results) -> tuple:
     text = (f"libFuzzer (`scripts/fuzz.sh`, {md.icode(data.get('compiler'))}, ASan + UBSan, the targets side by "
             "side) from the committed corpus in `fuzz/corpus/`: `positions_fuzz` drives the position-list and "
             "numeric-flag parsers, `npy_fuzz` the .npy reader that `check`, `apply` and `scores` use, "
-            "`spec_json_fuzz` the JSON spec reader of `--spec` (every scheme's spec). A finding is a crash, a "
+            "`spec_json_fuzz` the JSON spec reader of `--spec` (every scheme's spec), `hf_config_fuzz` the "
+            "Hugging Face config.json reader of `--config` (RoPE). A finding is a crash, a "
             "sanitizer report, a broken invariant, a timeout or running out of memory.\n\n"
             + md.table(["target", "executions", "10^7 reached", "seconds", "corpus inputs", "findings", ""], rows))
     return text, ok

@@ -541,7 +541,7 @@ RopeSpec rope_spec_from_hf_config(std::string_view json_text, const HfConfigOpti
   Json root;
   try {
     root = Json::parse(json_text.begin(), json_text.end());
-  } catch (const Json::parse_error& e) {
+  } catch (const Json::exception& e) {  // parse_error, and out_of_range for a number beyond double (1E1111...)
     std::string what = e.what();
     if (const auto p = what.find("] "); p != std::string::npos) what = what.substr(p + 2);
     throw Error(where, "config", "(" + what + ")", "a JSON object: a Hugging Face config.json", "is not valid JSON");
