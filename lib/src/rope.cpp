@@ -441,10 +441,17 @@ struct RopePlan::Impl {
     double *s = sc.s(t, 0), *c = sc.c(t, 0);
     sincos(positions[tok], s, c, sc.sa(t, 0), sc.ca(t, 0), anchors[0], sc.a(t, 0));
     if (axes == 1) return;
-    for (std::size_t a = 1; a < axes; ++a)
-      sincos(positions[a * tokens + tok], sc.s(t, a), sc.c(t, a), sc.sa(t, a), sc.ca(t, a), anchors[a], sc.a(t, a));
+    // An axis at the same position as t (every text token) has t's values: computed once.
+    bool own[3] = {false, false, false};
+    for (std::size_t a = 1; a < axes; ++a) {
+      const std::int64_t p = positions[a * tokens + tok];
+      if (p == positions[tok]) continue;
+      own[a] = true;
+      sincos(p, sc.s(t, a), sc.c(t, a), sc.sa(t, a), sc.ca(t, a), anchors[a], sc.a(t, a));
+    }
+    if (!own[1] && !own[2]) return;
     for (std::size_t k = 0; k < h; ++k)
-      if (axis[k] != 0) s[k] = sc.s(t, axis[k])[k], c[k] = sc.c(t, axis[k])[k];
+      if (own[axis[k]]) s[k] = sc.s(t, axis[k])[k], c[k] = sc.c(t, axis[k])[k];
   }
 };
 

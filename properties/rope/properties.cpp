@@ -983,8 +983,8 @@ POSENC_PROPERTY(RopeCheck, EmulationEnvelopeContainsRealLibmDeviations,
                  "under linear and llama.cpp's YaRN (its mscale's logf perturbed too)",
                  "DESIGN.md (posenc check); CONVENTIONS.md §3 item 10", Oracle::reference, {R::check_envelope}}) {
   // hf: every scaling, replayed as a real PyTorch computes it (HF modeling_rope_utils' float32 tensor steps, each
-  // basic operation correctly rounded) with every torch pow off by pow_off ulps; ggml: unscaled (its linear
-  // scaling adds one correctly rounded product). Python-double steps (math.log, YaRN's correction range, the
+  // basic operation correctly rounded) with every torch pow off by pow_off ulps; ggml: unscaled, linear and
+  // llama.cpp's YaRN (below). Python-double steps (math.log, YaRN's correction range, the
   // attention factor) are not perturbed: CPython's libm is within an ulp of double, far below float32.
   RopeSpec s = *small_spec();
   s.regime = *rc::gen::element(RopeRegime::hf, RopeRegime::ggml);
