@@ -20,6 +20,10 @@
 //                          positions 0..T-1, rotary_dim 128; w = cache_values_per_position (pairs 128, hf 256)
 //     exact_pairs_f32        RopeCacheForm::pairs: [cos_0..cos_63 | sin_0..sin_63] per position
 //     exact_hf_f32           RopeCacheForm::hf: cos block [c | c] of all positions, then sin block [s | s]
+//     exact_{pairs,hf}_{yarn,longrope,xpos,mrope}_f32   the same forms under YaRN (attention factor computed,
+//                            multiplying cos and sin), LongRoPE (long factors), xPos (query scale, centre T/2; hf
+//                            form only at DRAM size) and M-RoPE (Qwen2-VL sections, image-grid t/h/w rows): see
+//                            cache_variant_spec; they show what each costs over the plain cache
 //     stream_store_f32       non-temporal stores of the same T * w * 4 bytes: the DRAM write limit
 //     store_f32              ordinary stores of the same bytes (cache-sized cases): the limit of a cache-resident output
 // Every baseline has exactly the arguments of the kernels it is the baseline of (the report pairs them by name).
@@ -91,6 +95,21 @@ constexpr std::size_t usize(std::int64_t v) { return static_cast<std::size_t>(v)
 std::vector<std::int64_t> iota_positions(std::size_t n) {
   std::vector<std::int64_t> p(n);
   std::iota(p.begin(), p.end(), std::int64_t{0});
+  return p;
+}
+
+// The positions of a cache of n tokens: 0..n-1, or for M-RoPE three rows (t, h, w) of an image-like grid of
+// 32 x 32 patches per frame (t = i / 1024, h = i / 32 mod 32, w = i mod 32): no axis equals t for most tokens,
+// so every pair's angle is computed from its own row (a text token, t = h = w, would skip two of them).
+std::vector<std::int64_t> cache_positions(const RopeSpec& spec, std::size_t n) {
+  std::vector<std::int64_t> p = iota_positions(n);
+  if (posenc::position_axes(spec) == 1) return p;
+  p.resize(3 * n);
+  for (std::size_t i = 0; i < n; ++i) {
+    p[i] = static_cast<std::int64_t>(i / 1024);
+    p[n + i] = static_cast<std::int64_t>(i / 32 % 32);
+    p[2 * n + i] = static_cast<std::int64_t>(i % 32);
+  }
   return p;
 }
 
@@ -276,6 +295,36 @@ RopeSpec yarn_spec(RopeSpec s) {
   return s;
 }
 
+// Cache variants under the context extensions and relatives (exact regime, full rotary 128, half-split):
+//   yarn: factor 4 from 8192, the computed attention factor m = 0.1 ln 4 + 1 multiplying cos and sin;
+//   longrope: Phi-3.5-like factors (short 1 + k/64, long 1 + k/2), the long ones (seq_len > L0), m computed;
+//   xpos: query scale zeta_k^((p - c)/512) with c = n/2 (the middle of the table, torchscale's centring);
+//   mrope: Qwen2-VL sections [16, 24, 24] over the grid positions of cache_positions.
+RopeSpec cache_variant_spec(const std::string& v, std::size_t n) {
+  RopeSpec s = exact_spec(Layout::halves);
+  if (v == "yarn") {
+    s = yarn_spec(s);
+    s.attention_factor = 0.0;
+  } else if (v == "longrope") {
+    s.scaling = posenc::RopeScaling::longrope;
+    s.factor = 32.0;
+    s.original_context = 4096;
+    s.seq_len = 131072;
+    for (std::size_t k = 0; k < usize(kRotaryDim) / 2; ++k) {
+      s.short_factor.push_back(1.0 + static_cast<double>(k) / 64.0);
+      s.long_factor.push_back(1.0 + static_cast<double>(k) / 2.0);
+    }
+  } else if (v == "xpos") {
+    s.xpos = posenc::RopeXpos::query;
+    s.xpos_scale_base = 512.0;
+    s.xpos_center = static_cast<std::int64_t>(n / 2);
+  } else if (v == "mrope") {
+    s.mrope = posenc::RopeMrope::sections;
+    s.mrope_section = {16, 24, 24};
+  }
+  return s;
+}
+
 // posenc's rotation (RopePlan::apply). One rotation against the plan's own cos/sin in double: the exact regime
 // rounds once (<= 2^-24 of |x_i| + |x_j| in f32), the float32 regimes round three times in float32.
 template <class T>
@@ -352,10 +401,9 @@ void bm_rmw(benchmark::State& st) {
 }
 
 // ---- cache ------------------------------------------------------------------------------------------------
-void bm_cache(benchmark::State& st, RopeCacheForm form, const std::string& what) {
+void bm_cache(benchmark::State& st, const RopeSpec& spec, RopeCacheForm form, const std::string& what) {
   const std::size_t n = usize(st.range(0)), w = usize(st.range(1));
   const int threads = static_cast<int>(st.range(2));
-  const RopeSpec spec = exact_spec(Layout::halves);  // the layout does not change a cache
   std::optional<RopePlan> plan;
   try {
     plan.emplace(spec);
@@ -364,7 +412,7 @@ void bm_cache(benchmark::State& st, RopeCacheForm form, const std::string& what)
     st.SkipWithError(e.what());
     return;
   }
-  const std::vector<std::int64_t> positions = iota_positions(n);
+  const std::vector<std::int64_t> positions = cache_positions(spec, n);
   const std::span<float> out = scratch_span<float>(0, n * w);
   const posenc::TableOptions opt{.threads = threads};
   try {
@@ -380,9 +428,12 @@ void bm_cache(benchmark::State& st, RopeCacheForm form, const std::string& what)
   // row i is cos block row i followed by sin block row i).
   const std::size_t r = w / 2;
   std::vector<float> one(w);
+  const std::size_t axes = posenc::position_axes(spec);
   for (std::size_t i : {std::size_t{0}, n / 2, n - 1}) {
-    const std::int64_t p = positions[i];
-    plan->cache(form, std::span<const std::int64_t>(&p, 1), std::span<float>(one));
+    std::int64_t ps[3];
+    for (std::size_t a = 0; a < axes; ++a) ps[a] = positions[a * n + i];
+    const std::int64_t p = ps[0];
+    plan->cache(form, std::span<const std::int64_t>(ps, axes), std::span<float>(one));
     for (std::size_t j = 0; j < w; ++j) {
       const std::size_t at = form == RopeCacheForm::hf ? (j < r ? i * r + j : n * r + i * r + (j - r)) : i * w + j;
       if (std::memcmp(&out[at], &one[j], sizeof(float)) != 0)
@@ -501,6 +552,21 @@ void register_apply(std::int64_t tokens, bool with_f64) {
   }
 }
 
+// exact_{pairs,hf}_<variant>_f32 for every variant of cache_variant_spec: pairs at pairs_t positions, hf at hf_t
+// (xPos: the hf form only at DRAM size, where 2^20 positions around the centre would pass 553 scale_base).
+void register_cache_variants(std::int64_t pairs_t, std::int64_t hf_t) {
+  for (const char* v : {"yarn", "longrope", "xpos", "mrope"})
+    for (const RopeCacheForm form : {RopeCacheForm::pairs, RopeCacheForm::hf}) {
+      const bool pairs = form == RopeCacheForm::pairs;
+      const std::int64_t t = pairs ? pairs_t : hf_t;
+      if (std::string(v) == "xpos" && t > (std::int64_t{1} << 19)) continue;
+      const std::string name = std::string("exact_") + (pairs ? "pairs_" : "hf_") + v + "_f32";
+      const RopeSpec spec = cache_variant_spec(v, usize(t));
+      add_cache(name, t, pairs ? kRotaryDim : 2 * kRotaryDim,
+                [spec, form, name](benchmark::State& st) { bm_cache(st, spec, form, "cache/" + name); });
+    }
+}
+
 POSENC_BENCH_SCHEME(rope) {
   // Output / tensor sizes: pairs form 128 values per position, hf form 256 (two blocks of rotary_dim).
   constexpr std::int64_t kPairsW = kRotaryDim, kHfW = 2 * kRotaryDim;
@@ -517,9 +583,10 @@ POSENC_BENCH_SCHEME(rope) {
   // Smaller working sets first, DRAM last: the 512 MiB buffer (scratch slot 0) is allocated once.
   register_apply(small_t, true);
   add_cache("exact_pairs_f32", kCacheT, kPairsW,
-            [](benchmark::State& st) { bm_cache(st, RopeCacheForm::pairs, "cache/exact_pairs_f32"); });
+            [](benchmark::State& st) { bm_cache(st, exact_spec(Layout::halves), RopeCacheForm::pairs, "cache/exact_pairs_f32"); });
   add_cache("exact_hf_f32", kCacheT, kHfW,
-            [](benchmark::State& st) { bm_cache(st, RopeCacheForm::hf, "cache/exact_hf_f32"); });
+            [](benchmark::State& st) { bm_cache(st, exact_spec(Layout::halves), RopeCacheForm::hf, "cache/exact_hf_f32"); });
+  register_cache_variants(kCacheT, kCacheT);
   for (std::int64_t w : {kPairsW, kHfW}) {
     add_cache("stream_store_f32", kCacheT, w, [](benchmark::State& st) { bm_cache_store(st, true); });
     add_cache("store_f32", kCacheT, w, [](benchmark::State& st) { bm_cache_store(st, false); });
@@ -532,11 +599,12 @@ POSENC_BENCH_SCHEME(rope) {
 
   register_apply(large_t, false);
   add_cache("exact_pairs_f32", kDramPairsT, kPairsW,
-            [](benchmark::State& st) { bm_cache(st, RopeCacheForm::pairs, "cache/exact_pairs_f32"); });
+            [](benchmark::State& st) { bm_cache(st, exact_spec(Layout::halves), RopeCacheForm::pairs, "cache/exact_pairs_f32"); });
   add_cache("stream_store_f32", kDramPairsT, kPairsW, [](benchmark::State& st) { bm_cache_store(st, true); });
   add_cache("exact_hf_f32", kDramHfT, kHfW,
-            [](benchmark::State& st) { bm_cache(st, RopeCacheForm::hf, "cache/exact_hf_f32"); });
+            [](benchmark::State& st) { bm_cache(st, exact_spec(Layout::halves), RopeCacheForm::hf, "cache/exact_hf_f32"); });
   add_cache("stream_store_f32", kDramHfT, kHfW, [](benchmark::State& st) { bm_cache_store(st, true); });
+  register_cache_variants(kDramPairsT, kDramHfT);
 
   return "rope: apply T:" + std::to_string(small_t) + " (" + format_bytes(usize(small_t) * tensor_bytes) + " f32, " +
          format_bytes(usize(small_t) * tensor_bytes * 2) +

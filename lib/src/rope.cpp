@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <optional>
 #include <string>
 #include <type_traits>
 
@@ -257,6 +258,38 @@ core::DDFrequencies exact_frequencies(const RopeSpec& s, std::vector<double>& we
   return f;
 }
 
+// ---- xPos decay without a binary128 exp per entry -----------------------------------------------------------
+// Double-double arithmetic (hi + lo, |lo| <= ulp(hi) / 2): the product within ~2^-104 relative of the exact one.
+struct DD {
+  double hi, lo;
+};
+inline DD dd_of(q128 x) noexcept {
+  const auto hi = static_cast<double>(x);
+  return {hi, static_cast<double>(x - static_cast<q128>(hi))};
+}
+inline DD dd_mul(DD a, DD b) noexcept {
+  const double p = a.hi * b.hi;
+  const double e = std::fma(a.hi, b.hi, -p) + (a.hi * b.lo + a.lo * b.hi);
+  const double hi = p + e;
+  return {hi, e - (hi - p)};
+}
+// RN64 of a value known within `rel` relative of v = hi + lo: hi when every value in that interval rounds to hi
+// (rounding is monotone, so checking both ends suffices), else nothing (the caller computes it another way).
+inline std::optional<double> settled(DD v, double rel) noexcept {
+  const double a = std::fabs(v.hi);
+  if (!(a > 0x1p-900 && a < 0x1p900)) return std::nullopt;  // lo would be subnormal or the margin inexact
+  const double margin = a * rel;
+  if (v.hi + (v.lo + margin) == v.hi && v.hi + (v.lo - margin) == v.hi) return v.hi;
+  return std::nullopt;
+}
+// RN32 of a double v known within `rel` relative of the real value, when every value in that interval rounds to
+// the same float.
+inline std::optional<float> settled32(double v, double rel) noexcept {
+  const auto f = static_cast<float>(v);
+  if (static_cast<float>(v * (1 + rel)) == f && static_cast<float>(v * (1 - rel)) == f) return f;
+  return std::nullopt;
+}
+
 }  // namespace
 
 struct RopePlan::Impl {
@@ -274,7 +307,10 @@ struct RopePlan::Impl {
   float m32 = 1.0f;                  // hf: RN32(m), as cos * attention_scaling multiplies a float32 tensor
   int xsign = 0;                     // xPos: +1 queries, -1 keys, 0 none
   std::vector<q128> ln_zeta;         // xPos exact: ln zeta_k
+  std::vector<q128> ln_x;            // xPos exact: ln X_k = xsign ln zeta_k / scale_base (x_{p,k} = X_k^(p - c))
+  std::vector<DD> xpow;              // xPos exact: X_k^(+-j), X_k^(+-kXB j), j < kXB: [table][j][k] (xpos_table)
   std::vector<float> zeta32;         // xPos hf: torchscale's float32 zeta_k
+  std::vector<double> ln_zeta32;     // xPos hf: RN64(ln zeta32_k)
   float xpos_sb32 = 1.0f;            // xPos hf: RN32(scale_base)
   std::size_t axes = 1;              // positions per token (3 for M-RoPE)
   std::vector<std::uint8_t> axis;    // M-RoPE: the position row (0 t, 1 h, 2 w) of pair k
@@ -291,7 +327,21 @@ struct RopePlan::Impl {
       xpos_sb32 = static_cast<float>(s.xpos_scale_base);
       for (std::size_t k = 0; k < h; ++k) {
         ln_zeta.push_back(logq((2 * static_cast<q128>(k) + 2 * r / 5) / (7 * r / 5)));
+        ln_x.push_back(xsign * ln_zeta.back() / static_cast<q128>(s.xpos_scale_base));
         zeta32.push_back((static_cast<float>(2 * k) + r04) / r14);
+        ln_zeta32.push_back(static_cast<double>(logq(static_cast<q128>(zeta32.back()))));
+      }
+      if (s.regime == RopeRegime::exact) {
+        // X^(+-j) and X^(+-kXB j) by repeated binary128 products of expq values (within j 2^-112 + 2^-111
+        // relative for j < 32), stored as double-double (within 2^-106 more).
+        xpow.resize(4 * kXB * h);
+        for (std::size_t k = 0; k < h; ++k)
+          for (int t = 0; t < 4; ++t) {
+            const q128 e = static_cast<q128>(t < 2 ? 1 : static_cast<int>(kXB)) * ln_x[k];
+            const q128 step = expq(t % 2 ? -e : e);
+            q128 v = 1;
+            for (std::size_t j = 0; j < kXB; ++j, v *= step) xpos_table(t, j)[k] = dd_of(v);
+          }
       }
     }
     if (s.mrope != RopeMrope::none) {  // rope_spec.hpp: sections (Qwen2-VL) or interleaved (Qwen3-VL)
@@ -379,7 +429,7 @@ struct RopePlan::Impl {
   // cos and sin of every pair at position p (values of the regime; float32 numbers in hf/ggml). sa, ca: scratch
   // of h doubles holding the anchor `anchor` (exact regime; updated when p has another anchor).
   void sincos(std::int64_t p, double* s, double* c, double* sa, double* ca, std::int64_t& anchor,
-              float* angle) const noexcept {
+              float* angle, DD* xa, std::int64_t& xanchor, double* x) const noexcept {
     switch (spec.regime) {
       case RopeRegime::exact: {
         // p < 0: the values of |p| with the sines negated, as the table writer makes them (core/table_writer.cpp),
@@ -393,12 +443,9 @@ struct RopePlan::Impl {
         table.rotate(sa, ca, static_cast<std::size_t>(q - pa), s, c);
         if (p < 0)
           for (std::size_t k = 0; k < h; ++k) s[k] = -s[k];
-        if (xsign != 0) {  // xPos: the real factor m x_{p,k} rounded once to double, then one product
-          const q128 e = static_cast<q128>(xsign * (p - spec.xpos_center)) / static_cast<q128>(spec.xpos_scale_base);
-          for (std::size_t k = 0; k < h; ++k) {
-            const auto f = static_cast<double>(m_exact * expq(e * ln_zeta[k]));
-            s[k] *= f, c[k] *= f;
-          }
+        if (xsign != 0) {  // xPos: the real factor x_{p,k} rounded once to double, then one product
+          xpos_exact(p - spec.xpos_center, xa, xanchor, x);
+          for (std::size_t k = 0; k < h; ++k) s[k] *= x[k], c[k] *= x[k];
         } else if (m != 1.0) {
           for (std::size_t k = 0; k < h; ++k) s[k] *= m, c[k] *= m;
         }
@@ -425,11 +472,45 @@ struct RopePlan::Impl {
     if (xsign != 0) {  // torchscale XPOS: scale ** (positions / scale_base), 1 / scale for keys; sin * scale
       const float e = static_cast<float>(p - spec.xpos_center) / xpos_sb32;
       for (std::size_t k = 0; k < h; ++k) {
-        float x = rn32(powq(static_cast<q128>(zeta32[k]), static_cast<q128>(e)));
+        // pow(zeta, e) correctly rounded to float32: exp(e ln zeta) in double is within 2^-42.4 relative (ln
+        // zeta_k within 2^-53, the product 2^-53 more, |e ln zeta| <= 553 ln 3.5 < 693 so the exponent is
+        // within 2^-42.6 absolute; glibc's exp within 1 ulp), settled when that interval does not straddle a
+        // float32 rounding boundary (all but ~2^-16 of entries), else powq in binary128 as before.
+        const std::optional<float> fast = settled32(std::exp(static_cast<double>(e) * ln_zeta32[k]), 0x1p-40);
+        float x = fast ? *fast : rn32(powq(static_cast<q128>(zeta32[k]), static_cast<q128>(e)));
         if (xsign < 0) x = 1.0f / x;
         s[k] = static_cast<float>(s[k]) * x, c[k] = static_cast<float>(c[k]) * x;
       }
     }
+  }
+
+  // xPos exact: x_{p,k} = X_k^d for d = p - c, rounded once to double, for every pair, into x. d = q kXB^2 + i kXB
+  // + j with q truncated toward zero and i, j < kXB of d's sign: X^d = A_q X^(+-i kXB) X^(+-j) in double-double,
+  // A_q = expq(q kXB^2 ln X) (per thread, cached in xa while q stays: kXB^2 = 1024 consecutive positions). Each
+  // factor is within 2^-101.6 relative (|q kXB^2 ln X| <= |d ln X| <= 693, ln X within 2^-111 relative; expq
+  // within 2^-112), each product adds ~2^-104: the product is within 2^-100 relative; settled() takes hi when
+  // the whole interval of width 2^-96 relative rounds to it, else the entry is expq(d ln X) in binary128
+  // rounded once (the former path, for ~2^-42 of entries and for scales beyond 2^+-900).
+  void xpos_exact(std::int64_t d, DD* xa, std::int64_t& xanchor, double* x) const noexcept {
+    constexpr auto B = static_cast<std::int64_t>(kXB);
+    const std::int64_t q = d / (B * B), rem = d - q * B * B, ar = rem < 0 ? -rem : rem;
+    if (q != xanchor) {
+      for (std::size_t k = 0; k < h; ++k) xa[k] = dd_of(expq(static_cast<q128>(q * B * B) * ln_x[k]));
+      xanchor = q;
+    }
+    const int neg = rem < 0 ? 1 : 0;
+    const DD* t1 = xpos_table(2 + neg, static_cast<std::size_t>(ar / B));
+    const DD* t0 = xpos_table(neg, static_cast<std::size_t>(ar % B));
+    for (std::size_t k = 0; k < h; ++k) {
+      const std::optional<double> v = settled(dd_mul(dd_mul(xa[k], t1[k]), t0[k]), 0x1p-96);
+      x[k] = v ? *v : static_cast<double>(expq(static_cast<q128>(d) * ln_x[k]));
+    }
+  }
+  static constexpr std::size_t kXB = 32;
+  // Table t of xpow (0: X^j, 1: X^-j, 2: X^(kXB j), 3: X^(-kXB j)), row j: h values.
+  DD* xpos_table(int t, std::size_t j) { return xpow.data() + (static_cast<std::size_t>(t) * kXB + j) * h; }
+  const DD* xpos_table(int t, std::size_t j) const {
+    return xpow.data() + (static_cast<std::size_t>(t) * kXB + j) * h;
   }
 
   // cos and sin of every pair for token `tok` of a position list with `tokens` tokens per axis row, into axis 0's
@@ -437,9 +518,10 @@ struct RopePlan::Impl {
   // the values of its axis (HF computes cos/sin per axis row and selects per pair: the same numbers).
   template <class Scr>
   void token_sincos(std::span<const std::int64_t> positions, std::size_t tokens, std::size_t tok, const Scr& sc, int t,
-                    std::int64_t* anchors) const noexcept {
+                    std::int64_t* anchors) const noexcept {  // anchors[6]: sincos and xPos anchor per axis
     double *s = sc.s(t, 0), *c = sc.c(t, 0);
-    sincos(positions[tok], s, c, sc.sa(t, 0), sc.ca(t, 0), anchors[0], sc.a(t, 0));
+    sincos(positions[tok], s, c, sc.sa(t, 0), sc.ca(t, 0), anchors[0], sc.a(t, 0), sc.xa(t, 0), anchors[3],
+           sc.x(t));
     if (axes == 1) return;
     // An axis at the same position as t (every text token) has t's values: computed once.
     bool own[3] = {false, false, false};
@@ -447,7 +529,8 @@ struct RopePlan::Impl {
       const std::int64_t p = positions[a * tokens + tok];
       if (p == positions[tok]) continue;
       own[a] = true;
-      sincos(p, sc.s(t, a), sc.c(t, a), sc.sa(t, a), sc.ca(t, a), anchors[a], sc.a(t, a));
+      sincos(p, sc.s(t, a), sc.c(t, a), sc.sa(t, a), sc.ca(t, a), anchors[a], sc.a(t, a), sc.xa(t, a),
+             anchors[3 + a], sc.x(t));
     }
     if (!own[1] && !own[2]) return;
     for (std::size_t k = 0; k < h; ++k)
@@ -457,13 +540,24 @@ struct RopePlan::Impl {
 
 namespace {
 
-// Per thread and position axis: sin, cos, the anchor's sin and cos (h doubles each) and the float32 angles.
+// Per thread and position axis: sin, cos, the anchor's sin and cos (h doubles each), the float32 angles and the
+// xPos anchor (h double-doubles); per thread: the xPos scales of a token (h doubles).
 struct Scratch {
   core::AlignedBuffer<double> buf;
   core::AlignedBuffer<float> angle;
+  core::AlignedBuffer<DD> xanchor;
+  core::AlignedBuffer<double> xscale;
   std::size_t h, axes;
   Scratch(int threads, std::size_t h_, std::size_t axes_)
-      : buf(static_cast<std::size_t>(threads) * axes_ * 4 * h_), angle(static_cast<std::size_t>(threads) * axes_ * h_), h(h_), axes(axes_) {}
+      : buf(static_cast<std::size_t>(threads) * axes_ * 4 * h_), angle(static_cast<std::size_t>(threads) * axes_ * h_),
+        xanchor(static_cast<std::size_t>(threads) * axes_ * h_), xscale(static_cast<std::size_t>(threads) * h_),
+        h(h_), axes(axes_), anchor_ids(6 * static_cast<std::size_t>(threads), std::numeric_limits<std::int64_t>::min()) {}
+  // The anchors whose values sa/ca and xa hold (6 per thread: sincos per axis, then xPos per axis). Kept across
+  // a thread's chunks: an anchor's values depend only on the anchor, so reusing them changes no bit.
+  std::vector<std::int64_t> anchor_ids;
+  std::int64_t* anchors(int t) { return anchor_ids.data() + 6 * static_cast<std::size_t>(t); }
+  DD* xa(int t, std::size_t a) const { return xanchor.get() + (static_cast<std::size_t>(t) * axes + a) * h; }
+  double* x(int t) const { return xscale.get() + static_cast<std::size_t>(t) * h; }
   double* s(int t, std::size_t a) const { return buf.get() + (static_cast<std::size_t>(t) * axes + a) * 4 * h; }
   double* c(int t, std::size_t a) const { return s(t, a) + h; }
   double* sa(int t, std::size_t a) const { return s(t, a) + 2 * h; }
@@ -591,15 +685,14 @@ void apply_impl(const RopePlan::Impl& im, std::span<const RopeTensor<T>> views, 
   const std::size_t h = im.h;
   const std::size_t chunks = (tokens + kTokensPerChunk - 1) / kTokensPerChunk;
   const int threads = std::min<int>(core::thread_count(o, work), static_cast<int>(chunks));
-  const Scratch sc(threads, h, im.axes);  // allocated before the parallel region: a failure throws here
+  Scratch sc(threads, h, im.axes);  // allocated before the parallel region: a failure throws here
   using A = ArithOf<T>;
   const core::AlignedBuffer<A> cs_t(static_cast<std::size_t>(threads) * 2 * h);  // emulated: c, s per token
   const bool exact = spec.regime == RopeRegime::exact;
   const double sign = dir == RopeDirection::inverse ? -1.0 : 1.0;
   core::parallel_for(chunks, threads, [&](int t, std::size_t chunk) {
     double *s = sc.s(t, 0), *c = sc.c(t, 0);
-    std::int64_t anchors[3];
-    std::fill(std::begin(anchors), std::end(anchors), std::numeric_limits<std::int64_t>::min());
+    std::int64_t* anchors = sc.anchors(t);
     const std::size_t lo = chunk * kTokensPerChunk, hi = std::min(tokens, lo + kTokensPerChunk);
     for (std::size_t tok = lo; tok < hi; ++tok) {
       im.token_sincos(positions, tokens, tok, sc, t, anchors);
@@ -661,19 +754,19 @@ void cache_impl(const RopePlan::Impl& im, RopeCacheForm form, std::span<const st
     case RopeCacheForm::gptj: f.add(core::Part::sin, base, per, 0).add(core::Part::cos, base, per, h); break;
     case RopeCacheForm::ggml: f.add(core::Part::cos_sin, base, per, 0); break;
   }
-  if (spec.regime == RopeRegime::exact && im.m == 1.0 && im.axes == 1 && im.xsign == 0) {  // the shared table writer (core/table_writer.hpp)
+  if (spec.regime == RopeRegime::exact && im.axes == 1 && im.xsign == 0) {  // the shared table writer (core/table_writer.hpp)
+    f.scale = im.m;  // the attention factor (YaRN, LongRoPE): c_d m, as sincos() forms it
     core::write_table(im.table, core::PositionSource{.count = n, .list = positions}, f, std::nullopt, o, n * per);
     return;
   }
-  // Emulated regimes (and an exact cache scaled by an attention factor or of M-RoPE, which the writer does not
-  // do): every token on its own, laid out by the same form.
+  // Emulated regimes (and an exact cache with xPos scales or of M-RoPE, which the writer does not do): every
+  // token on its own, laid out by the same form.
   const std::size_t chunks = (n + kTokensPerChunk - 1) / kTokensPerChunk;
   const int threads = std::min<int>(core::thread_count(o, n * per), static_cast<int>(chunks));
-  const Scratch sc(threads, h, im.axes);
+  Scratch sc(threads, h, im.axes);
   core::parallel_for(chunks, threads, [&](int t, std::size_t chunk) {
     double *s = sc.s(t, 0), *c = sc.c(t, 0);
-    std::int64_t anchors[3];
-    std::fill(std::begin(anchors), std::end(anchors), std::numeric_limits<std::int64_t>::min());
+    std::int64_t* anchors = sc.anchors(t);
     const std::size_t lo = chunk * kTokensPerChunk, hi = std::min(n, lo + kTokensPerChunk);
     for (std::size_t i = lo; i < hi; ++i) {
       im.token_sincos(positions, n, i, sc, t, anchors);

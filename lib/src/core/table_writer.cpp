@@ -49,12 +49,14 @@ struct Tile {
   std::size_t rows, n;
   std::array<Dest<T>, 4> dest;
   std::size_t nd;
+  double scale = 1.0;  // RowForm::scale
 };
 
 // The fused pass over n pairs: s = s_a c_j + c_a s_j, c = c_a c_j - s_a s_j (one fma, one product each, as
 // AngleTable::rotate), rounded once to T, stored to every destination. For T = double the values are clamped
 // to [-1, 1] like AngleTable::rotate; for T = float the clamp is skipped because it cannot change the result:
-// the product overshoots 1 by at most ~3.5 * 2^-53 < 2^-25, which rounds to 1 in float anyway.
+// the product overshoots 1 by at most ~3.5 * 2^-53 < 2^-25, which rounds to 1 in float anyway. With a scale
+// (RowForm::scale) every value is clamped, then multiplied by it (one more rounding in double), then rounded.
 template <class T>
 void fused_scalar(const Tile<T>& t) noexcept {
   for (std::size_t row = 0; row < t.rows; ++row) {
@@ -63,9 +65,9 @@ void fused_scalar(const Tile<T>& t) noexcept {
     for (std::size_t k = 0; k < t.n; ++k) {
       double s = std::fma(t.sa[k], cj[k], t.ca[k] * sj[k]);
       double c = std::fma(t.ca[k], cj[k], -(t.sa[k] * sj[k]));
-      if constexpr (sizeof(T) == 8) {
-        s = std::clamp(s, -1.0, 1.0);
-        c = std::clamp(c, -1.0, 1.0);
+      if (sizeof(T) == 8 || t.scale != 1.0) {  // scaled: the clamp can change m times the value in float too
+        s = std::clamp(s, -1.0, 1.0) * t.scale;
+        c = std::clamp(c, -1.0, 1.0) * t.scale;
       }
       const T st = static_cast<T>(s), ct = static_cast<T>(c);
       for (std::size_t i = 0; i < t.nd; ++i) {
@@ -156,20 +158,29 @@ struct StepF64 {
   }
   static __mmask8 mask(std::size_t values) { return lanes8(values); }
 };
-template <bool Full>
+// std::clamp(v, -1, 1) = max(min(v, 1), -1) for every non-NaN v (the values are never NaN).
+inline __m512d clamp1(__m512d v) noexcept {
+  return _mm512_max_pd(_mm512_min_pd(v, _mm512_set1_pd(1.0)), _mm512_set1_pd(-1.0));
+}
+// Scaled (RowForm::scale != 1): clamped, then times the scale m, as fused_scalar.
+template <bool Scaled>
+inline Rot8 scaled(Rot8 a, __m512d m) noexcept {
+  if constexpr (Scaled) return {_mm512_mul_pd(clamp1(a.s), m), _mm512_mul_pd(clamp1(a.c), m)};
+  else return a;
+}
+template <bool Full, bool Scaled>
 inline StepF32 step_values(const double* sa, const double* ca, const double* sj, const double* cj, std::size_t r,
-                           float*) noexcept {
-  const Rot8 a = rot8<Full>(sa, ca, sj, cj, lanes8(r));
-  const Rot8 b = rot8<Full>(sa + 8, ca + 8, sj + 8, cj + 8, lanes8(r > 8 ? r - 8 : 0));
+                           __m512d m, float*) noexcept {
+  const Rot8 a = scaled<Scaled>(rot8<Full>(sa, ca, sj, cj, lanes8(r)), m);
+  const Rot8 b = scaled<Scaled>(rot8<Full>(sa + 8, ca + 8, sj + 8, cj + 8, lanes8(r > 8 ? r - 8 : 0)), m);
   return {_mm512_cvtpd_ps(a.s), _mm512_cvtpd_ps(a.c), _mm512_cvtpd_ps(b.s), _mm512_cvtpd_ps(b.c), r};
 }
-template <bool Full>
+template <bool Full, bool Scaled>
 inline StepF64 step_values(const double* sa, const double* ca, const double* sj, const double* cj, std::size_t r,
-                           double*) noexcept {
+                           __m512d m, double*) noexcept {
   const Rot8 a = rot8<Full>(sa, ca, sj, cj, lanes8(r));
-  // std::clamp(v, -1, 1) = max(min(v, 1), -1) for every non-NaN v (the values are never NaN).
-  const __m512d one = _mm512_set1_pd(1.0), minus_one = _mm512_set1_pd(-1.0);
-  return {_mm512_max_pd(_mm512_min_pd(a.s, one), minus_one), _mm512_max_pd(_mm512_min_pd(a.c, one), minus_one), r};
+  if constexpr (Scaled) return {_mm512_mul_pd(clamp1(a.s), m), _mm512_mul_pd(clamp1(a.c), m), r};
+  else return {clamp1(a.s), clamp1(a.c), r};
 }
 constexpr std::size_t step_pairs(float*) { return 16; }
 constexpr std::size_t step_pairs(double*) { return 8; }
@@ -192,7 +203,7 @@ inline void store_part(Part part, T* p, std::size_t k, const Step& v) noexcept {
 }
 
 // The parts of the destinations: fixed at compile time (Fixed...) or read at run time (none given).
-template <bool NT, Part... Fixed, class T>
+template <bool NT, bool Scaled, Part... Fixed, class T>
 void fused_parts(const Tile<T>& t) noexcept {
   constexpr std::size_t S = step_pairs(static_cast<T*>(nullptr));
   // Locals, not t's fields: the stores through T* could alias t as far as the compiler knows, and reloading
@@ -200,13 +211,14 @@ void fused_parts(const Tile<T>& t) noexcept {
   const double *const sa = t.sa, *const ca = t.ca;
   const std::size_t n = t.n, nd = t.nd;
   const std::array<Dest<T>, 4> dest = t.dest;
+  const __m512d m = _mm512_set1_pd(t.scale);
   for (std::size_t row = 0; row < t.rows; ++row) {
     const double* sj = t.j + row * 2 * AngleTable::kChunk;
     const double* cj = sj + AngleTable::kChunk;
     std::array<T*, 4> p;
     for (std::size_t i = 0; i < nd; ++i) p[i] = dest[i].p + row * dest[i].stride;
     auto step = [&]<bool Full>(std::size_t k, std::size_t r) {
-      const auto v = step_values<Full>(sa + k, ca + k, sj + k, cj + k, r, static_cast<T*>(nullptr));
+      const auto v = step_values<Full, Scaled>(sa + k, ca + k, sj + k, cj + k, r, m, static_cast<T*>(nullptr));
       if constexpr (sizeof...(Fixed) > 0) {
         std::size_t i = 0;
         ((store_part<NT, Full>(Fixed, p[i], k, v), ++i), ...);
@@ -220,8 +232,8 @@ void fused_parts(const Tile<T>& t) noexcept {
   }
 }
 
-template <bool NT, class T>
-void fused_avx512(const Tile<T>& t) noexcept {
+template <bool NT, bool Scaled, class T>
+void fused_forms(const Tile<T>& t) noexcept {
   auto is = [&](std::initializer_list<Part> parts) {
     if (parts.size() != t.nd) return false;
     std::size_t i = 0;
@@ -230,12 +242,18 @@ void fused_avx512(const Tile<T>& t) noexcept {
     return true;
   };
   using P = Part;
-  if (is({P::sin_cos})) return fused_parts<NT, P::sin_cos>(t);          // sinusoidal interleaved
-  if (is({P::cos_sin})) return fused_parts<NT, P::cos_sin>(t);          // ggml
-  if (is({P::sin, P::cos})) return fused_parts<NT, P::sin, P::cos>(t);  // sinusoidal halves, gptj
-  if (is({P::cos, P::sin})) return fused_parts<NT, P::cos, P::sin>(t);  // rope pairs
-  if (is({P::cos, P::cos, P::sin, P::sin})) return fused_parts<NT, P::cos, P::cos, P::sin, P::sin>(t);  // hf
-  fused_parts<NT>(t);
+  if (is({P::sin_cos})) return fused_parts<NT, Scaled, P::sin_cos>(t);          // sinusoidal interleaved
+  if (is({P::cos_sin})) return fused_parts<NT, Scaled, P::cos_sin>(t);          // ggml
+  if (is({P::sin, P::cos})) return fused_parts<NT, Scaled, P::sin, P::cos>(t);  // sinusoidal halves, gptj
+  if (is({P::cos, P::sin})) return fused_parts<NT, Scaled, P::cos, P::sin>(t);  // rope pairs
+  if (is({P::cos, P::cos, P::sin, P::sin})) return fused_parts<NT, Scaled, P::cos, P::cos, P::sin, P::sin>(t);  // hf
+  fused_parts<NT, Scaled>(t);
+}
+// Unscaled tables (every sinusoidal one, unscaled RoPE caches) keep the loop without the clamp and product.
+template <bool NT, class T>
+void fused_avx512(const Tile<T>& t) noexcept {
+  if (t.scale != 1.0) fused_forms<NT, true>(t);
+  else fused_forms<NT, false>(t);
 }
 POSENC_AVX512_END
 #else
@@ -319,7 +337,7 @@ class Writer {
 
   // Rows row0 .. row0 + rows - 1 (positions anchor + j0 ..), pairs k0 .. k0 + n - 1.
   void tile(Worker<T>& w, std::size_t j0, std::size_t rows, std::size_t row0, std::size_t k0, std::size_t n) const noexcept {
-    Tile<T> t{w.sa.get() + k0, w.ca.get() + k0, t_.j_sin(j0, k0), rows, n, {}, f_.count};
+    Tile<T> t{w.sa.get() + k0, w.ca.get() + k0, t_.j_sin(j0, k0), rows, n, {}, f_.count, f_.scale};
     bool lines = true;  // every destination row whole aligned cache lines
     for (std::size_t i = 0; i < f_.count; ++i) {
       const Segment<T>& s = f_.segments[i];
@@ -332,7 +350,7 @@ class Writer {
     // Streaming to destinations that are not whole lines: row by row, compute each part once into L1, then
     // copy it to every segment of that part with streamed whole lines and ordinary stores for partial ones.
     for (std::size_t r = 0; r < rows; ++r) {
-      Tile<T> one{t.sa, t.ca, t_.j_sin(j0 + r, k0), 1, n, {}, 0};
+      Tile<T> one{t.sa, t.ca, t_.j_sin(j0 + r, k0), 1, n, {}, 0, f_.scale};
       for (std::size_t pi = 0; pi < 4; ++pi)
         if (primary_[pi] >= 0) one.dest[one.nd++] = {static_cast<Part>(pi), w.staged(static_cast<Part>(pi)), 0};
       fused<false>(one);

@@ -48,6 +48,10 @@ struct RowForm {
   std::array<Segment<T>, 4> segments{};
   std::size_t count = 0;                  // segments in use
   std::optional<std::size_t> zero_column; // a column of segments[0]'s plane set to 0 in every row (odd dim)
+  // Every value times `scale` before its rounding to T (RoPE's attention factor m): v = RN_T(RN64(c_d m)) with
+  // c_d the double value clamped to [-1, 1], the operations of the per-token path (c_d from AngleTable::rotate,
+  // then c_d * m), so both give the same bits.
+  double scale = 1.0;
 
   RowForm& add(Part part, T* base, std::size_t row_stride, std::size_t offset) {
     segments[count++] = {part, base, row_stride, offset};
