@@ -4,6 +4,7 @@
 #include <quadmath.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <limits>
 #include <optional>
@@ -314,6 +315,10 @@ struct RopePlan::Impl {
   float xpos_sb32 = 1.0f;            // xPos hf: RN32(scale_base)
   std::size_t axes = 1;              // positions per token (3 for M-RoPE)
   std::vector<std::uint8_t> axis;    // M-RoPE: the position row (0 t, 1 h, 2 w) of pair k
+  // M-RoPE sections, exact regime: per axis, its first pair and an AngleTable of its section's frequencies (the
+  // cache writes each section's columns from that axis' positions; empty sections have no table).
+  std::array<std::size_t, 3> section_first{};
+  std::array<std::optional<core::AngleTable>, 3> section_table;
 
   explicit Impl(const RopeSpec& s)
       : spec(s), h(pair_count(s)), table(exact_frequencies(s, weight, m_exact)), axes(position_axes(s)) {
@@ -351,6 +356,18 @@ struct RopePlan::Impl {
       for (std::size_t k = 0; k < h; ++k) {
         if (s.mrope == RopeMrope::sections) axis[k] = k < st ? 0 : (k < st + sh ? 1 : 2);
         else axis[k] = (k % 3 == 1 && k < 3 * sh) ? 1 : ((k % 3 == 2 && k < 3 * sw) ? 2 : 0);
+      }
+      if (s.mrope == RopeMrope::sections && s.regime == RopeRegime::exact && s.xpos == RopeXpos::none) {
+        const std::size_t ends[3] = {st, st + sh, st + sh + sw};
+        for (std::size_t a = 0, k0 = 0; a < 3; k0 = ends[a++]) {
+          section_first[a] = k0;
+          if (ends[a] == k0) continue;
+          const core::DDFrequencies& all = table.frequencies();
+          core::DDFrequencies part;
+          part.hi.assign(all.hi.begin() + static_cast<std::ptrdiff_t>(k0), all.hi.begin() + static_cast<std::ptrdiff_t>(ends[a]));
+          part.lo.assign(all.lo.begin() + static_cast<std::ptrdiff_t>(k0), all.lo.begin() + static_cast<std::ptrdiff_t>(ends[a]));
+          section_table[a].emplace(std::move(part));
+        }
       }
     }
     const auto b32 = static_cast<__float128>(static_cast<float>(s.base));
@@ -754,13 +771,21 @@ void cache_impl(const RopePlan::Impl& im, RopeCacheForm form, std::span<const st
     case RopeCacheForm::gptj: f.add(core::Part::sin, base, per, 0).add(core::Part::cos, base, per, h); break;
     case RopeCacheForm::ggml: f.add(core::Part::cos_sin, base, per, 0); break;
   }
+  f.scale = im.m;  // the attention factor (YaRN, LongRoPE): c_d m, as sincos() forms it
   if (spec.regime == RopeRegime::exact && im.axes == 1 && im.xsign == 0) {  // the shared table writer (core/table_writer.hpp)
-    f.scale = im.m;  // the attention factor (YaRN, LongRoPE): c_d m, as sincos() forms it
     core::write_table(im.table, core::PositionSource{.count = n, .list = positions}, f, std::nullopt, o, n * per);
     return;
   }
-  // Emulated regimes (and an exact cache with xPos scales or of M-RoPE, which the writer does not do): every
-  // token on its own, laid out by the same form.
+  if (spec.regime == RopeRegime::exact && spec.mrope == RopeMrope::sections && im.xsign == 0) {
+    // M-RoPE sections: each section's columns from its axis' position row (the values of token_sincos)
+    for (std::size_t a = 0; a < 3; ++a)
+      if (im.section_table[a])
+        core::write_table(*im.section_table[a], core::PositionSource{.count = n, .list = positions.subspan(a * n, n)},
+                          f.from_pair(im.section_first[a]), std::nullopt, o, n * per);
+    return;
+  }
+  // Emulated regimes (and an exact cache with xPos scales or of interleaved M-RoPE, which the writer does not
+  // do): every token on its own, laid out by the same form.
   const std::size_t chunks = (n + kTokensPerChunk - 1) / kTokensPerChunk;
   const int threads = std::min<int>(core::thread_count(o, n * per), static_cast<int>(chunks));
   Scratch sc(threads, h, im.axes);

@@ -57,6 +57,16 @@ struct RowForm {
     segments[count++] = {part, base, row_stride, offset};
     return *this;
   }
+  // The same form for the pairs from k0 on: written from an AngleTable of frequencies omega_{k0}, omega_{k0+1},
+  // ... (its pair 0 is this form's pair k0). AngleTable's values of a pair depend on its frequency and the
+  // position only (block B is the same for every width), so a row written in column ranges from such tables
+  // has the bits of the row written whole.
+  RowForm from_pair(std::size_t k0) const {
+    RowForm r = *this;
+    for (std::size_t i = 0; i < count; ++i)
+      r.segments[i].offset += k0 * (segments[i].part == Part::sin || segments[i].part == Part::cos ? 1 : 2);
+    return r;
+  }
 };
 
 // The rows to write: output row i holds position first + i (a range) or positions[i] (a list).
