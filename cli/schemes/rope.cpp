@@ -549,6 +549,9 @@ void report_check(CheckFlags& f, CLI::App* app, Check&& check) {
     check_ulp_allowance(app, "--ulp-trig", f.ulp_trig);
     rep = check(test::rope::EnvelopeAllowance{f.ulp_pow, f.ulp_trig}, opts.threads);
   } catch (const Error& e) {
+    if (e.parameter() == "positions")  // a position the check does not cover (xPos: beyond 55 scale_base)
+      throw UsageError("--positions: '" + (f.positions.empty() ? std::string("(default)") : f.positions) + "' holds " +
+                       e.value() + "; accepted: " + e.accepted());
     throw SpecOptions<Spec>::renamed(e);
   }
   f.report.write(rep.to_json(), rep.to_markdown());

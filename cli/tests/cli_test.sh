@@ -400,8 +400,20 @@ PYEOF
 then pass; else fail "table rope --xpos query / key: zeta_k^(+-(p - c)/scale_base) times cos and sin"; fi
 expect_error 2 table rope --head-dim 8 --xpos query --xpos-scale-base 64 --positions 35393 --out out.npy
 expect_error 2 table rope --head-dim 8 --xpos-scale-base 64 --out out.npy
-"$POSENC" check rope --head-dim 8 --layout interleaved --xpos query --xpos-scale-base 512 --xpos-center 2 --positions 0:5 --in xq.npy 2>&1 |
-  grep -q "xpos.*not checked yet" && pass || fail "check rope --xpos: refused as not checked yet, naming xpos"
+# check rope holds xPos caches: the query cache passes as a query cache, fails as a key cache (exit 1); a
+# position beyond 55 scale_base of the centre is refused naming --positions
+xp=(--head-dim 8 --layout interleaved --xpos-scale-base 512 --xpos-center 2 --positions 0:5 --in xq.npy)
+if "$POSENC" check rope --xpos query "${xp[@]}" | grep -q '\*\*PASS\*\*'; then
+  "$POSENC" check rope --xpos key "${xp[@]}" >/dev/null; rc=$?
+  [[ $rc -eq 1 ]] && pass || fail "check rope --xpos key: a query cache must fail with exit 1 (got $rc)"
+else fail "check rope --xpos query passes table rope's query cache"; fi
+"$POSENC" check rope --head-dim 8 --layout interleaved --xpos query --xpos-scale-base 1 --xpos-center 2 --positions 0:4,100 --in xq.npy 2>&1 |
+  grep -q -- "--positions.*55 xpos_scale_base" && pass || fail "check rope --xpos: |p - c| > 55 scale_base refused naming the positions"
+# ... and M-RoPE caches (three position rows): mr.npy passes with its rows, fails read as a 1-D cache of the t row
+if "$POSENC" check rope --preset hf-llama --head-dim 8 --mrope sections --mrope-section 1,2,1 --positions 5,7,9 --in mr.npy | grep -q '\*\*PASS\*\*'; then
+  "$POSENC" check rope --preset hf-llama --head-dim 8 --positions 5 --in mr.npy >/dev/null; rc=$?
+  [[ $rc -eq 1 ]] && pass || fail "check rope: an M-RoPE cache read as 1-D RoPE of its t row must fail with exit 1 (got $rc)"
+else fail "check rope --mrope passes table rope's M-RoPE cache"; fi
 
 # the four forms hold the same numbers: hf (2, P, r) with duplicated halves, gptj sin first, ggml interleaved
 if "$POSENC" table rope --preset hf-llama --head-dim 8 --positions 0:5,1000 --form pairs --dtype f64 --out fp.npy &&

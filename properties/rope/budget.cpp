@@ -261,7 +261,14 @@ std::vector<std::pair<R, BudgetRow>> make_rows() {
               "ulp, each of the k products may flip one ulp: da <= |t_k| k (A_pow + 1) 2^-23 (1 + 2^-20) + "
               "ulp32(t_k). Then E = da + (A_trig + 1) ulp32(min(1, |e| + da)): cos/sin are 1-Lipschitz and the "
               "final value may be A_trig ulp from correctly rounded plus a flip of the rounding (at p = 0 the "
-              "same slack is allowed: no exactness of a real cos(0) is assumed)."});
+              "same slack is allowed: no exactness of a real cos(0) is assumed). An attention factor m32 (hf "
+              "YaRN / LongRoPE: RN32(c32 m32); ggml YaRN's mscale, its logf A_pow ulps off and its two steps "
+              "flipped: dm < m32 (A_pow + 2) 2^-23): m32 E + dm (|e| + E) + ulp32(m32 (|e| + E)). xPos (hf: "
+              "torchscale's RN32(c32 X), X = RN32(pow(zeta32, e32)), keys RN32(1 / X); zeta32 and e32 are IEEE steps "
+              "every implementation shares): a pow A_pow ulps off and a flipped reciprocal put X within dX = X "
+              "(A_pow + 1) 2^-23 (1 + 2^-20), so E_x = X E + (|e| + E) dX + ulp32((|e| + E)(X + dX)), for scales "
+              "in [2^-100, 2^100] (|p - c| <= 55 scale_base; beyond, the check refuses the position). M-RoPE: the "
+              "entry of pair k at the position of its axis (t, h or w), the same envelope."});
   for (DType t : {DType::f16, DType::bf16, DType::f32, DType::f64}) {
     const std::string ts(to_string(t));
     add(rope::check_rotated_exact_row(t),

@@ -53,8 +53,10 @@ double hf_frequency_allowance(const RopeSpec& s, double A) {
   return A * u + u;
 }
 
-double envelope(const RopeSpec& s, std::span<const double> f32, std::int64_t p, std::size_t k, double e,
-                const EnvelopeAllowance& a, double m32) {
+namespace {
+// The envelope of the entry before xPos' scale (the body of envelope()).
+double envelope_unscaled(const RopeSpec& s, std::span<const double> f32, std::int64_t p, std::size_t k, double e,
+                         const EnvelopeAllowance& a, double m32) {
   const double p32 = static_cast<float>(p);
   double da = 0.0;
   // hf under yarn or longrope: e = RN32(c32 m32); the allowance is that of c32, scaled by m32, plus a flip of the product.
@@ -83,24 +85,54 @@ double envelope(const RopeSpec& s, std::span<const double> f32, std::int64_t p, 
   const double dm = s.regime == RopeRegime::ggml ? m32 * (a.pow_ulps + 2) * 0x1p-23 : 0.0;
   return m32 * E0 + dm * (e0 + E0) + ulp32(m32 * (e0 + E0));
 }
+}  // namespace
 
-// Not checked yet: M-RoPE entries need a reference per pair at the position of its axis, and xPos entries an
-// envelope scaled per entry by torchscale's float32 scale (the exact and envelope rows here scale by one m).
-void refuse_unchecked(const RopeSpec& spec) {
-  if (spec.mrope != RopeMrope::none)
-    throw Error("rope check", "mrope", std::string(to_string(spec.mrope)), "none",
-                "is not checked yet: posenc check rope holds one position per token (check the 1-D cache of each "
-                "axis, whose pairs M-RoPE selects bit for bit: claim ROPE-MROPE-1)");
-  if (spec.xpos != RopeXpos::none)
-    throw Error("rope check", "xpos", std::string(to_string(spec.xpos)), "none",
-                "is not checked yet: the check's envelope scales every entry by one attention factor, not by xPos' "
-                "per-position decay (check the cache without --xpos: at the centre they are the same, ROPE-XPOS-1)");
+double envelope(const RopeSpec& s, std::span<const double> f32, std::int64_t p, std::size_t k, double e,
+                const EnvelopeAllowance& a, double m32, double X) {
+  const double E = envelope_unscaled(s, f32, p, k, e, a, m32);
+  if (X == 1.0) return E;
+  // xPos (hf): the entry is RN32(e X), X = RN32(pow(zeta32_k, e32)) (keys: RN32(1 / that)); zeta32 and e32 are
+  // IEEE float32 steps every implementation performs alike. A real pow A_pow ulps off and a flipped reciprocal
+  // put X within dX = X (A_pow + 1) 2^-23; the product's rounding may flip.
+  const double dX = X * (a.pow_ulps + 1) * 0x1p-23 * (1 + 0x1p-20);
+  return X * E + (std::fabs(e) + E) * dX + ulp32((std::fabs(e) + E) * (X + dX));
 }
+
+namespace {
+// xPos scales are checked where they lie in [2^-100, 2^100] (the domain of the budget rows with a scale:
+// rope.cache.exact.*.attention): |p - c| ln(3.5) / sb <= 100 ln 2 for every pair, i.e. |p - c| <= 55 sb.
+void check_xpos_reach(const RopeSpec& s, std::int64_t p) {
+  if (s.xpos == RopeXpos::none) return;
+  const double reach = std::floor(55.0 * s.xpos_scale_base);
+  const double d = std::fabs(static_cast<double>(p) - static_cast<double>(s.xpos_center));
+  if (d > reach)
+    throw Error("rope check", "positions", std::to_string(p),
+                "|p - xpos_center| <= 55 xpos_scale_base = " + format_real(reach) +
+                    " (xPos scales within [2^-100, 2^100], the domain the check's budget rows cover)");
+}
+
+// Position of pair k of token i in a position list of `tokens` tokens per axis row (1-D: row 0).
+std::int64_t position_of(const RopeSpec& s, std::span<const std::int64_t> positions, std::size_t tokens, std::size_t i,
+                         std::size_t k) {
+  return positions[rf::rope_mrope_axis(s, k) * tokens + i];
+}
+
+// The spec without xPos (its unscaled emulated entries and envelope).
+RopeSpec without_xpos(RopeSpec s) {
+  s.xpos = RopeXpos::none, s.xpos_scale_base = 0.0, s.xpos_center = 0;
+  return s;
+}
+}  // namespace
 
 CheckReport check_cache(const RopeSpec& spec, const CacheInput& in, const EnvelopeAllowance& allowance, int threads) {
   validate(spec);
-  refuse_unchecked(spec);
-  const std::size_t h = pair_count(spec), r = spec.rotary_dim, n = in.positions.size();
+  const std::size_t axes = position_axes(spec);
+  if (in.positions.size() % axes != 0)
+    throw Error("rope check", "positions", std::to_string(in.positions.size()) + " positions",
+                "a multiple of 3: rows t, h, w of one position per cache row each (--mrope " +
+                    std::string(to_string(spec.mrope)) + ")");
+  // n cache rows; M-RoPE: pair k of row i at the position of its axis (row t, h or w of the list)
+  const std::size_t h = pair_count(spec), r = spec.rotary_dim, n = in.positions.size() / axes;
   const bool hf_form = in.form == RopeCacheForm::hf;
   const std::size_t want_cols = hf_form ? r : 2 * h, want_rows = hf_form ? 2 * n : n;
   const std::string where = "rope check";
@@ -116,7 +148,10 @@ CheckReport check_cache(const RopeSpec& spec, const CacheInput& in, const Envelo
                 "does not match the cache");
   if (in.values.size() != in.rows * in.cols)
     throw Error(where, "values", std::to_string(in.values.size()), std::to_string(in.rows * in.cols));
-  for (std::size_t i = 0; i < n; ++i) check_position(spec, in.positions[i], "positions");
+  for (const std::int64_t p : in.positions) {
+    check_position(spec, p, "positions");
+    check_xpos_reach(spec, p);
+  }
   if (!(allowance.pow_ulps >= 0 && allowance.pow_ulps <= 1e6 && allowance.trig_ulps >= 0 && allowance.trig_ulps <= 1e6))
     throw Error(where, "ulp allowance", std::to_string(allowance.pow_ulps) + ", " + std::to_string(allowance.trig_ulps),
                 "reals in [0, 1e6]");
@@ -125,12 +160,15 @@ CheckReport check_cache(const RopeSpec& spec, const CacheInput& in, const Envelo
   exact_spec.regime = RopeRegime::exact;
   const rf::RopeOracle exact(exact_spec, kCheckBits);
   const bool emu = spec.regime != RopeRegime::exact;
+  const bool xpos = spec.xpos != RopeXpos::none;
   const rf::RopeOracle emulated(spec, kCheckBits);
+  const rf::RopeOracle emulated_plain(without_xpos(spec), kCheckBits);  // xPos: the entry before its scale X
   const std::vector<double> f32 = emu ? rope_frequencies(spec) : std::vector<double>{};
   const BudgetRow& exact_row = budget(check_exact_row(in.stored));
   // An attention factor m (yarn, longrope): exact entries are m cos, held with S = M, the least power of two >= max(1, m),
   // as S = 1 holds |cos| <= 1 (rows rope.check.exact.*); hf entries RN32(c32 m32) (the envelope's m32).
-  const double M = attention_scale(RopePlan(exact_spec).attention_factor()), m32 = attention32(spec);
+  // xPos: m x_{p,k} in place of m, per entry (S = the least power of two >= max(1, m x)).
+  const double m_exact = RopePlan(exact_spec).attention_factor(), m32 = attention32(spec);
   const BudgetRow& env_row = budget(RopeRow::check_envelope);
   const std::string emu_name = std::string("emulated (") + std::string(to_string(spec.regime)) + " float32 steps)";
 
@@ -139,7 +177,8 @@ CheckReport check_cache(const RopeSpec& spec, const CacheInput& in, const Envelo
   rep.spec = to_json(spec);
   rep.input = in.describe;
   rep.input["form"] = std::string(to_string(in.form));
-  rep.input["positions"] = {{"count", n}, {"first", n ? in.positions.front() : 0}, {"last", n ? in.positions.back() : 0}};
+  rep.input["positions"] = {{"count", n}, {"first", n ? in.positions.front() : 0}, {"last", n ? in.positions[n - 1] : 0}};
+  if (axes > 1) rep.input["positions"]["rows"] = "t, h, w (M-RoPE; first/last of the t row)";
   rep.references.emplace_back("exact", exact_row, in.stored, in.cols);
   if (emu) rep.references.emplace_back(emu_name, env_row, in.stored, in.cols);
 
@@ -161,19 +200,24 @@ CheckReport check_cache(const RopeSpec& spec, const CacheInput& in, const Envelo
   for (std::int64_t ii = 0; ii < count; ++ii) {
     auto& acc = local[static_cast<std::size_t>(omp_get_thread_num())];
     const auto i = static_cast<std::size_t>(ii);
-    const std::int64_t p = in.positions[i];
-    for (std::size_t k = 0; k < h; ++k)
+    for (std::size_t k = 0; k < h; ++k) {
+      const std::int64_t p = position_of(spec, in.positions, n, i, k);
+      const double S = attention_scale(xpos ? m_exact * static_cast<double>(exact.xpos_scale(p, k)) : m_exact);
+      const double X = xpos && emu ? static_cast<double>(emulated.xpos_scale(p, k)) : 1.0;
       for (bool sin : {false, true}) {
         const Real ex = sin ? exact.sin(p, k) : exact.cos(p, k);
         const Real em = emu ? (sin ? emulated.sin(p, k) : emulated.cos(p, k)) : Real();
-        const double e = emu ? static_cast<double>(em) : 0.0;
+        // the emulated entry before xPos' scale (the envelope's e)
+        const double e = !emu ? 0.0 : xpos ? static_cast<double>(sin ? emulated_plain.sin(p, k) : emulated_plain.cos(p, k))
+                                           : static_cast<double>(em);
         for (std::size_t c = 0; c < copies; ++c) {
           const auto [row, col] = locate(i, k, sin, c);
           const double y = in.values[row * in.cols + col];
-          acc[0].add(p, col, y, ex, M);
-          if (emu) acc[1].add(p, col, y, em, envelope(spec, f32, p, k, e, allowance, m32));
+          acc[0].add(p, col, y, ex, S);
+          if (emu) acc[1].add(p, col, y, em, envelope(spec, f32, p, k, e, allowance, m32, X));
         }
       }
+    }
   }
   rep.merge_threads(local);
   std::ostringstream o;
@@ -199,23 +243,25 @@ double attention32(const RopeSpec& s) {
 }
 
 double rotated_envelope(const RopeSpec& s, std::span<const double> f32, std::int64_t p, std::size_t k, double ce,
-                        double se, double xa, double xb, DType stored, const EnvelopeAllowance& a, double m32) {
+                        double se, double xa, double xb, DType stored, const EnvelopeAllowance& a, double m32,
+                        double X) {
   // The type whose roundings are allowed: the data's own for 16-bit data, float32 for f32 and f64 data.
   const DType t = (stored == DType::f16 || stored == DType::bf16) ? stored : DType::f32;
   // Derivation: budget row rope.check.rotated.envelope. A rounding moves a value by <= 0.5 ulp of its result; a
   // result may lie one binade above the magnitude bound used here, so each rounding is allowed a whole ulp.
-  const double Ec = envelope(s, f32, p, k, ce, a, m32), Es = envelope(s, f32, p, k, se, a, m32);
-  const double cmax = std::max(1.0, m32);  // |c|, |s| <= m32 under an attention factor
+  // xPos: ce, se before the scale X; the entries are RN32(ce X), RN32(se X), within (1 + 2^-23) of ce X, se X.
+  const double Ec = envelope(s, f32, p, k, ce, a, m32, X), Es = envelope(s, f32, p, k, se, a, m32, X);
+  const double g = X == 1.0 ? 1.0 : X * (1 + 0x1p-23);
+  const double cmax = std::max(1.0, m32) * g;  // |c|, |s| <= m32 under an attention factor, times X under xPos
   const double A = std::fabs(xa) * (cmax + Ec), B = std::fabs(xb) * (cmax + Es);  // bounds of |x_a c|, |x_b s|
-  return std::fabs(xa) * (Ec + ulp(std::fabs(ce) + Ec, t)) + std::fabs(xb) * (Es + ulp(std::fabs(se) + Es, t)) +
+  return std::fabs(xa) * (Ec + ulp(std::fabs(ce) * g + Ec, t)) + std::fabs(xb) * (Es + ulp(std::fabs(se) * g + Es, t)) +
          2 * ulp(A, t) + 2 * ulp(B, t) + 2 * ulp(A + B, t);
 }
 
 CheckReport check_rotated(const RopeSpec& spec, const RotatedInput& in, const EnvelopeAllowance& allowance,
                           int threads) {
   validate(spec);
-  refuse_unchecked(spec);
-  const std::size_t d = spec.head_dim, h = pair_count(spec), r = spec.rotary_dim;
+  const std::size_t d = spec.head_dim, h = pair_count(spec), r = spec.rotary_dim, axes = position_axes(spec);
   const std::size_t vectors = in.tokens * in.heads;
   const std::string where = "rope check";
   if (in.x.size() != vectors * d)
@@ -224,10 +270,15 @@ CheckReport check_rotated(const RopeSpec& spec, const RotatedInput& in, const En
   if (in.y.size() != in.x.size())
     throw Error(where, "y", std::to_string(in.y.size()) + " values", "as many as x, " + std::to_string(in.x.size()),
                 "does not match x");
-  if (in.positions.size() != in.tokens)
+  if (in.positions.size() != axes * in.tokens)
     throw Error(where, "positions", std::to_string(in.positions.size()) + " positions",
-                "one per token, " + std::to_string(in.tokens), "does not match x");
-  for (const std::int64_t p : in.positions) check_position(spec, p, "positions");
+                axes == 1 ? "one per token, " + std::to_string(in.tokens)
+                          : "three rows (t, h, w) of one per token, 3 x " + std::to_string(in.tokens),
+                "does not match x");
+  for (const std::int64_t p : in.positions) {
+    check_position(spec, p, "positions");
+    check_xpos_reach(spec, p);
+  }
   for (const double v : in.x)
     if (!std::isfinite(v)) throw Error(where, "x", "a non-finite value", "finite values", "holds");
   if (!(allowance.pow_ulps >= 0 && allowance.pow_ulps <= 1e6 && allowance.trig_ulps >= 0 && allowance.trig_ulps <= 1e6))
@@ -249,6 +300,8 @@ CheckReport check_rotated(const RopeSpec& spec, const RotatedInput& in, const En
   // Under an attention factor the exact rotation is m R(p) (scale S' = m S) and hf's cos/sin carry m32.
   const double m_exact = RopePlan(exact_spec).attention_factor(), m32 = attention32(spec);
   const rf::RopeOracle emulated(spec, kCheckBits);
+  const rf::RopeOracle emulated_plain(without_xpos(spec), kCheckBits);  // xPos: cos/sin before the scale X
+  const bool xpos = spec.xpos != RopeXpos::none;
   const std::vector<double> f32 = emu ? rope_frequencies(spec) : std::vector<double>{};
   const std::string emu_name = std::string("emulated (") + std::string(to_string(spec.regime)) + " float32 steps)";
 
@@ -259,7 +312,8 @@ CheckReport check_rotated(const RopeSpec& spec, const RotatedInput& in, const En
   rep.input["what"] = std::string("rotated tensor, ") + (in.inverse ? "R(-p) x" : "R(p) x");
   rep.input["positions"] = {{"count", in.tokens},
                             {"first", in.tokens ? in.positions.front() : 0},
-                            {"last", in.tokens ? in.positions.back() : 0}};
+                            {"last", in.tokens ? in.positions[in.tokens - 1] : 0}};
+  if (axes > 1) rep.input["positions"]["rows"] = "t, h, w (M-RoPE; first/last of the t row)";
   rep.references.emplace_back("exact", budget(check_rotated_exact_row(in.stored)), in.stored, d);
   if (emu) rep.references.emplace_back(emu_name, budget(RopeRow::check_rotated_envelope), in.stored, d);
 
@@ -269,27 +323,35 @@ CheckReport check_rotated(const RopeSpec& spec, const RotatedInput& in, const En
 #pragma omp parallel for num_threads(nt) schedule(dynamic, 4)
   for (std::int64_t vi = 0; vi < count; ++vi) {
     auto& acc = local[static_cast<std::size_t>(omp_get_thread_num())];
-    const auto v = static_cast<std::size_t>(vi);
-    const std::int64_t p = in.positions[v / in.heads];
+    const auto v = static_cast<std::size_t>(vi), tok = v / in.heads;
     const std::span<const double> x = in.x.subspan(v * d, d), y = in.y.subspan(v * d, d);
-    const std::vector<Real> ex = exact.rotate(p, x, in.inverse);
-    const std::vector<Real> em = emu ? emulated.rotate(p, x, in.inverse) : std::vector<Real>{};
+    // M-RoPE: the token's (t, h, w); pair k rotates by the position of its axis
+    rf::RopeMropePosition pos{};
+    for (std::size_t ax = 0; ax < axes; ++ax) pos[ax] = in.positions[ax * in.tokens + tok];
+    const std::int64_t p0 = pos[0];
+    const std::vector<Real> ex = axes > 1 ? exact.exact_rotate_mrope(pos, x, in.inverse) : exact.rotate(p0, x, in.inverse);
+    const std::vector<Real> em = !emu ? std::vector<Real>{}
+                                 : axes > 1 ? emulated.rotate_mrope(pos, x, in.inverse) : emulated.rotate(p0, x, in.inverse);
     for (std::size_t k = 0; k < h; ++k) {
       const std::size_t a = first_channel(spec, k), b = second_channel(spec, k);
+      const std::int64_t p = pos[rf::rope_mrope_axis(spec, k)];
       const double S = std::fabs(x[a]) + std::fabs(x[b]);
+      // xPos: the pair's scale x_{p,k} (exact) and X (the emulated float32 one); cos/sin before it
+      const double xs = xpos ? static_cast<double>(exact.xpos_scale(p, k)) : 1.0;
+      const double X = xpos && emu ? static_cast<double>(emulated.xpos_scale(p, k)) : 1.0;
       // y_a = x_a c -+ x_b s and y_b = x_b c +- x_a s: the same terms, so one envelope for both.
-      const double env = emu ? rotated_envelope(spec, f32, p, k, static_cast<double>(emulated.cos(p, k)),
-                                                static_cast<double>(emulated.sin(p, k)), x[a], x[b], in.stored,
-                                                allowance, m32)
+      const double env = emu ? rotated_envelope(spec, f32, p, k, static_cast<double>(emulated_plain.cos(p, k)),
+                                                static_cast<double>(emulated_plain.sin(p, k)), x[a], x[b], in.stored,
+                                                allowance, m32, X)
                              : 0.0;
       for (const std::size_t c : {a, b}) {
-        acc[0].add(p, c, y[c], ex[c], m_exact * S);
+        acc[0].add(p, c, y[c], ex[c], m_exact * xs * S);
         if (emu) acc[1].add(p, c, y[c], em[c], env);
       }
     }
     for (std::size_t c = r; c < d; ++c) {  // pass-through channels
-      acc[0].add(p, c, y[c], ex[c], std::fabs(x[c]));
-      if (emu) acc[1].add(p, c, y[c], em[c], 0.0);  // E = 0: bit for bit
+      acc[0].add(p0, c, y[c], ex[c], std::fabs(x[c]));
+      if (emu) acc[1].add(p0, c, y[c], em[c], 0.0);  // E = 0: bit for bit
     }
   }
   rep.merge_threads(local);

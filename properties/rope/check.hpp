@@ -28,8 +28,10 @@ struct EnvelopeAllowance {
 // of |real implementation - posenc's emulation| given the allowance; derivation in budget.cpp (rope.check.envelope).
 // m32: the float32 attention factor the hf regime multiplies cos and sin by (RN32(RopePlan::attention_factor());
 // 1 for every other scaling and regime); emulated_value is the product.
+// xPos (hf): X is torchscale's float32 scale of the entry (RopeOracle::xpos_scale) and emulated_value the entry
+// before it; the envelope is that of RN32(emulated_value X) (1: no xPos).
 double envelope(const RopeSpec&, std::span<const double> frequencies32, std::int64_t p, std::size_t k,
-                double emulated_value, const EnvelopeAllowance& = {}, double m32 = 1.0);
+                double emulated_value, const EnvelopeAllowance& = {}, double m32 = 1.0, double X = 1.0);
 // The m32 of a spec (above).
 double attention32(const RopeSpec&);
 
@@ -41,7 +43,7 @@ struct CacheInput {
   std::size_t rows = 0, cols = 0;
   DType stored = DType::f32;
   RopeCacheForm form = RopeCacheForm::pairs;
-  std::vector<std::int64_t> positions;  // one per position row
+  std::vector<std::int64_t> positions;  // one per position row (M-RoPE: rows t, h, w of one per position row each)
   nlohmann::ordered_json describe;      // file, shape, ... (copied into the report)
 };
 
@@ -56,7 +58,7 @@ CheckReport check_cache(const RopeSpec&, const CacheInput&, const EnvelopeAllowa
 // cos/sin to it and rounds each product and the sum in it). Both channels of the pair share it.
 double rotated_envelope(const RopeSpec&, std::span<const double> frequencies32, std::int64_t p, std::size_t k,
                         double ce, double se, double xa, double xb, DType stored, const EnvelopeAllowance& = {},
-                        double m32 = 1.0);
+                        double m32 = 1.0, double X = 1.0);
 
 // A user's rotated tensor y and the tensor x it was rotated from: [tokens][heads][head_dim] each (dense, values
 // exact in double), the type y was stored in, one position per token and the direction.
@@ -65,7 +67,7 @@ struct RotatedInput {
   std::size_t tokens = 0, heads = 1;
   DType stored = DType::f32;
   bool inverse = false;                 // y = R(-p) x
-  std::vector<std::int64_t> positions;  // one per token
+  std::vector<std::int64_t> positions;  // one per token (M-RoPE: rows t, h, w of one per token each)
   nlohmann::ordered_json describe;      // files, shapes (copied into the report)
 };
 

@@ -929,6 +929,150 @@ POSENC_CLAIM_TEST(RopeCheck, CheckPassesPosencCachesAndRefusesPerturbedOnes,
   }
 }
 
+// ROPE-CHECK-4
+POSENC_PROPERTY(RopeCheck, CheckHoldsMropeAndXposCachesAndRotations,
+                {"ROPE-CHECK-4", "rope",
+                 "posenc check rope holds M-RoPE (sections, interleaved; three position rows) and xPos (query, key) "
+                 "caches and rotated tensors: posenc's own (exact and hf regimes, f32) pass; an hf xPos cache whose "
+                 "torchscale float32 pow is off by up to A_pow = 2 ulps passes the envelope (entry RN32(c32 X'))",
+                 "DESIGN.md (posenc check); CONVENTIONS.md §2.12, §2.16", Oracle::reference,
+                 {R::check_exact_f32, R::check_envelope, R::check_rotated_exact_f32, R::check_rotated_envelope}}) {
+  RopeSpec s = without_scaling(*small_spec());
+  s.regime = *rc::gen::element(RopeRegime::exact, RopeRegime::hf);
+  const bool mrope = *rc::gen::arbitrary<bool>();
+  const std::size_t h = pair_count(s), d = s.head_dim, T = *rc::gen::inRange<std::size_t>(1, 5);
+  std::vector<std::int64_t> pos;
+  if (mrope) {
+    s.mrope = *rc::gen::element(RopeMrope::sections, RopeMrope::interleaved);
+    const auto hh = static_cast<std::int64_t>(h);
+    const std::int64_t a = *rc::gen::inRange<std::int64_t>(0, hh + 1), b = *rc::gen::inRange<std::int64_t>(0, hh - a + 1);
+    s.mrope_section = {a, b, hh - a - b};
+    for (std::size_t i = 0; i < 3 * T; ++i) pos.push_back(*position());
+  } else {
+    s.xpos = *rc::gen::element(RopeXpos::query, RopeXpos::key);
+    s.xpos_scale_base = *rc::gen::element(64.0, 512.0, 3.0);
+    s.xpos_center = *rc::gen::inRange<std::int64_t>(-4096, 100000);
+    const auto reach = static_cast<std::int64_t>(55 * s.xpos_scale_base);
+    for (std::size_t i = 0; i < T; ++i) pos.push_back(s.xpos_center + *rc::gen::inRange<std::int64_t>(-reach, reach + 1));
+  }
+  validate(s);
+  tag(claim, std::string(mrope ? "mrope " + std::string(to_string(s.mrope)) : "xpos " + std::string(to_string(s.xpos))) +
+                 " " + std::string(to_string(s.regime)));
+  count_case(claim);
+  auto what = [&] { return spec_label(s) + " p0=" + std::to_string(pos[0]); };
+  auto held = [&](const CheckReport& rep, const std::string& which) {
+    const CheckAccumulator& acc = rep.references.at(rep.held_to);
+    const auto j = acc.to_json();
+    const double max = j["overall"]["max_metric"].is_null() ? INFINITY : j["overall"]["max_metric"].get<double>();
+    if (auto f = check(claim, acc.row(), Measure{Class::ok, max}, max, nullptr,
+                       [&] { return what() + " " + which + " " + j.dump().substr(0, 600); }))
+      RC_FAIL(*f);
+    RC_ASSERT(rep.passed());
+  };
+  const RopePlan plan(s);
+  // posenc's cache (pairs form, f32)
+  std::vector<float> c32(T * 2 * h);
+  plan.cache(RopeCacheForm::pairs, pos, std::span<float>(c32));
+  std::vector<double> v(c32.begin(), c32.end());
+  held(check_cache(s, CacheInput{v, T, 2 * h, DType::f32, RopeCacheForm::pairs, pos, {}}), "posenc cache");
+  // posenc's rotation (f32, forward or inverse)
+  const bool inverse = *rc::gen::arbitrary<bool>();
+  std::vector<double> x = random_vector(T * d);
+  for (double& e : x) e = static_cast<float>(e);
+  std::vector<float> y32(x.begin(), x.end());
+  plan.apply(RopeTensor<float>{std::span<float>(y32), T, 1, d, d}, pos,
+             inverse ? RopeDirection::inverse : RopeDirection::forward);
+  const std::vector<double> y(y32.begin(), y32.end());
+  held(check_rotated(s, RotatedInput{x, y, T, 1, DType::f32, inverse, pos, {}}), "posenc rotation");
+  // torchscale with a real pow: X' = RN32(pow) off by pow_off ulps (keys: 1 / X' in float32), entry RN32(c32 X')
+  if (s.xpos != RopeXpos::none && s.regime == RopeRegime::hf) {
+    const int pow_off = *rc::gen::inRange(-2, 3);
+    RopeSpec plain = s;
+    plain.xpos = RopeXpos::none, plain.xpos_scale_base = 0.0, plain.xpos_center = 0;
+    std::vector<float> c0(T * 2 * h);
+    RopePlan(plain).cache(RopeCacheForm::pairs, pos, std::span<float>(c0));
+    const float r04 = static_cast<float>(0.4 * static_cast<double>(s.rotary_dim)),
+                r14 = static_cast<float>(1.4 * static_cast<double>(s.rotary_dim));
+    for (std::size_t i = 0; i < T; ++i) {
+      const float e = static_cast<float>(pos[i] - s.xpos_center) / static_cast<float>(s.xpos_scale_base);
+      for (std::size_t k = 0; k < h; ++k) {
+        const float zeta = (static_cast<float>(2 * k) + r04) / r14;
+        float X = static_cast<float>(std::pow(static_cast<double>(zeta), static_cast<double>(e)));
+        for (int n = 0; n < std::abs(pow_off); ++n) X = std::nextafter(X, pow_off > 0 ? INFINITY : -INFINITY);
+        if (s.xpos == RopeXpos::key) X = 1.0f / X;
+        v[i * 2 * h + k] = c0[i * 2 * h + k] * X;
+        v[i * 2 * h + h + k] = c0[i * 2 * h + h + k] * X;
+      }
+    }
+    tag(claim, "torchscale pow off " + std::to_string(pow_off));
+    held(check_cache(s, CacheInput{v, T, 2 * h, DType::f32, RopeCacheForm::pairs, pos, {}}), "perturbed pow");
+  }
+}
+
+// ROPE-CHECK-5
+POSENC_CLAIM_TEST(RopeCheck, CheckRefusesWrongMropeAndXposCaches,
+                  {"ROPE-CHECK-5", "rope",
+                   "posenc check rope refuses what a wrong M-RoPE or xPos port computes: a Qwen2-VL cache built from "
+                   "the t row alone (1-D RoPE), or with the h and w rows swapped; an xPos cache scaled at p + 1, with "
+                   "the query scale for keys, or without the scale; one entry 2 ulps (exact) or 8 envelopes (hf) "
+                   "off; and positions with |p - c| > 55 scale_base, naming positions (exact and hf regimes, f32)",
+                   "DESIGN.md (posenc check); CONVENTIONS.md §2.12, §2.16", Oracle::reference,
+                   {R::check_exact_f32, R::check_envelope}}) {
+  for (const RopeRegime regime : {RopeRegime::exact, RopeRegime::hf}) {
+    const std::string rn(to_string(regime));
+    RopeSpec base{.layout = Layout::halves, .regime = regime, .head_dim = 16, .rotary_dim = 16};
+    auto cache_of = [](const RopeSpec& s, const std::vector<std::int64_t>& pos) {
+      std::vector<float> c(pos.size() / position_axes(s) * 2 * pair_count(s));
+      RopePlan(s).cache(RopeCacheForm::pairs, pos, std::span<float>(c));
+      return std::vector<double>(c.begin(), c.end());
+    };
+    auto passes = [&](const RopeSpec& s, const std::vector<std::int64_t>& pos, const std::vector<double>& v) {
+      const std::size_t n = pos.size() / position_axes(s);
+      return check_cache(s, CacheInput{v, n, 2 * pair_count(s), DType::f32, RopeCacheForm::pairs, pos, {}}).passed();
+    };
+    {  // M-RoPE, sections (2, 3, 3): image tokens whose rows differ
+      RopeSpec m = base;
+      m.mrope = RopeMrope::sections;
+      m.mrope_section = {2, 3, 3};
+      const std::vector<std::int64_t> pos{4, 4, 4, 4, /*h*/ 4, 5, 6, 7, /*w*/ 9, 8, 7, 3};
+      const std::vector<double> good = cache_of(m, pos);
+      EXPECT_TRUE(passes(m, pos, good)) << rn << ": posenc's M-RoPE cache";
+      const std::vector<std::int64_t> t_row{4, 4, 4, 4};
+      EXPECT_FALSE(passes(m, pos, cache_of(base, t_row))) << rn << ": 1-D cache at the t row passed";
+      std::vector<std::int64_t> swapped{4, 4, 4, 4, 9, 8, 7, 3, 4, 5, 6, 7};
+      EXPECT_FALSE(passes(m, pos, cache_of(m, swapped))) << rn << ": h and w rows swapped passed";
+      std::vector<double> off = good;
+      const std::size_t j = 1 * 16 + 3;  // token 1, cos of pair 3 (an h pair)
+      off[j] = regime == RopeRegime::exact
+                   ? off[j] - 2 * std::ldexp(1.0, std::ilogb(off[j]) - 23)
+                   : off[j] + 8 * envelope(m, RopePlan(m).frequencies(), pos[4 + 1], 3, off[j]);
+      EXPECT_FALSE(passes(m, pos, off)) << rn << ": one M-RoPE entry off passed";
+      for (int i = 0; i < 4; ++i) count_case(claim);
+    }
+    {  // xPos, scale_base 64, centre 100
+      RopeSpec q = base;
+      q.xpos = RopeXpos::query, q.xpos_scale_base = 64.0, q.xpos_center = 100;
+      RopeSpec k = q;
+      k.xpos = RopeXpos::key;
+      const std::vector<std::int64_t> pos{0, 37, 100, 163, 300, 3620};
+      const std::vector<double> good = cache_of(q, pos);
+      EXPECT_TRUE(passes(q, pos, good)) << rn << ": posenc's xPos cache";
+      EXPECT_TRUE(passes(k, pos, cache_of(k, pos))) << rn << ": posenc's xPos key cache";
+      std::vector<std::int64_t> next = pos;
+      for (auto& p : next) p += 1;
+      std::vector<double> shifted = cache_of(q, next), unscaled = cache_of(base, pos);
+      EXPECT_FALSE(passes(q, pos, shifted)) << rn << ": xPos cache at p + 1 passed";
+      EXPECT_FALSE(passes(k, pos, good)) << rn << ": query scales passed as key scales";
+      EXPECT_FALSE(passes(q, pos, unscaled)) << rn << ": a cache without the xPos scale passed";
+      expect_error(claim, "positions", [&] {
+        const std::vector<std::int64_t> far{100 + 55 * 64 + 1};
+        (void)check_cache(q, CacheInput{cache_of(q, far), 1, 16, DType::f32, RopeCacheForm::pairs, far, {}});
+      }, rn + ": |p - c| = 55 scale_base + 1");
+      for (int i = 0; i < 5; ++i) count_case(claim);
+    }
+  }
+}
+
 // ROPE-SCORE-1
 POSENC_PROPERTY(Rope, ScoresThroughBlasMatchOracle,
                 {"ROPE-SCORE-1", "rope",
