@@ -160,5 +160,31 @@ class ProducerTest(unittest.TestCase):
         self.assertAlmostEqual(yarn["attention_factor"], 1.1386294361119891, places=12)
 
 
+class XposOverflowTable(unittest.TestCase):
+    def test_without_cli_not_drawn(self):
+        text, cap = rope._xpos_overflow(Ctx(None))
+        self.assertIn("not drawn", text)
+        self.assertEqual(cap, "")
+
+    def test_bisection(self):
+        self.assertEqual(rope._first_beyond(lambda d: d >= 37, 100), 37)
+        self.assertEqual(rope._first_beyond(lambda d: False, 100), 101)
+        self.assertEqual(rope._first_beyond(lambda d: True, 100), 0)
+
+    @unittest.skipUnless(CLI.is_file(), "posenc CLI not built")
+    def test_table_from_cli(self):
+        ctx = Ctx(None)
+        ctx.cli = str(CLI)
+        text, cap = rope._xpos_overflow(ctx)
+        rows = [line for line in text.splitlines() if line.startswith("| 64 ") or line.startswith("| 512 ")]
+        self.assertEqual(len(rows), 4, text)
+        # ROPE-XPOS-2's figures: f16 567 / 4533, f32 4533 / 36261 (scale_base 64 / 512), both sides, both regimes
+        for row in rows:
+            cells = [c.strip() for c in row.strip("|").split("|")]
+            want = ("567", "4,533", "4,533") if cells[0] == "64" else ("4,533", "36,261", "36,261")
+            self.assertEqual(tuple(cells[2:5]), want, row)
+        self.assertIn("(e)", cap)
+
+
 if __name__ == "__main__":
     unittest.main()

@@ -2,8 +2,8 @@
 ⟨R(m)q, R(n)k⟩ against the distance n − m (relativity and the long-range decay), and the score error that
 HF's and ggml's float32 arithmetic leaves at each distance in a 1M- and a 4K-token context (the precision loss a
 porter of a long-context model meets), against posenc's exact regime; θ'_k / θ_k of every context-extension
-scaling; and the HF-vs-exact error of the cos/sin cache at every position up to 128k under Llama 3.1's and YaRN's
-scalings.
+scaling; the HF-vs-exact error of the cos/sin cache at every position up to 128k under Llama 3.1's and YaRN's
+scalings; and (a table) the distances at which xPos' scale overflows float16 and float32.
 
 Figures (a)-(c) come from the posenc CLI (`posenc scores rope`, f64 data: the regime's rotation is the only
 difference between series; `posenc freqs rope`); without a CLI they are not drawn and the page says why. Figure
@@ -377,10 +377,77 @@ def _long_context_error(ctx) -> tuple:
     return ctx.renderer.image(plot, "RoPE hf vs exact cache error at 128k positions"), cap
 
 
+# Table (e): where xPos' scale overflows, found by bisection on posenc's own caches (head_dim 2: pair 0 only,
+# zeta_0 = 0.4 / 1.4 = 2/7, the fastest-changing scale of any head_dim).
+XPOS_CENTER = 1 << 20
+F16_MAX, F32_MAX = 65504.0, 3.4028234663852886e38
+
+
+def _xpos_row(cli: str, side: str, sb: int, regime: str, dist: int) -> tuple:
+    """(cos, sin) of pair 0 at distance `dist` from the centre on the growing side (queries below it, keys
+    above), from `posenc table rope --xpos SIDE --format json` (None for a non-finite value), or raises."""
+    p = XPOS_CENTER - dist if side == "query" else XPOS_CENTER + dist
+    cmd = [cli, "table", "rope", "--head-dim", "2", "--regime", regime, "--xpos", side, "--xpos-scale-base", str(sb),
+           "--xpos-center", str(XPOS_CENTER), "--positions", str(p), "--dtype", "f64" if regime == "exact" else "f32",
+           "--format", "json"]
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
+    if proc.returncode != 0:
+        msg = (proc.stderr.strip().splitlines() or ["(no message)"])[-1]
+        raise RuntimeError(f"`posenc table rope --xpos {side} --regime {regime}` exited {proc.returncode}: {msg}")
+    row = json.loads(proc.stdout)["rows"][0]
+    return row[0], row[1]
+
+
+def _first_beyond(pred, hi: int) -> int:
+    """The least d in [0, hi] with pred(d) (pred monotone in d), hi + 1 if none."""
+    lo, top = 0, hi + 1
+    while lo < top:
+        mid = (lo + top) // 2
+        if pred(mid):
+            top = mid
+        else:
+            lo = mid + 1
+    return lo
+
+
+def _xpos_overflow(ctx) -> tuple:
+    """(e): the first |p - c| where xPos' scale leaves the float16 and float32 ranges (a table, not a plot)."""
+    if not ctx.cli:
+        return _not_drawn("table-rope-xpos-overflow", "no --cli given"), ""
+    rows = []
+    try:
+        for sb in (64, 512):
+            reach = 553 * sb  # the spec's position range around the centre
+            for side in ("query", "key"):
+                def exact_over(limit):
+                    return lambda d: math.hypot(*_xpos_row(ctx.cli, side, sb, "exact", d)) > limit
+                hf_inf = lambda d: any(v is None for v in _xpos_row(ctx.cli, side, sb, "hf", d))
+                f16, f32 = _first_beyond(exact_over(F16_MAX), reach), _first_beyond(exact_over(F32_MAX), reach)
+                hf = _first_beyond(hf_inf, reach)
+                closed = [math.ceil(sb * math.log(m) / math.log(3.5)) for m in (F16_MAX, F32_MAX)]
+                rows.append([md.num(sb), side + (" (p < c)" if side == "query" else " (p > c)"), md.num(f16),
+                             md.num(f32), md.num(hf), f"{md.num(closed[0])} / {md.num(closed[1])}",
+                             md.num(2 * f16), md.num(2 * f32)])
+    except (OSError, subprocess.TimeoutExpired, RuntimeError, ValueError, KeyError, IndexError, TypeError) as e:
+        return _not_drawn("table-rope-xpos-overflow", str(e)), ""
+    table = md.table(["scale_base", "side", "d: exact > 65504 (f16)", "d: exact > FLT_MAX (f32)",
+                      "d: hf (torchscale float32) inf", "closed form ⌈sb ln max / ln 3.5⌉ (f16 / f32)",
+                      "sequence 2d where f16 breaks", "… where f32 breaks"], rows, ["r", "l", "r", "r", "r", "r", "r", "r"])
+    cap = ("**(e) Where xPos' scale overflows.** The first distance d = |p − c| from the centre at which the decay scale "
+           "of pair 0 (ζ₀ = 2/7, the fastest-changing one) exceeds the float16 maximum and the float32 maximum: "
+           "queries grow below the centre, keys above it (ζ^(±(p − c)/scale_base)). Found by bisection on "
+           "`posenc table rope --head-dim 2 --xpos query|key --xpos-scale-base SB --xpos-center 2^20` (exact: the "
+           "f64 cache, the scale as |(cos, sin)|; hf: torchscale's float32 steps, the first position whose entries "
+           "are inf/NaN). torchscale centres positions at the middle of the sequence, so a sequence of 2d "
+           "tokens reaches it: with its default scale_base 512, a float16 cache overflows from about 9k tokens and "
+           "a float32 one from about 72k. The closed form agrees; see " + CLAIMS_LINK + " (ROPE-XPOS-2).")
+    return table, cap
+
+
 def figures(ctx) -> list:
     src = ScoresSource(ctx.cli)
     out = [_score_vs_distance(ctx, src), _score_error_vs_distance(ctx, src), _scaled_frequencies(ctx),
-           _long_context_error(ctx)]
+           _long_context_error(ctx), _xpos_overflow(ctx)]
     ctx.figure_notes.append(("figure data", "the posenc CLI (`posenc scores rope`, f64 data)" if src.error is None
                              else f"not drawn: {md.cell(src.error)}"))
     return out
