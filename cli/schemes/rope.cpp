@@ -321,11 +321,79 @@ void run_table(const TableFlags& f, bool positions_given) {
 struct FreqFlags {
   RopeOptions spec;
   OutFlags out;
+  std::string dynamic_calls;  // --dynamic-calls: the lengths L of successive forward calls
 };
+
+// --dynamic-calls L1,L2,...: HF's stateful dynamic-NTK module replayed over successive forward calls
+// (RopeDynamicState): per call, what the module did (grow / reset / keep), its cached length afterwards, the
+// length its inv_freq was computed for (0: the original) and the frequencies the call used, in the spec's regime.
+void run_dynamic_calls(const FreqFlags& f, const Spec& s, Format format) {
+  if (s.scaling != RopeScaling::dynamic)
+    throw UsageError("--dynamic-calls: replays HF's stateful dynamic-NTK module; it needs --scaling dynamic (the "
+                     "spec's scaling is " + std::string(to_string(s.scaling)) + ")");
+  const auto check = [](std::int64_t L) {
+    if (L < 1 || L > kRopeMaxContext)
+      throw Error(kScheme, "seq_len", std::to_string(L), "an integer in [1, 2^40] (a call's max(position_ids) + 1)");
+  };
+  const std::vector<std::int64_t> calls = parse_checked_positions("--dynamic-calls", f.dynamic_calls, check).materialize();
+  if (calls.size() > 100000)
+    throw UsageError("--dynamic-calls: '" + f.dynamic_calls + "' holds " + std::to_string(calls.size()) +
+                     " calls; accepted: at most 100000");
+  RopeDynamicState state(s);
+  const std::size_t h = pair_count(s), n = calls.size();
+  std::vector<std::int64_t> index(n), cached(n), used(n);
+  std::vector<std::string> action(n);
+  std::vector<double> theta(n * h);
+  for (std::size_t i = 0; i < n; ++i) {
+    const std::int64_t before = state.cached_length(), used_before = state.current().seq_len;
+    const RopeSpec& now = state.step(calls[i]);
+    index[i] = static_cast<std::int64_t>(i);
+    cached[i] = state.cached_length();
+    used[i] = now.seq_len;
+    action[i] = state.cached_length() > before ? "grow"
+                : (now.seq_len == 0 && used_before != 0) ? "reset"
+                                                         : "keep";
+    const RopePlan plan = make_plan(now);
+    std::copy(plan.frequencies().begin(), plan.frequencies().end(), theta.begin() + static_cast<std::ptrdiff_t>(i * h));
+  }
+  Output out(f.out.out, format == Format::npy);
+  switch (format) {
+    case Format::npy: write_npy(out.file(), std::span<const double>(theta), {n, h}); break;
+    case Format::json: {
+      Json head = result_head(s);
+      head["note"] =
+          "HF's dynamic-NTK module (transformers v5 dynamic_rope_update) replayed over the calls in order: each call "
+          "with length seq_len grows the cached length (inv_freq recomputed for seq_len) when seq_len exceeds it, "
+          "resets to the original inv_freq when seq_len < max_context after a growth, else keeps the last inv_freq; "
+          "seq_len_used is the length the call's frequencies were computed for (0: the original ones), frequencies "
+          "are that call's, in the spec's regime";
+      head["calls"] = Json::array();
+      for (std::size_t i = 0; i < n; ++i)
+        head["calls"].push_back({{"call", i}, {"seq_len", calls[i]}, {"action", action[i]},
+                                 {"cached_length", cached[i]}, {"seq_len_used", used[i]}});
+      const std::vector<JsonArray> arrays{{"frequencies", std::span<const double>(theta), h}};
+      write_json(out.file(), head, arrays);
+      break;
+    }
+    case Format::csv: {  // one row per call and pair
+      std::vector<std::int64_t> call(n * h), L(n * h), c(n * h), u(n * h), pair(n * h);
+      for (std::size_t i = 0; i < n; ++i)
+        for (std::size_t k = 0; k < h; ++k) {
+          const std::size_t r = i * h + k;
+          call[r] = index[i], L[r] = calls[i], c[r] = cached[i], u[r] = used[i], pair[r] = static_cast<std::int64_t>(k);
+        }
+      write_csv(out.file(), {{"call", call}, {"seq_len", L}, {"cached_length", c}, {"seq_len_used", u}, {"pair", pair}},
+                {"theta"}, std::span<const double>(theta), n * h);
+      break;
+    }
+  }
+  out.commit();
+}
 
 void run_freqs(const FreqFlags& f) {
   const Spec s = f.spec.build();
   const Format format = choose_format(f.out.format, f.out.out);
+  if (!f.dynamic_calls.empty()) return run_dynamic_calls(f, s, format);
   const RopePlan plan = make_plan(s);
   const std::span<const double> theta = plan.frequencies();
   const std::size_t h = theta.size();
@@ -731,7 +799,14 @@ POSENC_CLI_SCHEME(rope) {
         "freqs", kScheme, "theta_k (k = 0..r/2-1) as the regime computes them, and the two channels of each pair");
     f->spec.add(c);
     f->out.add_to(c, "json | csv | npy");
-    c->footer("Example: posenc freqs rope --preset hf-llama --head-dim 64 --regime hf --format csv");
+    c->add_option("--dynamic-calls", f->dynamic_calls,
+                  "with --scaling dynamic: replay HF's stateful module over forward calls of these lengths "
+                  "(max(position_ids) + 1 each, in order; --positions syntax): per call grow / reset / keep, the "
+                  "cached length, the length its frequencies were computed for, and the frequencies")
+        ->type_name("L,...");
+    c->footer("Example: posenc freqs rope --preset hf-llama --head-dim 64 --regime hf --format csv\n"
+              "Example: posenc freqs rope --preset hf-llama --head-dim 64 --scaling dynamic --factor 2 "
+              "--max-context 2048 --dynamic-calls 100,3000,2500,100 --format json");
     c->callback([f] { run_freqs(*f); });
   }
   {

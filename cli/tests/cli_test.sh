@@ -458,6 +458,26 @@ if "$POSENC" table rope --preset gpt-neox --head-dim 32 --positions 0:3 --format
    "$PY" -c 'import json,sys; s=json.load(open(sys.argv[1]))["spec"]; assert (s["head_dim"], s["rotary_dim"]) == (32, 8), s' s1.json
 then pass; else fail "rope: preset rotary fraction follows --head-dim; --spec replays"; fi
 
+# dynamic NTK's state (--dynamic-calls): grow at 3000, keep at 2500 (the 3000 frequencies), grow at 4000, reset at
+# 100, keep the original at 2048; each call's frequencies are freqs rope --seq-len of the length they were made for
+dyn=(--preset hf-llama --head-dim 8 --scaling dynamic --factor 2 --max-context 2048)
+if "$POSENC" freqs rope "${dyn[@]}" --dynamic-calls 100,3000,2500,4000,100,2048 --format json >dc.json &&
+   "$POSENC" freqs rope "${dyn[@]}" --seq-len 3000 --format json >d3.json &&
+   "$POSENC" freqs rope "${dyn[@]}" --format json >d0.json &&
+   "$PY" - dc.json d3.json d0.json <<'PYEOF'
+import json, sys
+d = json.load(open(sys.argv[1]))
+f3, f0 = json.load(open(sys.argv[2]))["frequencies"], json.load(open(sys.argv[3]))["frequencies"]
+acts = [(c["action"], c["cached_length"], c["seq_len_used"]) for c in d["calls"]]
+assert acts == [("keep", 2048, 0), ("grow", 3000, 3000), ("keep", 3000, 3000), ("grow", 4000, 4000),
+                ("reset", 2048, 0), ("keep", 2048, 0)], acts
+fr = d["frequencies"]
+assert fr[0] == f0 and fr[1] == f3 and fr[2] == f3 and fr[4] == f0 and fr[5] == f0 and fr[3] != f3, fr
+PYEOF
+then pass; else fail "freqs rope --dynamic-calls: HF's stateful dynamic NTK replayed"; fi
+expect_error 2 freqs rope --preset hf-llama --head-dim 8 --dynamic-calls 100,3000
+expect_error 2 freqs rope "${dyn[@]}" --dynamic-calls 100,0
+
 # scaling (issue 8): Llama 3.1 (head_dim 128, theta 5e5, L0 8192, factor 8): 29 pairs kept, 6 smoothed, 29 divided
 # (CONVENTIONS.md §2.11); kept pairs are the unscaled theta_k, divided ones theta_k / 8; YaRN's attention factor
 # 0.1 ln 4 + 1 multiplies the cache; linear at s p equals unscaled at p
