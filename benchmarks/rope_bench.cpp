@@ -11,6 +11,8 @@
 //     ggml_interleaved_f32   rope_preset("ggml-normal", 128): ggml float32 steps
 //     exact_halves_yarn_f32, hf_halves_yarn_f32   the exact and hf kernels under YaRN (factor 4, L0 8192,
 //                            theta'_k; attention factor given as 1, see yarn_spec), against the same baselines
+//     exact_halves_mrope_f32, hf_halves_mrope_f32   Qwen2-VL's M-RoPE (sections [16, 24, 24]) with image-grid
+//                            positions (t, h, w rows of cache_positions: three angles per token and pair)
 //     exact_halves_f64       exact regime, half-split, f64 (T:1024 only)
 //     rmw_f32 / rmw_f64      read_modify_write (baselines.hpp) over the same bytes: the memory limit of an
 //                            in-place kernel (x = -x, one fused multiply-add per element)
@@ -160,7 +162,7 @@ void fill_tensor(std::span<T> x, int threads) {
 template <class T>
 struct Sample {
   std::array<std::size_t, 3> tokens{};
-  std::array<std::int64_t, 3> positions{};
+  std::vector<std::int64_t> positions;  // [axes][3]: the tokens' positions (M-RoPE: rows t, h, w)
   std::vector<T> values;  // [3][heads][d]
 };
 
@@ -168,10 +170,11 @@ template <class T>
 Sample<T> take_sample(std::span<const T> x, const ApplyShape& s, std::span<const std::int64_t> positions) {
   Sample<T> out;
   out.tokens = {0, s.tokens / 2, s.tokens - 1};
-  const std::size_t row = s.heads * s.d;
+  const std::size_t row = s.heads * s.d, axes = positions.size() / s.tokens;
   out.values.resize(3 * row);
+  out.positions.resize(3 * axes);
   for (std::size_t i = 0; i < 3; ++i) {
-    out.positions[i] = positions[out.tokens[i]];
+    for (std::size_t a = 0; a < axes; ++a) out.positions[a * 3 + i] = positions[a * s.tokens + out.tokens[i]];
     std::copy_n(x.begin() + static_cast<std::ptrdiff_t>(out.tokens[i] * row), row,
                 out.values.begin() + static_cast<std::ptrdiff_t>(i * row));
   }
@@ -193,9 +196,12 @@ void check_one_step(const std::string& what, const ApplyShape& s, const Sample<T
   const RopePlan plan(ref);
   const std::size_t h = posenc::pair_count(ref);
   std::vector<double> cs(2 * h);
+  const std::size_t axes = posenc::position_axes(ref);
   for (std::size_t i = 0; i < 3; ++i) {
     const std::int64_t p = sample.positions[i];
-    plan.cache(RopeCacheForm::pairs, std::span<const std::int64_t>(&p, 1), std::span<double>(cs));
+    std::int64_t ps[3];
+    for (std::size_t a = 0; a < axes; ++a) ps[a] = sample.positions[a * 3 + i];
+    plan.cache(RopeCacheForm::pairs, std::span<const std::int64_t>(ps, axes), std::span<double>(cs));
     const double tol = abs_tol + per_position * std::fabs(static_cast<double>(p));
     for (std::size_t hd = 0; hd < s.heads; ++hd) {
       const std::size_t base = (i * s.heads + hd) * s.d;
@@ -262,7 +268,7 @@ void run_apply(benchmark::State& st, const std::string& what, const Step<T>& ste
   const ApplyShape s = apply_shape(st);
   const int threads = static_cast<int>(st.range(3));
   const std::span<T> x = scratch_span<T>(0, s.values());
-  const std::vector<std::int64_t> positions = iota_positions(s.tokens);
+  const std::vector<std::int64_t> positions = cache_positions(ref, s.tokens);
   fill_tensor(x, threads);
   const Sample<T> sample = take_sample<T>(x, s, positions);
   try {
@@ -295,6 +301,14 @@ RopeSpec yarn_spec(RopeSpec s) {
   return s;
 }
 
+// Qwen2-VL's M-RoPE (sections [16, 24, 24] for head_dim 128) on the image-grid positions of cache_positions: three
+// angles per token and pair instead of one, reused for all heads.
+RopeSpec mrope_spec(RopeSpec s) {
+  s.mrope = posenc::RopeMrope::sections;
+  s.mrope_section = {16, 24, 24};
+  return s;
+}
+
 // Cache variants under the context extensions and relatives (exact regime, full rotary 128, half-split):
 //   yarn: factor 4 from 8192, the computed attention factor m = 0.1 ln 4 + 1 multiplying cos and sin;
 //   longrope: Phi-3.5-like factors (short 1 + k/64, long 1 + k/2), the long ones (seq_len > L0), m computed;
@@ -319,8 +333,7 @@ RopeSpec cache_variant_spec(const std::string& v, std::size_t n) {
     s.xpos_scale_base = 512.0;
     s.xpos_center = static_cast<std::int64_t>(n / 2);
   } else if (v == "mrope") {
-    s.mrope = posenc::RopeMrope::sections;
-    s.mrope_section = {16, 24, 24};
+    s = mrope_spec(s);
   }
   return s;
 }
@@ -339,10 +352,11 @@ void bm_apply(benchmark::State& st, const RopeSpec& spec, const std::string& wha
     st.SkipWithError(e.what());
     return;
   }
-  const std::vector<std::int64_t> positions = iota_positions(s.tokens);
+  const std::vector<std::int64_t> positions = cache_positions(spec, s.tokens);  // M-RoPE: an image grid
   const posenc::TableOptions opt{.threads = threads};
+  const std::size_t axes = posenc::position_axes(spec);
   const Step<T> step = [&](std::span<T> data, std::span<const std::int64_t> pos) {
-    plan->apply(posenc::dense_rope_tensor(data, pos.size(), s.heads, s.d), pos, posenc::RopeDirection::forward,
+    plan->apply(posenc::dense_rope_tensor(data, pos.size() / axes, s.heads, s.d), pos, posenc::RopeDirection::forward,
                 posenc::TableOptions{.threads = 1});
   };
   const double tol = sizeof(T) == 4 ? 0x1p-22 : 0x1p-50;
@@ -534,6 +548,8 @@ void register_apply(std::int64_t tokens, bool with_f64) {
       {"ggml_interleaved_f32", [] { return posenc::rope_preset("ggml-normal", usize(kHeadDim)); }},
       {"exact_halves_yarn_f32", [] { return yarn_spec(exact_spec(Layout::halves)); }},
       {"hf_halves_yarn_f32", [] { return yarn_spec(posenc::rope_preset("hf-llama", usize(kHeadDim))); }},
+      {"exact_halves_mrope_f32", [] { return mrope_spec(exact_spec(Layout::halves)); }},
+      {"hf_halves_mrope_f32", [] { return mrope_spec(posenc::rope_preset("hf-llama", usize(kHeadDim))); }},
   };
   for (const Kernel& k : kKernels) {
     const RopeSpec spec = k.spec();

@@ -328,17 +328,22 @@ struct FreqFlags {
 // (RopeDynamicState): per call, what the module did (grow / reset / keep), its cached length afterwards, the
 // length its inv_freq was computed for (0: the original) and the frequencies the call used, in the spec's regime.
 void run_dynamic_calls(const FreqFlags& f, const Spec& s, Format format) {
-  if (s.scaling != RopeScaling::dynamic)
-    throw UsageError("--dynamic-calls: replays HF's stateful dynamic-NTK module; it needs --scaling dynamic (the "
-                     "spec's scaling is " + std::string(to_string(s.scaling)) + ")");
   const auto check = [](std::int64_t L) {
     if (L < 1 || L > kRopeMaxContext)
       throw Error(kScheme, "seq_len", std::to_string(L), "an integer in [1, 2^40] (a call's max(position_ids) + 1)");
   };
-  const std::vector<std::int64_t> calls = parse_checked_positions("--dynamic-calls", f.dynamic_calls, check).materialize();
-  if (calls.size() > 100000)
-    throw UsageError("--dynamic-calls: '" + f.dynamic_calls + "' holds " + std::to_string(calls.size()) +
+  const PositionList list = parse_checked_positions("--dynamic-calls", f.dynamic_calls, check);
+  if (s.scaling != RopeScaling::dynamic)
+    throw UsageError("--dynamic-calls: replays HF's stateful dynamic-NTK module; it needs --scaling dynamic (the "
+                     "spec's scaling is " + std::string(to_string(s.scaling)) + ")");
+  if (s.seq_len != 0)
+    throw UsageError("--seq-len: " + std::to_string(s.seq_len) + " is not used with --dynamic-calls (each call's "
+                     "length is given there, and the state starts from the original frequencies); accepted: 0 or "
+                     "not given");
+  if (list.size() > 100000)
+    throw UsageError("--dynamic-calls: '" + f.dynamic_calls + "' holds " + std::to_string(list.size()) +
                      " calls; accepted: at most 100000");
+  const std::vector<std::int64_t> calls = list.materialize();
   RopeDynamicState state(s);
   const std::size_t h = pair_count(s), n = calls.size();
   std::vector<std::int64_t> index(n), cached(n), used(n);
@@ -804,9 +809,9 @@ POSENC_CLI_SCHEME(rope) {
                   "(max(position_ids) + 1 each, in order; --positions syntax): per call grow / reset / keep, the "
                   "cached length, the length its frequencies were computed for, and the frequencies")
         ->type_name("L,...");
-    c->footer("Example: posenc freqs rope --preset hf-llama --head-dim 64 --regime hf --format csv\n"
-              "Example: posenc freqs rope --preset hf-llama --head-dim 64 --scaling dynamic --factor 2 "
-              "--max-context 2048 --dynamic-calls 100,3000,2500,100 --format json");
+    c->footer("Example: posenc freqs rope --preset hf-llama --head-dim 64 --scaling dynamic --factor 2 "
+              "--max-context 2048 --dynamic-calls 100,3000,2500,100 --format json\n"
+              "Example: posenc freqs rope --preset hf-llama --head-dim 64 --regime hf --format csv");
     c->callback([f] { run_freqs(*f); });
   }
   {

@@ -198,7 +198,7 @@ def bad_values(flag, typ, desc, format_from_extension):
         return "output file", ["no/such/dir/x.npy"] + (["x.unknown-extension"] if format_from_extension else [])
     if typ == "FILE":
         return "input file", ["no-such-file.npy", ".", "junk.bin"]
-    if flag.endswith("positions") or flag == "--tokens":
+    if flag.endswith("positions") or flag in ("--tokens", "--dynamic-calls"):
         return "positions", POSITION_JUNK
     if typ == "BITS":  # a 0/1 mask per key
         return "bits", ["", "abc", "0120", "2", ",,"]

@@ -477,6 +477,7 @@ PYEOF
 then pass; else fail "freqs rope --dynamic-calls: HF's stateful dynamic NTK replayed"; fi
 expect_error 2 freqs rope --preset hf-llama --head-dim 8 --dynamic-calls 100,3000
 expect_error 2 freqs rope "${dyn[@]}" --dynamic-calls 100,0
+expect_error 2 freqs rope "${dyn[@]}" --dynamic-calls 100,3000 --seq-len 5000
 
 # scaling (issue 8): Llama 3.1 (head_dim 128, theta 5e5, L0 8192, factor 8): 29 pairs kept, 6 smoothed, 29 divided
 # (CONVENTIONS.md §2.11); kept pairs are the unscaled theta_k, divided ones theta_k / 8; YaRN's attention factor

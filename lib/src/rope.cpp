@@ -41,6 +41,13 @@ void emulated_sincos(const float* angle, std::size_t h, double* s, double* c) no
 #pragma omp simd
   for (std::size_t k = 0; k < h; ++k) core::sincos_dd(static_cast<double>(angle[k]), 0.0, s[k], c[k]);
   for (std::size_t k = 0; k < h; ++k) {
+    // |a| < 2^-12 (position 0, where every sine is 0 and would fail settles()): sin a = a - a^3/6 + ... lies within
+    // |a|^3 / 6 < |a| 2^-26 below a, less than half the float32 gap below |a| (>= |a| 2^-25), so RN32(sin a) = a;
+    // 1 - cos a <= a^2 / 2 < 2^-25, half the gap below 1, so RN32(cos a) = 1.
+    if (std::fabs(angle[k]) < 0x1p-12f) {
+      s[k] = angle[k], c[k] = 1.0;
+      continue;
+    }
     const bool sc = settles(s[k]), cc = settles(c[k]);
     s[k] = sc ? static_cast<float>(s[k]) : rn32(sinq(static_cast<__float128>(angle[k])));
     c[k] = cc ? static_cast<float>(c[k]) : rn32(cosq(static_cast<__float128>(angle[k])));
