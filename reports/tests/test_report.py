@@ -390,9 +390,9 @@ class SchemeModuleTest(unittest.TestCase):
                 self.cli, self.figure_notes, self.renderer, self.inputs = cli, [], Renderer(), Inputs()
 
         none = rope.figures(Ctx(None))
-        self.assertEqual(len(none), 4)
-        for img, _ in none[:3]:
-            self.assertIn("not drawn: no --cli given", img)
+        self.assertEqual(len(none), 5)
+        for img, _ in none[:3] + none[4:]:
+            self.assertIn("not drawn: no --cli given", img)    # (e), the xPos table, uses the CLI too
         self.assertIn("not drawn: not run", none[3][0])         # (d) reads the results, not the CLI
         cli = REPO / "build" / "cli" / "posenc"
         if cli.is_file():
