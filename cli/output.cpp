@@ -329,6 +329,9 @@ void write_npy(std::FILE* f, std::span<const float> values, std::vector<std::siz
 void write_npy(std::FILE* f, std::span<const double> values, std::vector<std::size_t> shape) {
   write_npy_impl(f, values, shape, "<f8");
 }
+void write_npy(std::FILE* f, std::span<const std::int64_t> values, std::vector<std::size_t> shape) {
+  write_npy_impl(f, values, shape, "<i8");
+}
 void write_npy(std::FILE* f, std::span<const f16> values, std::vector<std::size_t> shape) {
   write_npy_impl(f, values, shape, "<f2");
 }

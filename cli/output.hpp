@@ -73,6 +73,8 @@ void write_json(std::FILE*, const nlohmann::ordered_json& head, std::span<const 
 // .npy of a float32/float64 array of the given shape (any number of dimensions, product = values.size()).
 void write_npy(std::FILE*, std::span<const float> values, std::vector<std::size_t> shape);
 void write_npy(std::FILE*, std::span<const double> values, std::vector<std::size_t> shape);
+// Integers (bucket and index matrices) as '<i8'.
+void write_npy(std::FILE*, std::span<const std::int64_t> values, std::vector<std::size_t> shape);
 // 16-bit data: f16 as '<f2'; bf16, which NumPy has no type for, as its bit patterns '<u2' (read back with
 // `--in-dtype bf16`, or in NumPy with .view(ml_dtypes.bfloat16) / torch.from_numpy(a.view(np.int16)).view(torch.bfloat16)).
 void write_npy(std::FILE*, std::span<const f16> values, std::vector<std::size_t> shape);

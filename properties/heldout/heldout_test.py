@@ -38,7 +38,7 @@ function called. This test holds posenc to them, through the CLI a user would us
 
 Usage: heldout_test.py POSENC_BINARY [DATA_DIR]      Python 3 standard library only.
 """
-import json, math, os, struct, subprocess, sys, tempfile
+import json, math, os, re, struct, subprocess, sys, tempfile
 
 POSENC = sys.argv[1]
 DATA = sys.argv[2] if len(sys.argv) > 2 else os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", "hf")
@@ -69,6 +69,17 @@ def read_npy(path):
     body = d[off + hl:]
     n = len(body) // struct.calcsize(code)
     return tuple(header["shape"]), list(struct.unpack("<%d%s" % (n, code), body))
+
+
+def npy_int64_rows(path, cols, rows):
+    """Rows `rows` (each `cols` long) of a little-endian int64 C-order .npy matrix, read without the rest."""
+    with open(path, "rb") as f:
+        d = f.read()
+    assert d[:6] == b"\x93NUMPY", path
+    hl, off = (struct.unpack("<H", d[8:10])[0], 10) if d[6] == 1 else (struct.unpack("<I", d[8:12])[0], 12)
+    header = eval(d[off:off + hl].decode("latin1"), {"__builtins__": {}})
+    assert header["descr"] == "<i8" and not header["fortran_order"], (path, header)
+    return [list(struct.unpack_from("<%dq" % cols, d, off + hl + 8 * r * cols)) for r in rows]
 
 
 def f32_bits(x):
@@ -442,6 +453,42 @@ for case in json.load(open(os.path.join(DATA, "rope_scaling.json"))):
             print(f"ok   rope_scaling.json {what}: {detail}")
         else:
             fail(f"rope_scaling.json {what}: {detail}")
+
+# ---- 7. T5 buckets (T5Attention._relative_position_bucket, float32 torch) -------------------------------------
+# HF's buckets for key - query r in [-3000, 3000], both directions, five (num_buckets, max_distance): posenc index t5
+# in the hf regime must give every one exactly (integers: no envelope); the exact regime is reported alongside.
+t5 = json.load(open(os.path.join(DATA, "t5_buckets.json")))
+rel = t5["relative"]
+L = max(abs(r) for r in rel) + 1
+with tempfile.TemporaryDirectory() as tmp:
+    for key, want in t5["buckets"].items():
+        bi, nb, md = re.match(r"bi(\d)_nb(\d+)_md(\d+)$", key).groups()
+        got = {}
+        for regime in ("hf", "exact"):
+            path = os.path.join(tmp, f"{key}_{regime}.npy")
+            rc, out = posenc("index", "t5", "--bidirectional=" + ("true" if bi == "1" else "false"), "--num-buckets", nb,
+                             "--max-distance", md, "--regime", regime, "--query-length", str(L), "--key-length", str(L),
+                             "--out", path)
+            if rc != 0:
+                fail(f"t5_buckets.json {key}: posenc index t5 exited {rc}: {out[-300:]}")
+                break
+            first, last = npy_int64_rows(path, L, (0, L - 1))
+            # row 0 is the query at position 0 (r = j), row L - 1 the query at L - 1 (r = j - (L - 1))
+            got[regime] = {r: first[r] if r >= 0 else last[L - 1 + r] for r in rel}
+        if len(got) < 2:
+            continue
+        off = [r for r, b in zip(rel, want) if got["hf"][r] != b]
+        ex = [r for r, b in zip(rel, want) if got["exact"][r] != b]
+        detail = (f"hf regime {len(rel) - len(off)}/{len(rel)} buckets identical; exact regime differs at "
+                  f"{len(ex)} distances{(' (r = ' + ', '.join(map(str, ex[:12])) + ')') if ex else ''}")
+        ok = not off
+        record("t5_buckets.json", key, "buckets of key - query in [-3000, 3000]: posenc index t5 --regime hf", ok, detail,
+               scheme="t5")
+        if ok:
+            passed += 1
+            print(f"ok   t5_buckets.json {key}: {detail}")
+        else:
+            fail(f"t5_buckets.json {key}: hf regime differs at r = {off[:20]}")
 
 results_dir = os.environ.get("POSENC_RESULTS_DIR")
 if results_dir:

@@ -53,10 +53,10 @@ LONG_WORST = "vaswani f16 report: " + json.dumps(
                for i in range(6)], "END_OF_WORST_INPUT": True})
 
 
-def proofs_t5():
-    return {"meta": {**META, "program": "properties_t5", "rc_params": "max_success=2000 seed=7"}, "claims": [
-        claim("T5-BUCKET-1", "T5Bias.BucketIsMonotoneInDistance", "bucket(|j-i|) nondecreasing", "identity",
-              "passed", 2000, scheme="t5", source="Raffel et al. 2020", regions={"|j-i|>=128": 500}),
+def proofs_zeta():
+    return {"meta": {**META, "program": "properties_zeta", "rc_params": "max_success=2000 seed=7"}, "claims": [
+        claim("ZETA-BUCKET-1", "ZetaBias.BucketIsMonotoneInDistance", "bucket(|j-i|) nondecreasing", "identity",
+              "passed", 2000, scheme="zeta", source="Raffel et al. 2020", regions={"|j-i|>=128": 500}),
     ]}
 
 
@@ -148,14 +148,14 @@ def bench_sinusoidal():
     return {"context": context, "benchmarks": entries}
 
 
-def bench_t5():
+def bench_zeta():
     """A scheme without a report module: a kernel and its streaming-store baseline at two sizes."""
     entries = []
     for L in (512, 8192):
         for variant, bps in (("bias_f32", 5e9), ("stream_store", 20e9)):
             bytes_ = L * L * 4
-            entries += _gb_entries(f"t5/bias/{variant}/L:{L}/threads:1", bytes_ / bps, bytes_, L * L)
-    return {"context": {**bench_sinusoidal()["context"], "executable": "./bench_t5"}, "benchmarks": entries}
+            entries += _gb_entries(f"zeta/bias/{variant}/L:{L}/threads:1", bytes_ / bps, bytes_, L * L)
+    return {"context": {**bench_sinusoidal()["context"], "executable": "./bench_zeta"}, "benchmarks": entries}
 
 
 def schemes_json():
@@ -166,8 +166,8 @@ def schemes_json():
     return {"schemes": [
         {"name": "sinusoidal", "summary": "sinusoidal absolute encoding", "verbs": ["table"],
          "presets": [preset(n, f"{n} convention") for n in ("vaswani", "marian", "tensor2tensor", "fairseq")]},
-        {"name": "t5", "summary": "T5 relative position bias buckets", "verbs": ["table"],
-         "presets": [preset("t5-small", "32 buckets, max distance 128"), preset("mt5", "as t5")]},
+        {"name": "zeta", "summary": "a fictional scheme (relative buckets)", "verbs": ["table"],
+         "presets": [preset("zeta-small", "32 buckets, max distance 128"), preset("mzeta", "as zeta")]},
     ]}
 
 
@@ -185,8 +185,8 @@ def run_json(run_id=RUN_ID, failed=()):
 def write(directory, accuracy_file=True, broken_bench=False, run_file=True, schemes_file=True):
     d = Path(directory)
     d.mkdir(parents=True, exist_ok=True)
-    files = {"proofs-sinusoidal.json": proofs_sinusoidal(), "proofs-t5.json": proofs_t5(),
-             "bench-sinusoidal.json": bench_sinusoidal(), "bench-t5.json": bench_t5()}
+    files = {"proofs-sinusoidal.json": proofs_sinusoidal(), "proofs-zeta.json": proofs_zeta(),
+             "bench-sinusoidal.json": bench_sinusoidal(), "bench-zeta.json": bench_zeta()}
     if accuracy_file:
         files["accuracy.json"] = accuracy()
     if run_file:

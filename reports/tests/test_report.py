@@ -77,13 +77,13 @@ class ReportTest(unittest.TestCase):
         results = samples.write(self.tmp / "results", broken_bench=True)
         self.assertEqual(generate(results, self.out, "--strict"), 0)
         for page in PAGES:
-            for scheme in ("sinusoidal", "t5"):
+            for scheme in ("sinusoidal", "zeta"):
                 self.assertTrue((self.out / scheme / page).is_file(), f"{scheme}/{page}")
         claims = self.read(SIN + "claims.md")
         self.assertIn("SIN-DIST-1", claims)
         self.assertIn("FAILED", claims)
         self.assertIn("marked passed but its max error", claims)          # SIN-BLAS-1 is inconsistent
-        self.assertNotIn("T5-BUCKET-1", claims)                            # scoped to the scheme
+        self.assertNotIn("ZETA-BUCKET-1", claims)                            # scoped to the scheme
         accuracy = self.read(SIN + "accuracy.md")
         self.assertIn("EXCEEDED", accuracy)
         self.assertIn("svg/accuracy-f32-vs-exact.svg", accuracy)
@@ -112,7 +112,7 @@ class ReportTest(unittest.TestCase):
                          "detail": "bit-identical"},
                         {"scheme": "sinusoidal", "file": "b.npy", "model": "t2t", "what": "table", "ok": False,
                          "detail": "3 over the bound"},
-                        {"scheme": "t5", "file": "c.json", "model": "hf-t5", "what": "buckets", "ok": True,
+                        {"scheme": "zeta", "file": "c.json", "model": "hf-zeta", "what": "buckets", "ok": True,
                          "detail": "equal"}]}), encoding="utf-8")
         self.assertEqual(generate(results, self.out), 0)
         claims = self.read(SIN + "claims.md")
@@ -120,7 +120,7 @@ class ReportTest(unittest.TestCase):
         self.assertIn("1 of 2 checks passed", claims)
         self.assertIn("3 over the bound", claims)
         self.assertNotIn("c.json", claims)                                   # scoped to the scheme
-        self.assertIn("c.json", self.read("t5/claims.md"))
+        self.assertIn("c.json", self.read("zeta/claims.md"))
 
     def test_index_has_a_row_per_scheme(self):
         results = samples.write(self.tmp / "results")
@@ -128,43 +128,43 @@ class ReportTest(unittest.TestCase):
         table = self.schemes_table()
         rows = [l for l in table.splitlines() if l.startswith("| [")]
         self.assertEqual(len(rows), 2, table)
-        sin, t5 = rows
+        sin, zeta = rows
         self.assertTrue(sin.startswith("| [sinusoidal](sinusoidal/index.md) | 4: vaswani, marian, tensor2tensor, "
                                        "fairseq | 6/8 passed · ❌ **1 failed** (`SIN-DIST-1`) · ⏸ 1 not run |"), sin)
         self.assertIn("❌ `sinusoidal.shift.f32`: 0.7 / 0.5 (1.40)", sin)
         self.assertIn("memory limit (streaming store) — `table/exact_f32` L:262144 d:512", sin)
-        self.assertTrue(t5.startswith("| [t5](t5/index.md) | 2: t5-small, mt5 | 1/1 passed | ⏸ not run |"), t5)
-        self.assertIn("**0.25×** memory limit (streaming store) — `bias/bias_f32` L:8192", t5)
+        self.assertTrue(zeta.startswith("| [zeta](zeta/index.md) | 2: zeta-small, mzeta | 1/1 passed | ⏸ not run |"), zeta)
+        self.assertIn("**0.25×** memory limit (streaming store) — `bias/bias_f32` L:8192", zeta)
         self.assertIn("`sinusoidal.shift.f32`: 0.7 / 0.5 (1.40)", self.read(SIN + "index.md"))
 
     def test_run_column_only_when_runs_differ(self):
         results = samples.write(self.tmp / "results")
         generate(results, self.out)
         self.assertNotIn("| run |", self.schemes_table())
-        self.assertNotIn("## Methods", self.read("t5/claims.md"))
-        # t5's proofs come from another run: its row names both runs, its claims page prints its own methods
-        self.rewrite(results / "proofs-t5.json", lambda d: d["meta"].update(run_id="feedbeef0000@2025-02-02T00:00:00Z"))
+        self.assertNotIn("## Methods", self.read("zeta/claims.md"))
+        # zeta's proofs come from another run: its row names both runs, its claims page prints its own methods
+        self.rewrite(results / "proofs-zeta.json", lambda d: d["meta"].update(run_id="feedbeef0000@2025-02-02T00:00:00Z"))
         generate(results, self.out)
         table = self.schemes_table()
         self.assertIn("| run |", table)
-        t5 = next(l for l in table.splitlines() if l.startswith("| [t5]"))
-        self.assertIn("`feedbeef0000@2025-02-02T00:00:00Z`", t5)
-        self.assertIn(f"`{samples.RUN_ID}`", t5)                           # its benchmarks: the main run
-        claims = self.read("t5/claims.md")
+        zeta = next(l for l in table.splitlines() if l.startswith("| [zeta]"))
+        self.assertIn("`feedbeef0000@2025-02-02T00:00:00Z`", zeta)
+        self.assertIn(f"`{samples.RUN_ID}`", zeta)                           # its benchmarks: the main run
+        claims = self.read("zeta/claims.md")
         self.assertIn("## Methods", claims)
         self.assertIn("not the overview's run", claims)
         self.assertIn("feedbeef0000@2025-02-02T00:00:00Z", claims)
         self.assertNotIn("## Methods", self.read(SIN + "claims.md"))
         self.assertIn("Inputs from other runs than", self.read("index.md"))
-        # a table mixing two runs names them: t5's index page lists its files with their runs
-        self.assertIn("## Methods", self.read("t5/index.md"))
+        # a table mixing two runs names them: zeta's index page lists its files with their runs
+        self.assertIn("## Methods", self.read("zeta/index.md"))
         # a file without run id (older producers) is told by its commit
-        self.rewrite(results / "proofs-t5.json", lambda d: d["meta"].pop("run_id"))
+        self.rewrite(results / "proofs-zeta.json", lambda d: d["meta"].pop("run_id"))
         generate(results, self.out)
         self.assertIn("`commit 0123456789ab (no run id)`", self.schemes_table())
         # two claims files of the same scheme from different runs: the ledger gets a run column
-        self.rewrite(results / "proofs-t5.json", lambda d: d.update(claims=d["claims"] + [
-            {**d["claims"][0], "id": "T5-X", "scheme": "sinusoidal"}]))
+        self.rewrite(results / "proofs-zeta.json", lambda d: d.update(claims=d["claims"] + [
+            {**d["claims"][0], "id": "ZETA-X", "scheme": "sinusoidal"}]))
         generate(results, self.out)
         ledger = self.read(SIN + "claims.md")
         self.assertRegex(ledger, r"\| worst input \| run \|")
@@ -181,7 +181,7 @@ class ReportTest(unittest.TestCase):
                      "3/6 proofs | 400 s", "**Failed stages:** `proofs:properties`", "-O3 -march=native",
                      "core Prescott (**FALLBACK core**"):
             self.assertIn(fact, index)
-        for scheme in ("sinusoidal", "t5"):
+        for scheme in ("sinusoidal", "zeta"):
             for page in PAGES:
                 text = self.read(f"{scheme}/{page}")
                 self.assertNotIn("## Methods", text, f"{scheme}/{page}")
@@ -197,21 +197,21 @@ class ReportTest(unittest.TestCase):
         self.assertIn(f"Run `{samples.RUN_ID}`", self.read(SIN + "claims.md"))
 
     def test_scheme_without_module(self):
-        self.assertNotIn("t5", schemes.registered())
+        self.assertNotIn("zeta", schemes.registered())
         results = samples.write(self.tmp / "results")
         self.assertEqual(generate(results, self.out, "--strict"), 0)
-        self.assertIn("No scheme figures module: `reports/posenc_report/schemes/t5.py` does not exist",
-                      self.read("t5/figures.md"))
-        self.assertIn("T5-BUCKET-1", self.read("t5/claims.md"))
-        self.assertIn("bias_f32", self.read("t5/performance.md"))
-        self.assertIn("**Not run.** The accuracy harness", self.read("t5/accuracy.md"))
-        self.assertIn("Schemes without a report module** (generic pages, no figures of their own): `t5`",
+        self.assertIn("No scheme figures module: `reports/posenc_report/schemes/zeta.py` does not exist",
+                      self.read("zeta/figures.md"))
+        self.assertIn("ZETA-BUCKET-1", self.read("zeta/claims.md"))
+        self.assertIn("bias_f32", self.read("zeta/performance.md"))
+        self.assertIn("**Not run.** The accuracy harness", self.read("zeta/accuracy.md"))
+        self.assertIn("Schemes without a report module** (generic pages, no figures of their own): `zeta`",
                       self.read("index.md"))
         # seen only in the results (not in schemes.json): still its pages and its row
         self.rewrite(results / "schemes.json", lambda d: d.update(schemes=d["schemes"][:1]))
         generate(results, self.out)
-        self.assertIn("T5-BUCKET-1", self.read("t5/claims.md"))
-        self.assertIn("| [t5](t5/index.md) | *not in schemes.json* | 1/1 passed |", self.read("index.md"))
+        self.assertIn("ZETA-BUCKET-1", self.read("zeta/claims.md"))
+        self.assertIn("| [zeta](zeta/index.md) | *not in schemes.json* | 1/1 passed |", self.read("index.md"))
 
     def test_stale_output_is_cleaned(self):
         note = md.generated_note("README.md")
