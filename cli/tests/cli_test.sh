@@ -759,4 +759,54 @@ then pass; else fail "scores rope: rotated dot products, shift invariance"; fi
 expect_error 2 scores rope --q sq.npy --k sk.npy --q-positions 0:2 --out out.npy
 expect_error 2 scores rope --q sq.npy --k x.npy --out out.npy
 
+# ======================================================================================================
+# ---- T5 (relative attention bias buckets): index, bias, scores, check --------------------------------
+# ======================================================================================================
+# (32, 128) encoder: the bucket of j - i for a query at position 3 of 6 keys; decoder: later keys share bucket 0;
+# bias entries are table[bucket][head]; scores = q.k + bias (no 1/sqrt(d)); check passes the bias, fails it
+# transposed (i - j: DeBERTa's sign) with exit 1
+"$PY" - <<'PYEOF'
+import npyio
+npyio.write("t5t.npy", "<f4", (32, 2), [b + h / 4 for b in range(32) for h in range(2)])
+npyio.write("t5q.npy", "<f4", (2, 2, 4), [0.5, -1, 0.25, 2] * 4)
+npyio.write("t5k.npy", "<f4", (2, 3, 4), [1, 0.5, -2, 0.25] * 6)
+PYEOF
+if "$POSENC" index t5 --preset t5-encoder --query-length 1 --key-length 140 --format csv >t5i.csv &&
+   "$POSENC" index t5 --preset t5-decoder --query-length 3 --key-length 3 --format json >t5d.json &&
+   "$POSENC" bias t5 --preset t5-encoder --heads 2 --table t5t.npy --query-length 3 --key-length 3 --dtype f64 --format json >t5b.json &&
+   "$POSENC" scores t5 --preset t5-encoder --heads 2 --table t5t.npy --q t5q.npy --k t5k.npy --format json >t5s.json &&
+   "$PY" - <<'PYEOF'
+import csv, json
+row = [int(v) for v in list(csv.reader(open("t5i.csv")))[1][1:]]
+a = lambda d: row[139 - d]  # key 139 - d is d before the query (r = -d)
+assert [a(d) for d in (0, 1, 7, 8, 12, 16, 32, 64, 91, 128, 139)] == [0, 1, 7, 8, 9, 10, 12, 14, 15, 15, 15], row
+d = json.load(open("t5d.json"))
+assert d["buckets"] == [[0, 0, 0], [1, 0, 0], [2, 1, 0]], d["buckets"]
+b = json.load(open("t5b.json"))["bias"]  # rows (head, query row)
+# head 1, query row 0 (position 0): keys 0, 1, 2 are r = 0, +1, +2: buckets 0, 17, 18
+assert b[3] == [0.25, 17.25, 18.25], b
+s = json.load(open("t5s.json"))
+q, k = [0.5, -1, 0.25, 2], [1, 0.5, -2, 0.25]
+dot = sum(x * y for x, y in zip(q, k))
+# head 0, query row 1 (position 2 of 3 keys): key 0 is r = -2 (bucket 2), key 2 is r = 0 (bucket 0)
+sc = s["scores"]  # rows (head, query row)
+assert abs(sc[1][0] - (dot + 2)) < 1e-6 and abs(sc[1][2] - dot) < 1e-6, sc
+PYEOF
+then pass; else fail "t5: index, bias, scores (buckets of j - i, table entries, no 1/sqrt(d))"; fi
+if "$POSENC" bias t5 --preset t5-encoder --heads 2 --table t5t.npy --key-length 40 --out t5bias.npy &&
+   "$POSENC" check t5 --preset t5-encoder --heads 2 --table t5t.npy --in t5bias.npy | grep -q '\*\*PASS\*\*' &&
+   "$PY" - <<'PYEOF'
+import npyio
+_, sh, v, _ = npyio.read("t5bias.npy")
+H, L = sh[0], sh[1]
+npyio.write("t5bias_T.npy", "<f4", sh, [v[(h * L + j) * L + i] for h in range(H) for i in range(L) for j in range(L)])
+PYEOF
+then
+  "$POSENC" check t5 --preset t5-encoder --heads 2 --table t5t.npy --in t5bias_T.npy >/dev/null; rc=$?
+  [[ $rc -eq 1 ]] && pass || fail "check t5: the transposed bias (i - j) must fail with exit 1 (got $rc)"
+else fail "check t5 passes bias t5's output"; fi
+expect_error 2 bias t5 --preset t5-encoder --heads 3 --table t5t.npy --key-length 4 --out out.npy
+expect_error 2 index t5 --preset t5-encoder --key-length 4 --mask causal --out out.npy
+expect_error 2 index t5 --num-buckets 8 --max-distance 2 --key-length 4 --out out.npy
+
 finish
