@@ -209,4 +209,20 @@ double scores_scale(const std::optional<std::string>& given, std::size_t head_di
   return scale;
 }
 
+void ScoresFlags::add_to(CLI::App* c, const std::string& key_mask_help, const std::string& scale_help,
+                         const std::string& default_mask) {
+  mask = default_mask;
+  c->add_option("--q", q_path, "Queries: .npy [heads, Lq, head_dim] or [Lq, head_dim]")->type_name("FILE")->required()->group("Input");
+  c->add_option("--k", k_path, "Keys: .npy [heads, Lk, head_dim] or [Lk, head_dim]")->type_name("FILE")->required()->group("Input");
+  c->add_option("--scale", scale, "Score scale: a finite real (" + scale_help + ")")->type_name("X")->group("Input");
+  c->add_option("--key-mask", key_mask, key_mask_help)->type_name("BITS")->group("Input");
+  c->add_option("--mask", mask,
+                default_mask == "causal" ? "causal (default): -inf where a key is not visible; none: the bias only"
+                                         : "none (default): the bias only; causal: -inf where a key is not visible")
+      ->type_name(enum_names<BiasMask>())
+      ->group("Input");
+  c->add_option("--threads", threads, "threads for the bias rows (0: OpenMP's default count)")->type_name("N");
+  out.add_to(c, "npy | json");
+}
+
 }  // namespace posenc::cli

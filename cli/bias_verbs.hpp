@@ -93,4 +93,37 @@ void run_scores_typed(const ScoresInput& in, Output& out, Format format, const J
   }
 }
 
+// The flags of `posenc scores <bias scheme>` besides the spec and the weights: --q, --k, --scale, --key-mask,
+// --mask, --threads and the output (npy | json).
+struct ScoresFlags {
+  std::string q_path, k_path, mask = "causal", threads;
+  std::optional<std::string> key_mask;
+  std::optional<std::string> scale;
+  OutFlags out;
+
+  // default_scale: what --scale defaults to (nullopt: 1/sqrt(head_dim)), as the help says; mask: the default --mask.
+  std::optional<std::string> default_scale;
+  void add_to(CLI::App* c, const std::string& key_mask_help, const std::string& scale_help = "default 1/sqrt(head_dim)",
+              const std::string& default_mask = "causal");
+};
+
+// Scores of a plan for inputs already read and matched to the spec's heads: the geometry from the flags, checked by
+// `check` (the scheme's size function), then Plan::scores in f32 or f64 as the inputs are stored; `head` leads the
+// JSON output.
+template <class Plan>
+void run_bias_scores(const ScoresFlags& f, const ScoresInput& in, const Plan& plan, const Json& head,
+                     const std::function<void(const BiasGeometry&)>& check) {
+  const std::vector<std::uint8_t> km = parse_key_mask(f.key_mask);
+  const BiasGeometry g = checked_geometry(in.query_length, in.key_length, km, parse_mask(f.mask), check);
+  const double scale = scores_scale(f.scale ? f.scale : f.default_scale, in.head_dim);
+  const TableOptions opts = parse_threads(f.threads);
+  const Format format = choose_format(f.out.format, f.out.out, {Format::npy, Format::json});
+  Output out(f.out.out, format == Format::npy);
+  const std::size_t d = in.head_dim;
+  run_scores_typed(
+      in, out, format, head, scale, g,
+      [&](std::span<const float> q, std::span<const float> k, std::span<float> o) { plan.scores(q, k, d, g, scale, o, opts); },
+      [&](std::span<const double> q, std::span<const double> k, std::span<double> o) { plan.scores(q, k, d, g, scale, o, opts); });
+}
+
 }  // namespace posenc::cli

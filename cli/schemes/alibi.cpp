@@ -114,32 +114,18 @@ void run_bias(BiasFlags& f) {
 
 // ---- scores ------------------------------------------------------------------------------------------
 
-struct ScoresFlags {
+struct ScoresCommand {
   SpecOptions<Spec> spec;
-  std::string q_path, k_path, mask = "causal", threads;
-  std::optional<std::string> key_mask;
-  std::optional<std::string> scale;
-  OutFlags out;
+  ScoresFlags scores;
 };
 
-void run_scores(ScoresFlags& f) {
-  const ScoresInput in = read_scores_input(f.q_path, f.k_path);
+void run_scores(ScoresCommand& f) {
+  const ScoresInput in = read_scores_input(f.scores.q_path, f.scores.k_path);
   const Spec s = f.spec.build();
   if (s.heads != in.heads)
     throw Error(kScheme, f.spec.given("--heads") ? "--heads" : "heads (from the preset or --spec)", std::to_string(s.heads),
                 "the heads of --q and --k, " + std::to_string(in.heads), "differs from the input");
-  const std::vector<std::uint8_t> km = parse_key_mask(f.key_mask);
-  const BiasGeometry g = checked_geometry(in.query_length, in.key_length, km, parse_mask(f.mask), size_check(s));
-  const double scale = scores_scale(f.scale, in.head_dim);
-  const TableOptions opts = parse_threads(f.threads);
-  const Format format = choose_format(f.out.format, f.out.out, {Format::npy, Format::json});
-  Output out(f.out.out, format == Format::npy);
-  const AlibiPlan plan = make_plan(s);
-  const std::size_t d = in.head_dim;
-  run_scores_typed(
-      in, out, format, result_head(s), scale, g,
-      [&](std::span<const float> q, std::span<const float> k, std::span<float> o) { plan.scores(q, k, d, g, scale, o, opts); },
-      [&](std::span<const double> q, std::span<const double> k, std::span<double> o) { plan.scores(q, k, d, g, scale, o, opts); });
+  run_bias_scores(f.scores, in, make_plan(s), result_head(s), size_check(s));
 }
 
 // ---- check -------------------------------------------------------------------------------------------
@@ -228,19 +214,12 @@ POSENC_CLI_SCHEME(alibi) {
     c->callback([f] { run_bias(*f); });
   }
   {
-    auto f = std::make_shared<ScoresFlags>();
+    auto f = std::make_shared<ScoresCommand>();
     CLI::App* c = registry.command("scores", kScheme,
                                    "scale * <q_i, k_j> + bias for q [heads, Lq, d] and k [heads, Lk, d]: bias rows, "
                                    "then one BLAS gemm per head accumulating into them");
     f->spec.add_to(c);
-    c->add_option("--q", f->q_path, "Queries: .npy [heads, Lq, head_dim] or [Lq, head_dim]")->type_name("FILE")->required()->group("Input");
-    c->add_option("--k", f->k_path, "Keys: .npy [heads, Lk, head_dim] or [Lk, head_dim]")->type_name("FILE")->required()->group("Input");
-    c->add_option("--scale", f->scale, "Score scale: a finite real (default 1/sqrt(head_dim))")->type_name("X")->group("Input");
-    c->add_option("--key-mask", f->key_mask, mask_help)->type_name("BITS")->group("Input");
-    c->add_option("--mask", f->mask, "causal (default): -inf where a key is not visible; none: the bias only")
-        ->type_name(enum_names<BiasMask>())->group("Input");
-    c->add_option("--threads", f->threads, "threads for the bias rows (0: OpenMP's default count)")->type_name("N");
-    f->out.add_to(c, "npy | json");
+    f->scores.add_to(c, mask_help);
     c->footer("f64 when both inputs are f64, else f32.\n"
               "Example: posenc scores alibi --preset gpt-neox --heads 8 --q q.npy --k k.npy --out s.npy");
     c->callback([f] { run_scores(*f); });

@@ -484,36 +484,23 @@ void run_bias(BiasFlags& f, const CLI::App* app) {
 
 // ---- scores ------------------------------------------------------------------------------------------
 
-struct ScoresFlags {
+struct ScoresCommand {
   SpecOptions<Spec> spec;
   std::string weights;
-  std::string q_path, k_path, mask = "causal", threads;
-  std::optional<std::string> key_mask;
-  std::optional<std::string> scale;
-  OutFlags out;
+  ScoresFlags scores;
 };
 
-void run_scores(ScoresFlags& f, const CLI::App* app) {
-  const ScoresInput in = read_scores_input(f.q_path, f.k_path);
+void run_scores(ScoresCommand& f, const CLI::App* app) {
+  const ScoresInput in = read_scores_input(f.scores.q_path, f.scores.k_path);
   const Loaded w = load(f.spec, f.weights, app);
   const Spec& s = w.spec;
   if (s.heads != in.heads)
-    throw Error(kScheme, "--q", "'" + f.q_path + "' with " + std::to_string(in.heads) + (in.heads == 1 ? " head" : " heads"),
+    throw Error(kScheme, "--q", "'" + f.scores.q_path + "' with " + std::to_string(in.heads) + (in.heads == 1 ? " head" : " heads"),
                 "q and k with the " + std::to_string(s.heads) + " heads of --weights " + w.file.quoted() +
                     " ([heads, tokens, head_dim])",
                 "does not match the weights");
   const FirePlan plan = make_plan(s, w.file.weights);
-  const std::vector<std::uint8_t> km = parse_key_mask(f.key_mask);
-  const BiasGeometry g = checked_geometry(in.query_length, in.key_length, km, parse_mask(f.mask), size_check(s));
-  const double scale = scores_scale(f.scale, in.head_dim);
-  const TableOptions opts = parse_threads(f.threads);
-  const Format format = choose_format(f.out.format, f.out.out, {Format::npy, Format::json});
-  Output out(f.out.out, format == Format::npy);
-  const std::size_t d = in.head_dim;
-  run_scores_typed(
-      in, out, format, weights_head(s, plan, w.file), scale, g,
-      [&](std::span<const float> q, std::span<const float> k, std::span<float> o) { plan.scores(q, k, d, g, scale, o, opts); },
-      [&](std::span<const double> q, std::span<const double> k, std::span<double> o) { plan.scores(q, k, d, g, scale, o, opts); });
+  run_bias_scores(f.scores, in, plan, weights_head(s, plan, w.file), size_check(s));
 }
 
 // ---- check -------------------------------------------------------------------------------------------
@@ -603,20 +590,13 @@ POSENC_CLI_SCHEME(fire) {
     c->callback([f, c] { run_bias(*f, c); });
   }
   {
-    auto f = std::make_shared<ScoresFlags>();
+    auto f = std::make_shared<ScoresCommand>();
     CLI::App* c = registry.command("scores", kScheme,
                                    "scale * <q_i, k_j> + bias for q [heads, Lq, d] and k [heads, Lk, d]: bias rows, "
                                    "then one BLAS gemm per head accumulating into them");
     f->spec.add_to(c);
     add_weights_flag(c, f->weights);
-    c->add_option("--q", f->q_path, "Queries: .npy [heads, Lq, head_dim] or [Lq, head_dim]")->type_name("FILE")->required()->group("Input");
-    c->add_option("--k", f->k_path, "Keys: .npy [heads, Lk, head_dim] or [Lk, head_dim]")->type_name("FILE")->required()->group("Input");
-    c->add_option("--scale", f->scale, "Score scale: a finite real (default 1/sqrt(head_dim))")->type_name("X")->group("Input");
-    c->add_option("--key-mask", f->key_mask, mask_help)->type_name("BITS")->group("Input");
-    c->add_option("--mask", f->mask, "causal (default): -inf where a key is not visible; none: the bias only")
-        ->type_name(enum_names<BiasMask>())->group("Input");
-    c->add_option("--threads", f->threads, "threads for the bias rows (0: OpenMP's default count)")->type_name("N");
-    f->out.add_to(c, "npy | json");
+    f->scores.add_to(c, mask_help);
     c->footer("f64 when both inputs are f64, else f32. q and k have the heads of --weights.\n"
               "Example (q.npy [4, Lq, d], k.npy [4, Lk, d]): posenc scores fire --preset fire --weights "
               "cli/tests/data/fire_h4_w8.json --q q.npy --k k.npy --out s.npy");
