@@ -18,6 +18,7 @@
 
 #include "alibi/check.hpp"
 #include "args.hpp"
+#include "bias_check_input.hpp"
 #include "bias_verbs.hpp"
 #include "output.hpp"
 #include "posenc/alibi.hpp"
@@ -155,26 +156,9 @@ void run_check(CheckFlags& f, CLI::App* app) {
       const Spec s = f.spec.build();
       rep = test::alibi::check_slopes(s, a.values, dtype_of(a.stored), describe, allowance);
     } else {
-      if (sh.size() != 3 && sh.size() != 2)
-        throw UsageError(file + "; accepted: [heads, query_length, key_length] (or [query_length, key_length]: one head)");
+      const test::alibi::BiasInput in = read_bias_tensor(a, f.in.path, f.key_mask);
       const Spec s = f.spec.build();
-      test::alibi::BiasInput in;
-      in.values = a.values;
-      in.heads = sh.size() == 3 ? sh[0] : 1;
-      in.query_length = sh[sh.size() - 2];
-      in.key_length = sh.back();
-      in.key_mask = parse_key_mask(f.key_mask);
-      in.stored = dtype_of(a.stored);
-      in.describe = describe;
-      if (in.heads != s.heads)
-        throw Error(kScheme, f.spec.given("--heads") ? "--heads" : "heads (from the preset or --spec)",
-                    std::to_string(s.heads), "the first dimension of --in, " + std::to_string(in.heads),
-                    "differs from the input");
-      if (in.query_length > in.key_length)
-        throw UsageError(file + "; the queries are the last query_length keys, so query_length <= key_length");
-      if (!in.key_mask.empty() && in.key_mask.size() != in.key_length)
-        throw UsageError("--key-mask: " + std::to_string(in.key_mask.size()) + " entries; accepted: one per key, " +
-                         std::to_string(in.key_length) + " (the last dimension of --in)");
+      if (in.heads != s.heads) throw heads_mismatch(kScheme, f.spec.given("--heads"), s.heads, in.heads);
       rep = test::alibi::check_bias(s, in, allowance, opts.threads);
     }
   } catch (const Error& e) {

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "args.hpp"
+#include "bias_check_input.hpp"
 #include "bias_verbs.hpp"
 #include "kerple/check.hpp"
 #include "output.hpp"
@@ -193,35 +194,15 @@ struct CheckFlags {
 
 void run_check(CheckFlags& f, CLI::App* app) {
   const NpyArray a = f.in.read();
-  const std::vector<std::size_t>& sh = a.shape;
-  const std::string file = "--in: '" + f.in.path + "' holds an array of shape " + shape_text(sh);
   const TableOptions opts = parse_threads(f.threads);
   test::CheckReport rep;
   try {
     check_ulp_allowance(app, "--ulp", f.ulp);
     const test::kerple::EnvelopeAllowance allowance{f.ulp, !f.no_fused};
-    const Json describe = {{"file", f.in.path}, {"stored", std::string(to_string(a.stored))}, {"shape", shape_text(sh)}};
-    if (sh.size() != 3 && sh.size() != 2)
-      throw UsageError(file + "; accepted: [heads, query_length, key_length] (or [query_length, key_length]: one head)");
+    const test::kerple::BiasInput in = read_bias_tensor(a, f.in.path, f.key_mask);
     const Spec s = f.spec.build();
-    test::kerple::BiasInput in;
-    in.values = a.values;
-    in.heads = sh.size() == 3 ? sh[0] : 1;
-    in.query_length = sh[sh.size() - 2];
-    in.key_length = sh.back();
-    in.key_mask = parse_key_mask(f.key_mask);
-    in.stored = dtype_of(a.stored);
-    in.describe = describe;
-    if (in.heads != s.heads)
-      throw Error(kScheme, f.spec.given("--heads") ? "--heads" : "heads (from the preset or --spec)",
-                  std::to_string(s.heads), "the first dimension of --in, " + std::to_string(in.heads),
-                  "differs from the input");
+    if (in.heads != s.heads) throw heads_mismatch(kScheme, f.spec.given("--heads"), s.heads, in.heads);
     const KerpleWeights w = f.weights.build(s);
-    if (in.query_length > in.key_length)
-      throw UsageError(file + "; the queries are the last query_length keys, so query_length <= key_length");
-    if (!in.key_mask.empty() && in.key_mask.size() != in.key_length)
-      throw UsageError("--key-mask: " + std::to_string(in.key_mask.size()) + " entries; accepted: one per key, " +
-                       std::to_string(in.key_length) + " (the last dimension of --in)");
     rep = test::kerple::check_bias(s, w, in, allowance, opts.threads);
   } catch (const Error& e) {
     const Error w = f.weights.renamed(e);
