@@ -47,6 +47,28 @@ inline void gemm_nt_accumulate(blasint m, blasint n, blasint k, double alpha, co
   cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, m, n, k, alpha, a, k, b, k, 1.0, c, ldc);
 }
 
+// C (m x n) = alpha A (m x k) B (k x n) + beta C, row-major, leading dimensions lda, ldb, ldc.
+inline void gemm_nn(blasint m, blasint n, blasint k, double alpha, const float* a, blasint lda, const float* b,
+                    blasint ldb, double beta, float* c, blasint ldc) {
+  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, n, k, static_cast<float>(alpha), a, lda, b, ldb,
+              static_cast<float>(beta), c, ldc);
+}
+inline void gemm_nn(blasint m, blasint n, blasint k, double alpha, const double* a, blasint lda, const double* b,
+                    blasint ldb, double beta, double* c, blasint ldc) {
+  cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+}
+
+// C (m x n) = alpha A (m x k) B^T (B is n x k) + beta C, row-major, leading dimensions lda, ldb, ldc.
+inline void gemm_nt_ld(blasint m, blasint n, blasint k, double alpha, const float* a, blasint lda, const float* b,
+                       blasint ldb, double beta, float* c, blasint ldc) {
+  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, m, n, k, static_cast<float>(alpha), a, lda, b, ldb,
+              static_cast<float>(beta), c, ldc);
+}
+inline void gemm_nt_ld(blasint m, blasint n, blasint k, double alpha, const double* a, blasint lda, const double* b,
+                       blasint ldb, double beta, double* c, blasint ldc) {
+  cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+}
+
 // Upper triangle of C (n x n) = A A^T (A is n x k), row-major.
 inline void syrk_upper(blasint n, blasint k, const float* a, float* c) {
   cblas_ssyrk(CblasRowMajor, CblasUpper, CblasNoTrans, n, k, 1.0f, a, k, 0.0f, c, n);
