@@ -298,7 +298,7 @@ echo keep >keep.npy
 # npyio.py: read and write .npy files of any shape (f2/f4/f8, C order) with the standard library alone.
 cat >npyio.py <<'PYEOF'
 import ast, struct
-CODES = {"<f2": ("e", 2), "<f4": ("f", 4), "<f8": ("d", 8), "<u2": ("H", 2)}
+CODES = {"<f2": ("e", 2), "<f4": ("f", 4), "<f8": ("d", 8), "<u2": ("H", 2), "<i8": ("q", 8)}
 def read(path):
     raw = open(path, "rb").read()
     assert raw[:6] == b"\x93NUMPY" and raw[6:8] == b"\x01\x00", "magic/version"
@@ -808,5 +808,51 @@ else fail "check t5 passes bias t5's output"; fi
 expect_error 2 bias t5 --preset t5-encoder --heads 3 --table t5t.npy --key-length 4 --out out.npy
 expect_error 2 index t5 --preset t5-encoder --key-length 4 --mask causal --out out.npy
 expect_error 2 index t5 --num-buckets 8 --max-distance 2 --key-length 4 --out out.npy
+
+# Shaw / t2t (j - i clipped to [-k, k], + k) and BERT relative_key (i - j + k, no clamp); scores add q.a^K before the
+# 1/sqrt(d) scale; --v gives the attention output; check passes the index matrix and fails it transposed (exit 1)
+"$PY" - <<'PYEOF'
+import npyio
+# k = 2, head_dim 2: 5 table rows; a^K[r] = (r, 0), a^V[r] = (0, 10 r)
+npyio.write("shk.npy", "<f4", (5, 2), [x for r in range(5) for x in (r, 0)])
+npyio.write("shv.npy", "<f4", (5, 2), [x for r in range(5) for x in (0, 10 * r)])
+npyio.write("shq.npy", "<f4", (1, 4, 2), [1, 0] * 4)
+npyio.write("shkk.npy", "<f4", (1, 4, 2), [0, 1] * 4)
+npyio.write("shvv.npy", "<f4", (1, 4, 2), [1, 0] * 4)
+PYEOF
+if "$POSENC" index shaw --preset t2t --max-relative-position 2 --query-length 2 --key-length 6 --format json >shi.json &&
+   "$POSENC" index shaw --preset bert-relative-key --max-relative-position 3 --key-length 4 --format json >shb.json &&
+   "$POSENC" scores shaw --preset t2t --max-relative-position 2 --head-dim 2 --key-table shk.npy --value-table shv.npy --q shq.npy --k shkk.npy --mask none --format json >shs.json &&
+   "$POSENC" scores shaw --preset t2t --max-relative-position 2 --head-dim 2 --key-table shk.npy --value-table shv.npy --q shq.npy --k shkk.npy --v shvv.npy --mask none --format json >sho.json &&
+   "$PY" - <<'PYEOF'
+import json, math
+i = json.load(open("shi.json"))["indices"]
+assert i == [[0, 0, 0, 1, 2, 3], [0, 0, 0, 0, 1, 2]], i  # queries at keys 4, 5
+b = json.load(open("shb.json"))["indices"]
+assert b == [[3, 2, 1, 0], [4, 3, 2, 1], [5, 4, 3, 2], [6, 5, 4, 3]], b
+s = json.load(open("shs.json"))["scores"]
+# q.k = 0; q.a^K[idx] = idx; scale 1/sqrt(2): row 0 (query 0) keys 0..3: idx 2, 3, 4, 4
+assert all(abs(s[0][j] - v / math.sqrt(2)) < 1e-6 for j, v in enumerate([2, 3, 4, 4])), s
+o = json.load(open("sho.json"))["output"]
+e = [math.exp(v / math.sqrt(2)) for v in (2, 3, 4, 4)]
+z1 = sum(w * 10 * r for w, r in zip(e, (2, 3, 4, 4))) / sum(e)
+assert abs(o[0][0] - 1) < 1e-6 and abs(o[0][1] - z1) < 1e-4, (o, z1)
+PYEOF
+then pass; else fail "shaw: index (t2t, bert sign), scores (q.a^K / sqrt(d)), attention output with the value table"; fi
+if "$POSENC" index shaw --preset t2t --key-length 50 --out shidx.npy &&
+   "$POSENC" check shaw --preset t2t --in shidx.npy | grep -q '\*\*PASS\*\*' &&
+   "$PY" - <<'PYEOF'
+import npyio
+_, sh, v, _ = npyio.read("shidx.npy")
+L = sh[0]
+npyio.write("shidx_T.npy", "<i8", sh, [v[j * L + i] for i in range(L) for j in range(L)])
+PYEOF
+then
+  "$POSENC" check shaw --preset t2t --in shidx_T.npy >/dev/null; rc=$?
+  [[ $rc -eq 1 ]] && pass || fail "check shaw: the transposed index matrix (BERT's sign) must fail with exit 1 (got $rc)"
+else fail "check shaw passes index shaw's output"; fi
+expect_error 2 index shaw --preset bert-relative-key --key-length 513 --out out.npy
+expect_error 2 index shaw --preset t2t --key-length 4 --mask causal --out out.npy
+expect_error 2 scores shaw --preset t2t --max-relative-position 2 --head-dim 2 --key-table shk.npy --q shq.npy --k shkk.npy --out out.npy
 
 finish
