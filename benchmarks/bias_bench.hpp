@@ -181,6 +181,23 @@ void bm_bias_scores(benchmark::State& st, bool fused, const std::string& what, M
   st.SetLabel(regime_label(L * L * sizeof(float)));
 }
 
+// Reproducibility check of a timed index call (T5 buckets, Shaw indices): rows 0, L/2, L-1 of the [L][L] `out` must
+// be those of the same matrix written again by rewrite(out) (one thread, no streaming stores; it overwrites `out`).
+template <class Rewrite>
+void check_index_rows_single_thread(const std::string& what, std::span<std::int32_t> out, std::size_t L, int threads,
+                                    const char* entry, Rewrite&& rewrite) {
+  std::vector<std::int32_t> rows;
+  for (std::size_t i : {std::size_t{0}, L / 2, L - 1})
+    rows.insert(rows.end(), out.begin() + static_cast<std::ptrdiff_t>(i * L), out.begin() + static_cast<std::ptrdiff_t>((i + 1) * L));
+  rewrite(out);
+  std::size_t at = 0;
+  for (std::size_t i : {std::size_t{0}, L / 2, L - 1})
+    for (std::size_t j = 0; j < L; ++j, ++at)
+      if (rows[at] != out[i * L + j])
+        sanity_failure(fmt("%s (L %zu, threads %d): %s (%zu, %zu) is %d; one thread without streaming stores gives %d",
+                           what.c_str(), L, threads, entry, i, j, rows[at], out[i * L + j]));
+}
+
 // Reproducibility check of a timed bias call: rows 0, L/2, L-1 of heads 0 and H-1 of `out` (the [H][L][L] bias the
 // benchmark wrote with `threads`) must be bit for bit those of the same geometry written again on one thread without
 // streaming stores (which overwrites `out`). plan_name and spec_text name the call in a sanity failure.

@@ -293,19 +293,7 @@ std::int32_t ShawPlan::index(std::int64_t u) const { return shaw_index(impl_->sp
 
 void ShawPlan::indices(const BiasGeometry& g, std::span<std::int32_t> out, const TableOptions& o) const {
   check_shaw_lengths(impl_->spec, g.query_length, g.key_length);
-  const std::size_t total = core::check_bias_geometry(kWhere, 1, g);
-  if (out.size() != total)
-    throw Error(kWhere, "out", std::to_string(out.size()) + " elements",
-                "exactly query_length * key_length = " + std::to_string(total) + " elements");
-  BiasGeometry plain = g;  // indices: no mask
-  plain.mask = BiasMask::none;
-  plain.key_mask = {};
-  const Impl& P = *impl_;
-  const auto Lk = static_cast<std::int64_t>(g.key_length);
-  auto build = [&](std::size_t, std::int32_t* E, std::size_t m) {
-    for (std::size_t t = 0; t < m; ++t) E[t] = static_cast<std::int32_t>(P.index(static_cast<std::int64_t>(t) - (Lk - 1)));
-  };
-  core::write_bias_rows(1, plain, core::RowShape::toeplitz, build, out, o);
+  core::write_index_rows(kWhere, g, out, o, [&](std::int64_t u) { return impl_->index(u); });
 }
 
 void ShawPlan::scores(std::span<const float> q, std::span<const float> k, std::size_t heads, const BiasGeometry& g,

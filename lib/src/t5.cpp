@@ -150,14 +150,7 @@ std::int32_t T5Plan::bucket(std::int64_t r) const {
 }
 
 void T5Plan::buckets(const BiasGeometry& g, std::span<std::int32_t> out, const TableOptions& o) const {
-  const std::size_t total = core::check_bias_geometry(kWhere, 1, g);
-  if (out.size() != total)
-    throw Error(kWhere, "out", std::to_string(out.size()) + " elements",
-                "exactly query_length * key_length = " + std::to_string(total) + " elements");
-  BiasGeometry plain = g;  // indices: no mask
-  plain.mask = BiasMask::none;
-  plain.key_mask = {};
-  write_rows(*impl_, 1, plain, out, o, [](std::size_t, std::int32_t b) { return b; });
+  core::write_index_rows(kWhere, g, out, o, [&](std::int64_t u) { return impl_->bucket(u); });
 }
 
 void T5Plan::bias(const BiasGeometry& g, std::span<float> out, const TableOptions& o) const { bias_impl(*impl_, g, out, o); }

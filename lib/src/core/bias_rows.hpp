@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <cstring>
 #include <limits>
 #include <span>
@@ -124,6 +125,26 @@ void write_bias_rows(std::size_t H, const BiasGeometry& g, RowShape shape, Build
     }
   });
   if (stream) store_fence();
+}
+
+// Writes an index matrix [Lq][Lk] (T5 buckets, Shaw indices) whose entry depends only on the offset u = j - q_i:
+// index(u) for u in [-(Lk - 1), Lq - 1]. Validates the geometry and the output size (errors name `where`); the
+// geometry's mask and key_mask do not apply (an index has no mask).
+template <class Index>
+void write_index_rows(const char* where, const BiasGeometry& g, std::span<std::int32_t> out, const TableOptions& o,
+                      Index&& index) {
+  const std::size_t total = check_bias_geometry(where, 1, g);
+  if (out.size() != total)
+    throw Error(where, "out", std::to_string(out.size()) + " elements",
+                "exactly query_length * key_length = " + std::to_string(total) + " elements");
+  BiasGeometry plain = g;
+  plain.mask = BiasMask::none;
+  plain.key_mask = {};
+  const auto Lk = static_cast<std::int64_t>(g.key_length);
+  auto build = [&](std::size_t, std::int32_t* E, std::size_t m) {
+    for (std::size_t t = 0; t < m; ++t) E[t] = static_cast<std::int32_t>(index(static_cast<std::int64_t>(t) - (Lk - 1)));
+  };
+  write_bias_rows(1, plain, RowShape::toeplitz, build, out, o);
 }
 
 // Writes the bias matrix [H][Lq][Lk] of a geometry already checked, for a bias that is no slice of one vector: each
