@@ -717,13 +717,15 @@ void run_check(CheckFlags& f, CLI::App* app) {
 
 // ---- scores ------------------------------------------------------------------------------------------
 
-struct ScoresFlags {
+namespace {  // (internal linkage: cli/bias_verbs.hpp has a posenc::cli::ScoresFlags of its own)
+
+struct RopeScoresFlags {
   RopeOptions spec;
   std::string q_path, k_path, q_positions, k_positions, threads;
   OutFlags out;
 };
 
-void run_scores(ScoresFlags& f, CLI::App* app) {
+void run_scores(RopeScoresFlags& f, CLI::App* app) {
   NpyArray q = read_input("--q", f.q_path), k = read_input("--k", f.k_path);
   for (const auto& [name, a] : {std::pair<const char*, NpyArray*>{"--q", &q}, {"--k", &k}})
     if (a->shape.size() != 2)
@@ -773,6 +775,8 @@ void run_scores(ScoresFlags& f, CLI::App* app) {
     emit(std::span<const float>(sc));
   }
 }
+
+}  // namespace
 
 POSENC_CLI_SCHEME(rope) {
   registry.add_scheme({kScheme, describe_scheme<Spec>()});
@@ -841,7 +845,7 @@ POSENC_CLI_SCHEME(rope) {
     c->callback([f, c] { run_apply(*f, c); });
   }
   {
-    auto f = std::make_shared<ScoresFlags>();
+    auto f = std::make_shared<RopeScoresFlags>();
     CLI::App* c = registry.command("scores", kScheme,
                                    "Pre-softmax scores <R(m) q_i, R(n) k_j> of one head: rotate, then one BLAS gemm "
                                    "(no 1/sqrt(d), no mask)");
