@@ -94,6 +94,19 @@ double shaw_scores_bound(DType t, std::size_t d, double abs_scale, double qk, do
           (gamma(t, n + 2) + gamma(t, n + 1) + 4 * u) * 1.01 * abs_scale * rel) * (1 + 1e-12) + std::ldexp(1.0, -1000);
 }
 
+std::pair<double, double> shaw_score_sums(const ShawSpec& s, const ShawWeights& w, std::span<const double> q,
+                                          std::span<const double> k, std::size_t idx) {
+  double qk = 0, rel = 0;
+  const std::size_t d = s.head_dim;
+  for (std::size_t c = 0; c < d; ++c) {
+    const double a = w.keys[idx * d + c];
+    qk += std::fabs(q[c] * k[c]);
+    rel += std::fabs(q[c] * a) + (s.key_query ? std::fabs(k[c] * a) : 0.0);
+  }
+  const double slack = 1 + 1e-15 * static_cast<double>(2 * d + 2);
+  return {qk * slack, rel * slack};
+}
+
 double shaw_output_bound(DType t, double delta, std::size_t keys, std::size_t rows, double mag, double tmag) {
   const double u = unit(t);
   return ((std::expm1(2 * delta) + (static_cast<double>(keys + rows) + 8) * u) * mag + u * tmag) * 1.01 +

@@ -3,6 +3,8 @@
 #pragma once
 
 #include <cstddef>
+#include <span>
+#include <utility>
 
 #include "posenc/shaw_spec.hpp"
 #include "support/budget.hpp"
@@ -23,6 +25,12 @@ POSENC_BUDGET_KEYS(ShawRow, "shaw", POSENC_SHAW_ROWS)
 // B of rows shaw.scores.*: the bound of |score - e| for ShawPlan::scores in type t, given |scale|,
 // qk = sum |q_c k_c|, rel = sum |q_c a_c| + [key_query] sum |k_c a_c| (budget.cpp derives it).
 double shaw_scores_bound(DType t, std::size_t head_dim, double abs_scale, double qk, double rel);
+
+// The magnitudes shaw_scores_bound takes for query q, key k and table row idx of the key table: {sum |q_c k_c|,
+// sum |q_c a_c| + [key_query] sum |k_c a_c|}, each summed in double and enlarged by (1 + (2 head_dim + 2) 1e-15) to
+// cover that summation's own rounding.
+std::pair<double, double> shaw_score_sums(const ShawSpec&, const ShawWeights&, std::span<const double> q,
+                                          std::span<const double> k, std::size_t idx);
 
 // B of rows shaw.output.*, one component c of one row: delta = the largest score bound B over the row's visible
 // keys, keys = the keys the row's gemm spans, table_rows = the table rows the call gathers (2k + 1 at most),

@@ -246,16 +246,11 @@ POSENC_PROPERTY(Shaw, CachedSingleQueryIsTheLastRow,
   for (std::size_t j : sample_indices(L, 40, {L - 1})) {
     const auto kj = std::span<const double>(k).subspan(j * d, d);
     const Real e = o.score(q, kj, L - 1, j, L, L);
-    double qk = 0, rel = 0;
-    const auto idx = static_cast<std::size_t>(full[(L - 1) * L + j]);
-    for (std::size_t c2 = 0; c2 < d; ++c2) {
-      qk += std::fabs(q[c2] * kj[c2]);
-      rel += std::fabs(q[c2] * w.keys[idx * d + c2]) + (s.key_query ? std::fabs(kj[c2] * w.keys[idx * d + c2]) : 0.0);
-    }
+    const auto [qk, rel] = shaw_score_sums(s, w, q, kj, static_cast<std::size_t>(full[(L - 1) * L + j]));
     const double sc = 1 / std::sqrt(static_cast<double>(d));
     auto what = [&] { return label(s) + " L=" + std::to_string(L) + " j=" + std::to_string(j); };
-    emit(sink, R::scores_f32, s32[j], e, what, shaw_scores_bound(DType::f32, d, sc, qk * 1.000001, rel * 1.000001));
-    emit(sink, R::scores_f64, s64[j], e, what, shaw_scores_bound(DType::f64, d, sc, qk * 1.000001, rel * 1.000001));
+    emit(sink, R::scores_f32, s32[j], e, what, shaw_scores_bound(DType::f32, d, sc, qk, rel));
+    emit(sink, R::scores_f64, s64[j], e, what, shaw_scores_bound(DType::f64, d, sc, qk, rel));
   }
 }
 
@@ -293,20 +288,6 @@ Inputs random_inputs(const ShawSpec& s, const BiasGeometry& g, std::size_t H) {
   const std::size_t d = s.head_dim;
   return {H, d, random_values(H * g.query_length * d), random_values(H * g.key_length * d),
           random_values(H * g.key_length * d)};
-}
-
-// The magnitudes of the score bound at (h, i, j): sum|q k| and the relative terms' sum.
-std::pair<double, double> score_magnitudes(const ShawSpec& s, const ShawWeights& w, std::span<const double> q,
-                                           std::span<const double> k, std::size_t idx) {
-  double qk = 0, rel = 0;
-  const std::size_t d = s.head_dim;
-  for (std::size_t c = 0; c < d; ++c) {
-    const double a = w.keys[idx * d + c];
-    qk += std::fabs(q[c] * k[c]);
-    rel += std::fabs(q[c] * a) + (s.key_query ? std::fabs(k[c] * a) : 0.0);
-  }
-  const double slack = 1 + 1e-15 * static_cast<double>(2 * d + 2);
-  return {qk * slack, rel * slack};
 }
 
 // SHAW-SCORES-1
@@ -352,7 +333,7 @@ POSENC_PROPERTY(Shaw, ScoresMatchOracle,
         const auto qi = std::span<const double>(in.q).subspan((h * Lq + i) * d, d);
         const auto kj = std::span<const double>(in.k).subspan((h * Lk + j) * d, d);
         const Real e = o.score(qi, kj, i, j, Lq, Lk, scale);
-        const auto [qk, rel] = score_magnitudes(s, w, qi, kj, static_cast<std::size_t>(rf::shaw_index(s, i, j, Lq, Lk)));
+        const auto [qk, rel] = shaw_score_sums(s, w, qi, kj, static_cast<std::size_t>(rf::shaw_index(s, i, j, Lq, Lk)));
         emit(sink, R::scores_f32, s32[at], e, what, shaw_scores_bound(DType::f32, d, sc, qk, rel));
         emit(sink, R::scores_f64, s64[at], e, what, shaw_scores_bound(DType::f64, d, sc, qk, rel));
       }
@@ -385,7 +366,7 @@ void measure_outputs(const Claim& claim, const ShawSpec& s, const ShawWeights& w
         const auto qi = Q.subspan(i * d, d), kj = K.subspan(j * d, d);
         e[j] = static_cast<double>(o.score(qi, kj, i, j, Lq, Lk, scale));
         m = std::max(m, e[j]);
-        const auto [qk, rel] = score_magnitudes(s, w, qi, kj, static_cast<std::size_t>(rf::shaw_index(s, i, j, Lq, Lk)));
+        const auto [qk, rel] = shaw_score_sums(s, w, qi, kj, static_cast<std::size_t>(rf::shaw_index(s, i, j, Lq, Lk)));
         d32 = std::max(d32, shaw_scores_bound(DType::f32, d, std::fabs(sc), qk, rel));
         d64 = std::max(d64, shaw_scores_bound(DType::f64, d, std::fabs(sc), qk, rel));
       }

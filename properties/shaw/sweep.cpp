@@ -99,13 +99,7 @@ POSENC_SWEEP(shaw) {
       for (std::size_t j = 0; j < L; j += (j + 1 < i + 40 && j + 40 > i) ? 1 : step) {
         const auto qi = std::span<const double>(q).subspan(i * d, d), kj = std::span<const double>(k).subspan(j * d, d);
         const Real e = o.score(qi, kj, i, j, L, L);
-        const auto idx = static_cast<std::size_t>(rf::shaw_index(s, i, j, L, L));
-        double qk = 0, rel = 0;
-        for (std::size_t c = 0; c < d; ++c) {
-          qk += std::fabs(qi[c] * kj[c]);
-          rel += std::fabs(qi[c] * w.keys[idx * d + c]) + (s.key_query ? std::fabs(kj[c] * w.keys[idx * d + c]) : 0.0);
-        }
-        qk *= 1 + 1e-13, rel *= 1 + 1e-13;
+        const auto [qk, rel] = shaw_score_sums(s, w, qi, kj, static_cast<std::size_t>(rf::shaw_index(s, i, j, L, L)));
         auto what = [&] { return describe(s) + " L=" + std::to_string(L) + " i=" + std::to_string(i) + " j=" + std::to_string(j); };
         const double b32 = shaw_scores_bound(DType::f32, d, sc, qk, rel), b64 = shaw_scores_bound(DType::f64, d, sc, qk, rel);
         emit(ctx.aggregate, ShawRow::scores_f32, s32[i * L + j], e, what, b32);
@@ -144,14 +138,9 @@ POSENC_SWEEP(shaw) {
         const auto qi = Q.subspan(i * d, d), kj = K.subspan(j * d, d);
         e[j] = static_cast<double>(o.score(qi, kj, i, j, Lo, Lo));
         m = std::max(m, e[j]);
-        const auto idx = static_cast<std::size_t>(rf::shaw_index(s, i, j, Lo, Lo));
-        double qk = 0, rel = 0;
-        for (std::size_t c = 0; c < d; ++c) {
-          qk += std::fabs(qi[c] * kj[c]);
-          rel += std::fabs(qi[c] * w.keys[idx * d + c]) + (s.key_query ? std::fabs(kj[c] * w.keys[idx * d + c]) : 0.0);
-        }
-        d32 = std::max(d32, shaw_scores_bound(DType::f32, d, sc, qk * (1 + 1e-13), rel * (1 + 1e-13)));
-        d64 = std::max(d64, shaw_scores_bound(DType::f64, d, sc, qk * (1 + 1e-13), rel * (1 + 1e-13)));
+        const auto [qk, rel] = shaw_score_sums(s, w, qi, kj, static_cast<std::size_t>(rf::shaw_index(s, i, j, Lo, Lo)));
+        d32 = std::max(d32, shaw_scores_bound(DType::f32, d, sc, qk, rel));
+        d64 = std::max(d64, shaw_scores_bound(DType::f64, d, sc, qk, rel));
       }
       double sum = 0;
       for (double x : e) sum += std::exp(x - m);
