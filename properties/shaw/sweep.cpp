@@ -39,15 +39,6 @@ std::vector<std::int64_t> grid(int steps_per_octave, std::int64_t top) {
   return {g.begin(), g.end()};
 }
 
-std::vector<double> random_floats(std::mt19937_64& rng, std::size_t n) {
-  std::uniform_real_distribution<double> u(-1.0, 1.0);
-  std::vector<double> v(n);
-  for (double& x : v) x = static_cast<float>(u(rng));
-  return v;
-}
-
-std::size_t band(std::int64_t a) { return a == 0 ? 0 : static_cast<std::size_t>(std::floor(std::log2(static_cast<double>(a)))) + 1; }
-
 }  // namespace
 
 POSENC_SWEEP(shaw) {
@@ -104,7 +95,7 @@ POSENC_SWEEP(shaw) {
         const double b32 = shaw_scores_bound(DType::f32, d, sc, qk, rel), b64 = shaw_scores_bound(DType::f64, d, sc, qk, rel);
         emit(ctx.aggregate, ShawRow::scores_f32, s32[i * L + j], e, what, b32);
         emit(ctx.aggregate, ShawRow::scores_f64, s64[i * L + j], e, what, b64);
-        auto& [w32, w64] = by_band[band(std::llabs(static_cast<std::int64_t>(j) - static_cast<std::int64_t>(i)))];
+        auto& [w32, w64] = by_band[octave_band(std::llabs(static_cast<std::int64_t>(j) - static_cast<std::int64_t>(i)))];
         w32 = std::max(w32, std::fabs(static_cast<double>(Real(Real(s32[i * L + j]) - e))) / b32);
         w64 = std::max(w64, std::fabs(static_cast<double>(Real(Real(s64[i * L + j]) - e))) / b64);
       }

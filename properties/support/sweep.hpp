@@ -7,7 +7,13 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <random>
+#include <set>
 #include <string_view>
+#include <vector>
 
 #include "support/harness.hpp"
 
@@ -22,6 +28,28 @@ struct SweepContext {
   nlohmann::json series;           // append {"scheme", "preset", "regime", "dtype", "dim", "metric", "points": [...]}
   double elapsed_seconds() const;  // since the sweep started (progress lines)
 };
+
+// Helpers the relative schemes' sweeps share.
+// Every distance 0..dense_to, then steps_per_octave points per octave up to 2^31 - 1, ascending.
+inline std::vector<std::int64_t> distance_grid(int steps_per_octave, std::int64_t dense_to) {
+  std::set<std::int64_t> g;
+  for (std::int64_t a = 0; a <= dense_to; ++a) g.insert(a);
+  for (int i = 0; i <= 31 * steps_per_octave; ++i)
+    g.insert(std::min<std::int64_t>((std::int64_t{1} << 31) - 1,
+                                    static_cast<std::int64_t>(std::round(std::exp2(static_cast<double>(i) / steps_per_octave)))));
+  return {g.begin(), g.end()};
+}
+// n float32 values uniform in [-1, 1) (activations, tables), as doubles.
+inline std::vector<double> random_floats(std::mt19937_64& rng, std::size_t n) {
+  std::uniform_real_distribution<double> u(-1.0, 1.0);
+  std::vector<double> v(n);
+  for (double& x : v) x = static_cast<float>(u(rng));
+  return v;
+}
+// The octave band of a distance: 0 for 0, else floor(log2 a) + 1.
+inline std::size_t octave_band(std::int64_t a) {
+  return a == 0 ? 0 : static_cast<std::size_t>(std::floor(std::log2(static_cast<double>(a)))) + 1;
+}
 
 using SweepFn = void (*)(SweepContext&);
 bool register_sweep(std::string_view scheme, SweepFn);

@@ -25,22 +25,13 @@ using namespace posenc::test;
 using nlohmann::json;
 namespace rf = posenc::reference;
 
-std::vector<std::int64_t> grid(int steps_per_octave, std::int64_t dense_to) {
-  std::set<std::int64_t> g;
-  for (std::int64_t a = 0; a <= dense_to; ++a) g.insert(a);
-  for (int i = 0; i <= 31 * steps_per_octave; ++i)
-    g.insert(std::min<std::int64_t>((std::int64_t{1} << 31) - 1,
-                                    static_cast<std::int64_t>(std::round(std::exp2(static_cast<double>(i) / steps_per_octave)))));
-  return {g.begin(), g.end()};
-}
-
 }  // namespace
 
 POSENC_SWEEP(t5) {
   const bool smoke = ctx.mode == SweepMode::smoke, long_mode = ctx.mode == SweepMode::extended;
   for (const auto& info : SpecTraits<T5Spec>::presets()) {
     const T5Spec preset = t5_preset(info.name, 1);
-    const std::vector<std::int64_t> xs = grid(smoke ? 1 : long_mode ? 32 : 8, smoke ? 64 : 4 * preset.max_distance);
+    const std::vector<std::int64_t> xs = distance_grid(smoke ? 1 : long_mode ? 32 : 8, smoke ? 64 : 4 * preset.max_distance);
     for (T5Regime regime : {T5Regime::exact, preset.regime}) {
       T5Spec s = preset;
       s.regime = regime;
