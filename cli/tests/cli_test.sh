@@ -855,4 +855,46 @@ expect_error 2 index shaw --preset bert-relative-key --key-length 513 --out out.
 expect_error 2 index shaw --preset t2t --key-length 4 --mask causal --out out.npy
 expect_error 2 scores shaw --preset t2t --max-relative-position 2 --head-dim 2 --key-table shk.npy --q shq.npy --k shkk.npy --out out.npy
 
+# DeBERTa (rel = i - j, query i at position i, log buckets with ceil; c2p index clamp(b + span, 0, 2 span - 1)); scores
+# add q.K_r[c] + k.Q_r[c] before the 1/sqrt(3 d) scale; check passes the matrix and fails it negated (exit 1)
+"$PY" - <<'PYEOF'
+import npyio
+# buckets 4 (span 4: 8 table rows), head_dim 2: K_r[r] = (r, 0), Q_r[r] = (0, 10 r)
+npyio.write("dbk.npy", "<f4", (8, 2), [x for r in range(8) for x in (r, 0)])
+npyio.write("dbq.npy", "<f4", (8, 2), [x for r in range(8) for x in (0, 10 * r)])
+npyio.write("dbqq.npy", "<f4", (1, 3, 2), [1, 0] * 3)
+npyio.write("dbkk.npy", "<f4", (1, 3, 2), [0, 1] * 3)
+PYEOF
+if "$POSENC" index deberta --position-buckets 4 --max-relative-positions 8 --query-length 9 --key-length 4 --format json >dbr.json &&
+   "$POSENC" index deberta --position-buckets 4 --max-relative-positions 8 --query-length 9 --key-length 4 --what c2p --format json >dbc.json &&
+   "$POSENC" scores deberta --position-buckets 4 --max-relative-positions 8 --heads 1 --head-dim 2 --pos-key dbk.npy --pos-query dbq.npy --q dbqq.npy --k dbkk.npy --format json >dbs.json &&
+   "$PY" - <<'PYEOF'
+import json, math
+r = json.load(open("dbr.json"))["relative_positions"]
+# HF build_relative_position(9, 4, bucket_size=4, max_position=8) (properties/heldout/data/hf/deberta_buckets.json)
+assert r == [[0, -1, -2, -3], [1, 0, -1, -2], [2, 1, 0, -1], [3, 2, 1, 0], [3, 3, 2, 1], [3, 3, 3, 2], [3, 3, 3, 3],
+             [3, 3, 3, 3], [4, 3, 3, 3]], r
+c = json.load(open("dbc.json"))["indices"]
+assert c == [[min(max(b + 4, 0), 7) for b in row] for row in r], c
+s = json.load(open("dbs.json"))["scores"]
+# q.k = 0; q.K_r[c] = c, k.Q_r[c] = 10 c; c = i - j + 4; scale 1/sqrt(2 * 3)
+assert all(abs(s[i][j] - 11 * (i - j + 4) / math.sqrt(6)) < 1e-5 for i in range(3) for j in range(3)), s
+PYEOF
+then pass; else fail "deberta: index (HF's 9 x 4 buckets), c2p index, scores (c2p + p2c over sqrt(3 d))"; fi
+if "$POSENC" index deberta --preset deberta-v3-base --key-length 700 --out dbidx.npy &&
+   "$POSENC" check deberta --preset deberta-v3-base --in dbidx.npy | grep -q '\*\*PASS\*\*' &&
+   "$PY" - <<'PYEOF'
+import npyio
+_, sh, v, _ = npyio.read("dbidx.npy")
+npyio.write("dbidx_neg.npy", "<i8", sh, [-x for x in v])
+PYEOF
+then
+  "$POSENC" check deberta --preset deberta-v3-base --in dbidx_neg.npy >/dev/null; rc=$?
+  [[ $rc -eq 1 ]] && pass || fail "check deberta: the key-minus-query matrix (T5's sign) must fail with exit 1 (got $rc)"
+else fail "check deberta passes index deberta's output"; fi
+expect_error 2 index deberta --position-buckets 1 --key-length 4 --out out.npy
+expect_error 2 index deberta --preset deberta-v3-base --key-length 4 --what both --out out.npy
+expect_error 2 scores deberta --position-buckets 4 --max-relative-positions 8 --heads 1 --head-dim 2 --pos-key dbk.npy --q dbqq.npy --k dbkk.npy --out out.npy
+expect_error 2 scores deberta --position-buckets 4 --max-relative-positions 8 --heads 1 --head-dim 2 --pos-key dbk.npy --pos-query dbq.npy --q dbqq.npy --k dbkk.npy --mask causal --out out.npy
+
 finish

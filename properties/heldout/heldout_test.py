@@ -490,6 +490,60 @@ with tempfile.TemporaryDirectory() as tmp:
         else:
             fail(f"t5_buckets.json {key}: hf regime differs at r = {off[:20]}")
 
+# ---- 8. DeBERTa buckets (make_log_bucket_position, build_relative_position; float32 torch) ---------------------
+# HF's log buckets of rel = i - j in [-3000, 3000] for four (bucket_size, max_position): posenc index deberta in the hf
+# regime must give every one exactly (integers: no envelope); row L - 1 of an L x L call holds rel = L - 1 - j >= 0,
+# row 0 holds -j. build_relative_position's [1, q, k] matrices (queries the FIRST positions, Lq > Lk included) must
+# be reproduced entry for entry.
+db = json.load(open(os.path.join(DATA, "deberta_buckets.json")))
+rel = db["relative"]
+L = max(abs(r) for r in rel) + 1
+with tempfile.TemporaryDirectory() as tmp:
+    for key, want in db["log_bucket"].items():
+        bs, mp = re.match(r"bs(\d+)_mp(\d+)$", key).groups()
+        got = {}
+        for regime in ("hf", "exact"):
+            path = os.path.join(tmp, f"{key}_{regime}.npy")
+            rc, out = posenc("index", "deberta", "--position-buckets", bs, "--max-relative-positions", mp, "--regime",
+                             regime, "--query-length", str(L), "--key-length", str(L), "--out", path)
+            if rc != 0:
+                fail(f"deberta_buckets.json {key}: posenc index deberta exited {rc}: {out[-300:]}")
+                break
+            first, last = npy_int64_rows(path, L, (0, L - 1))
+            got[regime] = {r: last[L - 1 - r] if r >= 0 else first[-r] for r in rel}
+        if len(got) < 2:
+            continue
+        off = [r for r, b in zip(rel, want) if got["hf"][r] != int(b)]
+        ex = [r for r, b in zip(rel, want) if got["exact"][r] != int(b)]
+        detail = (f"hf regime {len(rel) - len(off)}/{len(rel)} buckets identical; exact regime differs at "
+                  f"{len(ex)} distances{(' (rel = ' + ', '.join(map(str, ex[:12])) + ')') if ex else ''}")
+        ok = not off
+        record("deberta_buckets.json", key, "make_log_bucket_position of rel in [-3000, 3000]: posenc index deberta "
+               "--regime hf", ok, detail, scheme="deberta")
+        if ok:
+            passed += 1
+            print(f"ok   deberta_buckets.json {key}: {detail}")
+        else:
+            fail(f"deberta_buckets.json {key}: hf regime differs at rel = {off[:20]}")
+    for key, want in db["build_relative_position"].items():
+        q, k, bs, mp = re.match(r"q(\d+)_k(\d+)_bs(\d+)_mp(\d+)$", key).groups()
+        path = os.path.join(tmp, f"{key}.npy")
+        rc, out = posenc("index", "deberta", "--position-buckets", bs, "--max-relative-positions", mp, "--regime", "hf",
+                         "--query-length", q, "--key-length", k, "--out", path)
+        if rc != 0:
+            fail(f"deberta_buckets.json {key}: posenc index deberta exited {rc}: {out[-300:]}")
+            continue
+        rows = npy_int64_rows(path, int(k), range(int(q)))
+        ok = rows == want[0]
+        detail = f"{q} x {k} matrix {'identical' if ok else 'differs'}"
+        record("deberta_buckets.json", key, "build_relative_position (queries at 0..q-1): posenc index deberta", ok,
+               detail, scheme="deberta")
+        if ok:
+            passed += 1
+            print(f"ok   deberta_buckets.json {key}: {detail}")
+        else:
+            fail(f"deberta_buckets.json {key}: got {rows}, HF {want[0]}")
+
 results_dir = os.environ.get("POSENC_RESULTS_DIR")
 if results_dir:
     with open(os.path.join(results_dir, "heldout.json"), "w") as fh:

@@ -20,6 +20,8 @@
 //    mag = sum alpha_j (|v_jc| + |a_c|), tmag = sum alpha_j |t_j| (|v_jc| + |a_c|) from the oracle's exact values.
 #include "shaw/budget.hpp"
 
+#include "support/bias_budget.hpp"
+
 #include <cmath>
 #include <string>
 #include <utility>
@@ -33,7 +35,6 @@ namespace {
 using R = ShawRow;
 
 double unit(DType t) { return t == DType::f32 ? std::ldexp(1.0, -24) : std::ldexp(1.0, -53); }
-double gamma(DType t, double n) { return n * unit(t) / (1 - n * unit(t)); }
 
 std::vector<std::pair<R, BudgetRow>> make_rows() {
   std::vector<std::pair<R, BudgetRow>> r;
@@ -89,9 +90,7 @@ const BudgetRegistration<R> kRegistration(make_rows);
 }  // namespace
 
 double shaw_scores_bound(DType t, std::size_t d, double abs_scale, double qk, double rel) {
-  const double u = unit(t), n = static_cast<double>(d);
-  return ((gamma(t, n + 2) + u) * (1 + u) * abs_scale * qk +
-          (gamma(t, n + 2) + gamma(t, n + 1) + 4 * u) * 1.01 * abs_scale * rel) * (1 + 1e-12) + std::ldexp(1.0, -1000);
+  return gathered_scores_bound(t, d, abs_scale, qk, rel);  // the algorithm is the generic one (bias_budget.hpp)
 }
 
 std::pair<double, double> shaw_score_sums(const ShawSpec& s, const ShawWeights& w, std::span<const double> q,
