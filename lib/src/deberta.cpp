@@ -30,6 +30,8 @@ constexpr std::int64_t kMaxRel = (std::int64_t{1} << 31) - 1;
 // Rows per work item of the index and gather loops, and keys per tile of the gather.
 constexpr std::size_t kRowBlock = 64;
 constexpr std::size_t kKeyTile = 256;
+// Runs of keys sharing one index at least this long read a contiguous copy of G's column.
+constexpr std::size_t kLongRun = 64;
 
 // a^N mid^t <= M^t mid^N in exact integers (v(a) <= t).
 bool at_most_exact(std::int64_t a, std::int64_t mid, std::int64_t M, unsigned long N, unsigned long t) {
@@ -215,7 +217,28 @@ void scores_impl(const DebertaPlan::Impl& P, std::span<const T> q, std::span<con
   const std::size_t R = static_cast<std::size_t>(C.front() - cmin) + 1;
   const auto rows = static_cast<std::size_t>(2 * P.span);
   const bool c2p = s.c2p, p2c = s.p2c;
-  core::AlignedBuffer<T> pbuf(c2p ? Lq * R : 0), gbuf(p2c ? Lk * R : 0);
+  // Long runs of one index c over t (keys far from the query: the c2p clamp to 0 or 2 span - 1 past the largest
+  // bucket, and wide log buckets): there G's column c is read for consecutive keys, so it is copied out once per head
+  // into a contiguous vector and the run becomes a vector add. long_of[t]: the run holding t, or -1; next_long[t]:
+  // the first t' >= t inside a long run (or C.size()).
+  struct LongRun {
+    std::size_t end;  // one past its last t
+    std::size_t col;  // c - cmin
+  };
+  std::vector<LongRun> long_runs;
+  std::vector<std::int32_t> long_of(C.size(), -1);
+  for (std::size_t t = 0; t < C.size();) {
+    std::size_t e = t + 1;
+    while (e < C.size() && C[e] == C[t]) ++e;
+    if (e - t >= kLongRun) {
+      for (std::size_t x = t; x < e; ++x) long_of[x] = static_cast<std::int32_t>(long_runs.size());
+      long_runs.push_back({e, static_cast<std::size_t>(C[t] - cmin)});
+    }
+    t = e;
+  }
+  std::vector<std::size_t> next_long(C.size() + 1, C.size());
+  for (std::size_t t = C.size(); t-- > 0;) next_long[t] = long_of[t] >= 0 ? t : next_long[t + 1];
+  core::AlignedBuffer<T> pbuf(c2p ? Lq * R : 0), gbuf(p2c ? Lk * R : 0), cols(p2c ? long_runs.size() * Lk : 0);
   const std::size_t blocks = (Lq + kRowBlock - 1) / kRowBlock;
   const int threads = std::min<int>(core::thread_count(o, total), static_cast<int>(std::min<std::size_t>(blocks, 1 << 20)));
   const T ninf = -std::numeric_limits<T>::infinity();
@@ -233,28 +256,52 @@ void scores_impl(const DebertaPlan::Impl& P, std::span<const T> q, std::span<con
                        static_cast<blasint>(R));
     const T* Pm = pbuf.get();
     const T* G = gbuf.get();
-    // Relative rows in tiles of kRowBlock queries x kKeyTile keys: the rows of G one tile reads (kKeyTile rows, at
-    // most kRowBlock + kKeyTile columns each) stay in cache.
+    if (p2c)
+      for (std::size_t r = 0; r < long_runs.size(); ++r)
+        for (std::size_t j = 0; j < Lk; ++j) cols.get()[r * Lk + j] = G[j * R + long_runs[r].col];
+    // Relative rows in tiles of kRowBlock queries x kKeyTile keys: the rows of G one tile reads near the query
+    // (kKeyTile rows, at most kRowBlock + kKeyTile columns each) stay in cache; long runs read their column copy.
     core::parallel_for(blocks, threads, [&](int, std::size_t blk) {
       const std::size_t i0 = blk * kRowBlock, i1 = std::min(Lq, i0 + kRowBlock);
       for (std::size_t j0 = 0; j0 < Lk; j0 += kKeyTile) {
         const std::size_t j1 = std::min(Lk, j0 + kKeyTile);
         for (std::size_t i = i0; i < i1; ++i) {
-          const std::int32_t* c = C.data() + (Lq - 1 - i);  // c[j] = c(i, j)
+          const std::size_t base = Lq - 1 - i;  // key j is at t = base + j
+          const std::int32_t* c = C.data() + base;
+          const T* p = Pm + i * R;
           T* o_row = O + i * Lk;
-          if (c2p && p2c) {
-            const T* p = Pm + i * R;
-            for (std::size_t j = j0; j < j1; ++j) {
-              const auto cc = static_cast<std::size_t>(c[j] - cmin);
-              o_row[j] = p[cc] + G[j * R + cc];
+          for (std::size_t j = j0; j < j1;) {
+            if (const std::int32_t lr = long_of[base + j]; lr >= 0) {
+              const LongRun& run = long_runs[static_cast<std::size_t>(lr)];
+              const std::size_t e = std::min(j1, run.end - base);
+              const T* g = cols.get() + static_cast<std::size_t>(lr) * Lk;
+              if (c2p && p2c) {
+                const T pc = p[run.col];
+                for (std::size_t x = j; x < e; ++x) o_row[x] = pc + g[x];
+              } else if (c2p) {
+                std::fill(o_row + j, o_row + e, p[run.col]);
+              } else if (p2c) {
+                std::copy(g + j, g + e, o_row + j);
+              } else {
+                std::fill(o_row + j, o_row + e, T(0));
+              }
+              j = e;
+              continue;
             }
-          } else if (c2p) {
-            const T* p = Pm + i * R;
-            for (std::size_t j = j0; j < j1; ++j) o_row[j] = p[static_cast<std::size_t>(c[j] - cmin)];
-          } else if (p2c) {
-            for (std::size_t j = j0; j < j1; ++j) o_row[j] = G[j * R + static_cast<std::size_t>(c[j] - cmin)];
-          } else {
-            std::fill(o_row + j0, o_row + j1, T(0));
+            const std::size_t e = std::min(j1, next_long[base + j] - base);
+            if (c2p && p2c) {
+              for (std::size_t x = j; x < e; ++x) {
+                const auto cc = static_cast<std::size_t>(c[x] - cmin);
+                o_row[x] = p[cc] + G[x * R + cc];
+              }
+            } else if (c2p) {
+              for (std::size_t x = j; x < e; ++x) o_row[x] = p[static_cast<std::size_t>(c[x] - cmin)];
+            } else if (p2c) {
+              for (std::size_t x = j; x < e; ++x) o_row[x] = G[x * R + static_cast<std::size_t>(c[x] - cmin)];
+            } else {
+              std::fill(o_row + j, o_row + e, T(0));
+            }
+            j = e;
           }
         }
       }

@@ -26,7 +26,9 @@
 //     e(i, j) = scale (<q_i, k_j> + [c2p] <q_i, K_r[h][c(i, j)]> + [p2c] <k_j, Q_r[h][c(i, j)]>)
 //   computed as P = scale Q K_r^T (Lq x R) and G = scale K Q_r^T (Lk x R) over the R table rows the call uses (two
 //   gemms), the relative rows b(i, j) = P[i][c] + G[j][c] (one rounding) gathered in 64 x 256 tiles so that the rows
-//   of G a tile reads stay in cache, then a beta = 1 gemm adds scale Q K^T. scale std::nullopt = 1/sqrt(head_dim (1 +
+//   of G a tile reads stay in cache; where 64 or more consecutive offsets share one index (far from the query: the
+//   c2p clamp, wide log buckets) the row is a vector add of G's column c, copied out once per head; then a beta = 1
+//   gemm adds scale Q K^T. scale std::nullopt = 1/sqrt(head_dim (1 +
 //   c2p + p2c)), as HF. key_mask (empty, or Lk entries of 0 = padding / 1 = token) writes -inf at the padded keys
 //   (a row may be all -inf: DeBERTa's softmax is the caller's). The error is bounded by the budget row
 //   deberta.scores.* (properties/deberta/budget.cpp).
