@@ -109,6 +109,30 @@ BiasGeometry BiasGeometryFlags::geometry(const std::function<void(const BiasGeom
   return checked_geometry(lq, lk, key_mask_values, parse_mask(mask), check);
 }
 
+void write_index_matrix(Output& out, Format format, Json head, const std::string& name,
+                        std::span<const std::int32_t> index, std::size_t Lq, std::size_t Lk) {
+  const std::size_t n = Lq * Lk;
+  auto b = allocate<std::int64_t>(n, "an index matrix of " + std::to_string(Lq) + " x " + std::to_string(Lk) + " entries");
+  for (std::size_t i = 0; i < n; ++i) b[i] = index[i];
+  const std::span<const std::int64_t> v(b.get(), n);
+  switch (format) {
+    case Format::npy: write_npy(out.file(), v, {Lq, Lk}); break;
+    case Format::json: {
+      head["query_length"] = Lq;
+      head["key_length"] = Lk;
+      write_json(out.file(), head, std::vector<JsonArray>{{name, v, Lk}});
+      break;
+    }
+    case Format::csv: {
+      std::vector<std::int64_t> row(Lq);
+      for (std::size_t i = 0; i < Lq; ++i) row[i] = static_cast<std::int64_t>(i);
+      write_csv(out.file(), {{"row", row}}, numbered_names("k", Lk), v, Lq);
+      break;
+    }
+  }
+  out.commit();
+}
+
 namespace {
 
 template <class T>

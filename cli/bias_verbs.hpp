@@ -51,6 +51,12 @@ std::vector<double> parse_per_head_list(const std::string& flag, const std::stri
 BiasGeometry checked_geometry(std::size_t lq, std::size_t lk, const std::vector<std::uint8_t>& key_mask, BiasMask m,
                               const std::function<void(const BiasGeometry&)>& check);
 
+// Writes an index matrix [Lq][Lk] (T5 buckets, Shaw indices, DeBERTa positions) in the format: npy as int64, JSON
+// as `head` (result_head(spec) plus what the scheme adds) with the rows under `name`, or CSV rows; commits the
+// output.
+void write_index_matrix(Output& out, Format format, Json head, const std::string& name,
+                        std::span<const std::int32_t> index, std::size_t query_length, std::size_t key_length);
+
 // Writes bias [heads][Lq][Lk] in the format (head: result_head(spec) plus what the scheme adds; note: one line
 // of what an entry is) and commits the output.
 void write_bias_tensor(Output& out, Format format, Json head, const std::string& note, std::span<const float> values,

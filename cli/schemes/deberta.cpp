@@ -84,32 +84,13 @@ void run_index(IndexFlags& f) {
     if (e.parameter() == "key_length") throw e.renamed("--key-length");
     throw;
   }
-  auto b = allocate<std::int64_t>(n, "an index matrix of " + std::to_string(Lq) + " x " + std::to_string(Lk) + " entries");
-  for (std::size_t i = 0; i < n; ++i) b[i] = idx[i];
-  const std::span<const std::int64_t> v(b.get(), n);
-  switch (format) {
-    case Format::npy: write_npy(out.file(), v, {Lq, Lk}); break;
-    case Format::json: {
-      Json head = result_head(s);
-      head["query_length"] = Lq;
-      head["key_length"] = Lk;
-      head["what"] = c2p ? "c2p" : "relative";
-      head["span"] = deberta_span(s);
-      head["note"] = c2p ? "c2p / p2c gather index clamp(b(i - j) + span, 0, 2 span - 1); query i at position i"
-                         : "relative position b(i - j) (query minus key, log-bucketed); query i at position i (HF "
-                           "build_relative_position)";
-      const std::vector<JsonArray> arrays{{c2p ? "indices" : "relative_positions", v, Lk}};
-      write_json(out.file(), head, arrays);
-      break;
-    }
-    case Format::csv: {
-      std::vector<std::int64_t> row(Lq);
-      for (std::size_t i = 0; i < Lq; ++i) row[i] = static_cast<std::int64_t>(i);
-      write_csv(out.file(), {{"row", row}}, numbered_names("k", Lk), v, Lq);
-      break;
-    }
-  }
-  out.commit();
+  Json head = result_head(s);
+  head["what"] = c2p ? "c2p" : "relative";
+  head["span"] = deberta_span(s);
+  head["note"] = c2p ? "c2p / p2c gather index clamp(b(i - j) + span, 0, 2 span - 1); query i at position i"
+                     : "relative position b(i - j) (query minus key, log-bucketed); query i at position i (HF "
+                       "build_relative_position)";
+  write_index_matrix(out, format, head, c2p ? "indices" : "relative_positions", idx, Lq, Lk);
 }
 
 // ---- scores ------------------------------------------------------------------------------------------

@@ -111,32 +111,13 @@ void run_index(IndexFlags& f) {
   ShawWeights w{std::vector<double>(shaw_table_rows(thin), 0.0), {}};
   if (thin.values) w.values = w.keys;
   ShawPlan(thin, w).indices(g, idx, opts);
-  auto b = allocate<std::int64_t>(n, "an index matrix of " + std::to_string(Lq) + " x " + std::to_string(Lk) + " entries");
-  for (std::size_t i = 0; i < n; ++i) b[i] = idx[i];
-  const std::span<const std::int64_t> v(b.get(), n);
-  switch (format) {
-    case Format::npy: write_npy(out.file(), v, {Lq, Lk}); break;
-    case Format::json: {
-      Json head = result_head(s);
-      head["query_length"] = Lq;
-      head["key_length"] = Lk;
-      head["note"] = std::string("clip(d, -k, k) + k with d = ") +
-                     (s.sign == RelativeSign::key_minus_query ? "j - q_i (key minus query)" : "q_i - j (query minus key)") +
-                     "; the queries are the last query_length keys (q_i = key_length - query_length + i)";
-      head["max_relative_position"] = s.max_relative_position;
-      head["table_rows"] = shaw_table_rows(s);
-      const std::vector<JsonArray> arrays{{"indices", v, Lk}};
-      write_json(out.file(), head, arrays);
-      break;
-    }
-    case Format::csv: {
-      std::vector<std::int64_t> row(Lq);
-      for (std::size_t i = 0; i < Lq; ++i) row[i] = static_cast<std::int64_t>(i);
-      write_csv(out.file(), {{"row", row}}, numbered_names("k", Lk), v, Lq);
-      break;
-    }
-  }
-  out.commit();
+  Json head = result_head(s);
+  head["note"] = std::string("clip(d, -k, k) + k with d = ") +
+                 (s.sign == RelativeSign::key_minus_query ? "j - q_i (key minus query)" : "q_i - j (query minus key)") +
+                 "; the queries are the last query_length keys (q_i = key_length - query_length + i)";
+  head["max_relative_position"] = s.max_relative_position;
+  head["table_rows"] = shaw_table_rows(s);
+  write_index_matrix(out, format, head, "indices", idx, Lq, Lk);
 }
 
 // ---- scores / attention output -----------------------------------------------------------------------

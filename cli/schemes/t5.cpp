@@ -93,33 +93,13 @@ void run_index(IndexFlags& f) {
   const std::size_t Lq = g.query_length, Lk = g.key_length, n = Lq * Lk;
   auto b32 = allocate<std::int32_t>(n, "a bucket matrix of " + std::to_string(Lq) + " x " + std::to_string(Lk) + " entries");
   plan.buckets(g, std::span<std::int32_t>(b32.get(), n), opts);
-  auto b = allocate<std::int64_t>(n, "a bucket matrix of " + std::to_string(Lq) + " x " + std::to_string(Lk) + " entries");
-  for (std::size_t i = 0; i < n; ++i) b[i] = b32[i];
-  const std::span<const std::int64_t> v(b.get(), n);
-  const std::vector<std::int64_t> th(plan.thresholds().begin(), plan.thresholds().end());
-  switch (format) {
-    case Format::npy: write_npy(out.file(), v, {Lq, Lk}); break;
-    case Format::json: {
-      Json head = result_head(s);
-      head["query_length"] = Lq;
-      head["key_length"] = Lk;
-      head["note"] = "bucket of the relative position j - q_i (key minus query; queries the last query_length keys); "
-                     "thresholds[t - 1]: the first distance of bucket max_exact + t within a side";
-      head["max_exact"] = t5_max_exact(s);
-      head["side_buckets"] = t5_side_buckets(s);
-      head["thresholds"] = th;
-      const std::vector<JsonArray> arrays{{"buckets", v, Lk}};
-      write_json(out.file(), head, arrays);
-      break;
-    }
-    case Format::csv: {
-      std::vector<std::int64_t> row(Lq);
-      for (std::size_t i = 0; i < Lq; ++i) row[i] = static_cast<std::int64_t>(i);
-      write_csv(out.file(), {{"row", row}}, numbered_names("k", Lk), v, Lq);
-      break;
-    }
-  }
-  out.commit();
+  Json head = result_head(s);
+  head["note"] = "bucket of the relative position j - q_i (key minus query; queries the last query_length keys); "
+                 "thresholds[t - 1]: the first distance of bucket max_exact + t within a side";
+  head["max_exact"] = t5_max_exact(s);
+  head["side_buckets"] = t5_side_buckets(s);
+  head["thresholds"] = std::vector<std::int64_t>(plan.thresholds().begin(), plan.thresholds().end());
+  write_index_matrix(out, format, head, "buckets", std::span<const std::int32_t>(b32.get(), n), Lq, Lk);
 }
 
 // ---- bias --------------------------------------------------------------------------------------------
