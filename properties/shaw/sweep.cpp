@@ -84,7 +84,7 @@ POSENC_SWEEP(shaw) {
     plan.scores(std::span<const float>(q32), std::span<const float>(k32), 1, g, std::nullopt, std::span<float>(s32));
     plan.scores(std::span<const double>(q), std::span<const double>(k), 1, g, std::nullopt, std::span<double>(s64));
     const double sc = 1 / std::sqrt(static_cast<double>(d));
-    std::map<std::size_t, std::pair<double, double>> by_band;  // band -> worst ratios (f32, f64)
+    BandMaxima bands;
     const std::size_t step = smoke ? 64 : long_mode ? 8 : 32;
     for (std::size_t i = 0; i < L; i += step)
       for (std::size_t j = 0; j < L; j += (j + 1 < i + 40 && j + 40 > i) ? 1 : step) {
@@ -95,20 +95,12 @@ POSENC_SWEEP(shaw) {
         const double b32 = shaw_scores_bound(DType::f32, d, sc, qk, rel), b64 = shaw_scores_bound(DType::f64, d, sc, qk, rel);
         emit(ctx.aggregate, ShawRow::scores_f32, s32[i * L + j], e, what, b32);
         emit(ctx.aggregate, ShawRow::scores_f64, s64[i * L + j], e, what, b64);
-        auto& [w32, w64] = by_band[octave_band(std::llabs(static_cast<std::int64_t>(j) - static_cast<std::int64_t>(i)))];
-        w32 = std::max(w32, std::fabs(static_cast<double>(Real(Real(s32[i * L + j]) - e))) / b32);
-        w64 = std::max(w64, std::fabs(static_cast<double>(Real(Real(s64[i * L + j]) - e))) / b64);
+        bands.add(static_cast<std::int64_t>(j) - static_cast<std::int64_t>(i),
+                  std::fabs(static_cast<double>(Real(Real(s32[i * L + j]) - e))) / b32,
+                  std::fabs(static_cast<double>(Real(Real(s64[i * L + j]) - e))) / b64);
       }
-    json p32 = json::array(), p64 = json::array();
-    for (const auto& [b, r] : by_band) {
-      const std::int64_t x = b == 0 ? 0 : std::int64_t{1} << (b - 1);
-      p32.push_back({{"distance", x}, {"max_error", r.first}});
-      p64.push_back({{"distance", x}, {"max_error", r.second}});
-    }
-    for (const auto& [dt, pts] : {std::pair<const char*, json&>{"f32", p32}, std::pair<const char*, json&>{"f64", p64}})
-      ctx.series.push_back({{"scheme", "shaw"}, {"preset", name}, {"regime", "exact"}, {"dtype", dt}, {"dim", d},
-                            {"metric", "scores |error| / bound (L = " + std::to_string(L) + ")"}, {"x", "distance"},
-                            {"points", pts}});
+    bands.push(ctx.series, {{"scheme", "shaw"}, {"preset", name}, {"regime", "exact"}, {"dim", d},
+                            {"metric", "scores |error| / bound (L = " + std::to_string(L) + ")"}});
 
     // outputs: a few rows at a shorter length (the oracle's output is O(L d) MPFR work per row)
     const std::size_t Lo = smoke ? 128 : long_mode ? L : std::min<std::size_t>(L, 1024);

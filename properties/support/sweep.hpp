@@ -10,7 +10,10 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <map>
 #include <random>
+#include <string>
+#include <utility>
 #include <set>
 #include <string_view>
 #include <vector>
@@ -50,6 +53,33 @@ inline std::vector<double> random_floats(std::mt19937_64& rng, std::size_t n) {
 inline std::size_t octave_band(std::int64_t a) {
   return a == 0 ? 0 : static_cast<std::size_t>(std::floor(std::log2(static_cast<double>(a)))) + 1;
 }
+
+// The largest error ratio per octave band of the distance, for f32 and f64 (scores sweeps): add() per entry, then
+// push() appends two series (dtype f32 and f64, x "distance" = the band's first distance) built from `base` (scheme,
+// preset, regime, dim, metric).
+struct BandMaxima {
+  std::map<std::size_t, std::pair<double, double>> by_band;
+  void add(std::int64_t distance, double ratio32, double ratio64) {
+    auto& [w32, w64] = by_band[octave_band(distance < 0 ? -distance : distance)];
+    w32 = std::max(w32, ratio32);
+    w64 = std::max(w64, ratio64);
+  }
+  void push(nlohmann::json& series, const nlohmann::json& base) const {
+    nlohmann::json p32 = nlohmann::json::array(), p64 = nlohmann::json::array();
+    for (const auto& [b, r] : by_band) {
+      const std::int64_t x = b == 0 ? 0 : std::int64_t{1} << (b - 1);
+      p32.push_back({{"distance", x}, {"max_error", r.first}});
+      p64.push_back({{"distance", x}, {"max_error", r.second}});
+    }
+    for (const auto& [dt, pts] : {std::pair<const char*, const nlohmann::json&>{"f32", p32}, {"f64", p64}}) {
+      nlohmann::json sr = base;
+      sr["dtype"] = dt;
+      sr["x"] = "distance";
+      sr["points"] = pts;
+      series.push_back(std::move(sr));
+    }
+  }
+};
 
 using SweepFn = void (*)(SweepContext&);
 bool register_sweep(std::string_view scheme, SweepFn);
