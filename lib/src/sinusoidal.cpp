@@ -65,11 +65,16 @@ std::vector<float> emulated_frequencies(const SinusoidalSpec& s) {
       const float e = static_cast<float>(expq(static_cast<__float128>(arg)));  // tf.exp
       w[k] = static_cast<float>(s.min_timescale) * e;                          // min_timescale * exp(...)
     }
-  } else {  // fairseq: emb = math.log(10000) / (half_dim - 1); exp(arange(half_dim, float) * -emb)
-    const double emb = ln_base / static_cast<double>(h - 1);
+  } else {
+    // fairseq: emb = math.log(10000) / (half_dim - 1); exp(arange(half_dim, float) * -emb).
+    // paper (PyTorch's exp form; HF NezhaRelativePositionsEncoding, transformers@553b10de
+    // models/deprecated/nezha/modeling_nezha.py): exp(arange(0, d, 2).float() * (-math.log(10000.0) / d)), the
+    // Python double rounded to float32 when it meets the float32 tensor.
+    const bool paper = s.rule == FrequencyRule::paper;
+    const double emb = paper ? ln_base / static_cast<double>(s.dim) : ln_base / static_cast<double>(h - 1);
     const float neg_emb = static_cast<float>(-emb);
     for (std::size_t k = 0; k < h; ++k) {
-      const float arg = static_cast<float>(k) * neg_emb;
+      const float arg = static_cast<float>(paper ? 2 * k : k) * neg_emb;
       float e = static_cast<float>(expq(static_cast<__float128>(arg)));
       if (s.min_timescale != 1.0) e = static_cast<float>(s.min_timescale) * e;
       w[k] = e;

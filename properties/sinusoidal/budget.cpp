@@ -61,7 +61,7 @@ std::vector<std::pair<R, BudgetRow>> make_rows() {
   add(R::frequency_emulated_f32, {.quantity = "float32 omega_k of the emulated implementation",
      .dtype = "f32",
      .regime = "emulated",
-     .domain = "tensor2tensor and fairseq rules, every base and dim",
+     .domain = "every rule (paper: PyTorch exp form), every base and dim",
      .metric = {MetricKind::bitwise, DType::f32, 1.0, "bit-identical to the oracle's emulated float32 frequency"},
      .bound = 0.0,
      .why = "Both the fast path and the oracle replay the same float32 steps (RN32 products, correctly rounded "
@@ -97,7 +97,7 @@ std::vector<std::pair<R, BudgetRow>> make_rows() {
 
   const double emu_s = (std::ldexp(1.0, -25) + kEpsSc) / kUlp32;
   const double emu_k = 0.5 + 2 * (kEmuRel * std::ldexp(1.0, 24) + kEmuAbs / std::ldexp(1.0, -20 - 23));
-  const std::string emu_dom = "tensor2tensor and fairseq rules, |p| <= 2^40";
+  const std::string emu_dom = "every rule (paper: PyTorch exp form), |p| <= 2^40";
   add(R::table_emulated_f32_scaled, {.quantity = "table entry vs sin/cos of the emulated float32 angle",
      .dtype = "f32",
      .regime = "emulated",
@@ -345,7 +345,7 @@ std::vector<std::pair<R, BudgetRow>> make_rows() {
       {.quantity = "a user's emulated table entry vs posenc's emulation (posenc check, emulated regime)",
        .dtype = "f32 (any output type holding float32 numbers)",
        .regime = "emulated",
-       .domain = "tensor2tensor and fairseq rules, |p| <= 2^40",
+       .domain = "every rule (paper: PyTorch exp form), |p| <= 2^40",
        .metric = {MetricKind::ratio, DType::f32, 0.0, "|y - e| / E(p, k), E the envelope of the entry"},
        .bound = 1.0,
        .why = "posenc's emulation takes every float32 step correctly rounded; real libms do not for exp and "

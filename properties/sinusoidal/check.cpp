@@ -39,7 +39,6 @@ CheckReport check_table(const SinusoidalSpec& spec, const TableInput& in, const 
                 "reals in [0, 1e6]");
 
   const rf::SinusoidalOracle oracle(spec, kCheckBits);
-  const bool emu = oracle.has_emulation();
   const BudgetRow& exact_row = budget(check_exact_row(in.stored));
   const BudgetRow& env_row = budget(SinusoidalRow::check_envelope);
   const std::string emu_name = "emulated (" + rule_name(spec) + " float32 steps)";
@@ -52,7 +51,7 @@ CheckReport check_table(const SinusoidalSpec& spec, const TableInput& in, const 
                             {"first", in.positions.empty() ? 0 : in.positions.front()},
                             {"last", in.positions.empty() ? 0 : in.positions.back()}};
   rep.references.emplace_back("exact", exact_row, in.stored, in.cols);
-  if (emu) rep.references.emplace_back(emu_name, env_row, in.stored, in.cols);
+  rep.references.emplace_back(emu_name, env_row, in.stored, in.cols);
 
   const int nt = threads > 0 ? std::min(threads, omp_get_num_procs()) : omp_get_max_threads();
   std::vector<std::vector<CheckAccumulator>> local(static_cast<std::size_t>(std::max(nt, 1)), rep.references);
@@ -64,7 +63,7 @@ CheckReport check_table(const SinusoidalSpec& spec, const TableInput& in, const 
     for (std::size_t c = 0; c < in.cols; ++c) {
       const double y = in.values[static_cast<std::size_t>(r) * in.cols + c];
       acc[0].add(p, c, y, oracle.exact(p, c));
-      if (emu) acc[1].add(p, c, y, oracle.emulated(p, c), oracle.envelope(p, c, allowance));
+      acc[1].add(p, c, y, oracle.emulated(p, c), oracle.envelope(p, c, allowance));
     }
   }
   rep.merge_threads(local);
@@ -79,10 +78,8 @@ CheckReport check_table(const SinusoidalSpec& spec, const TableInput& in, const 
   } else {
     rep.held_to = 0;
     rep.note = "The spec's regime is exact: every entry must be within the budget row's bound of the real value "
-               "(err_S with S = 1, in ulps of the input's type), as posenc's own tables are." +
-               std::string(emu ? " The emulated column shows how far the table is from the float32 steps of the "
-                                 "rule's own implementation."
-                               : "");
+               "(err_S with S = 1, in ulps of the input's type), as posenc's own tables are. The emulated column shows how "
+               "far the table is from the float32 steps of the rule's own implementation.";
   }
   return rep;
 }

@@ -122,7 +122,7 @@ rc::Gen<SpecCase> gen_preset_spec(std::size_t max_dim, bool allow_emulated) {
       [allow_emulated, presets](std::size_t which, std::size_t d, bool emulate) {
         const auto& preset = presets[which];
         SpecCase c{at_dim(preset.spec, d), std::string(preset.name), ""};
-        if (allow_emulated && emulate && c.spec.rule != FrequencyRule::paper) c.spec.regime = Regime::emulated;
+        if (allow_emulated && emulate) c.spec.regime = Regime::emulated;
         c.region = spec_region(c.spec, c.name);
         return c;
       },

@@ -1013,7 +1013,6 @@ POSENC_CLAIM_TEST(SinusoidalErrors, InvalidArgumentsThrowErrorNamingTheParameter
   }, "f64 output too small");
   expect_error(claim, "positions.size()", [&] { sinusoidal_rows(vaswani_spec(8), std::span<const std::int64_t>(), std::span<float>(out)); },
                "no positions");
-  expect_error(claim, "regime", [&] { table(with([](auto& s) { s.regime = Regime::emulated; }), 0, 1); }, "emulated paper rule");
   expect_error(claim, "regime", [&] {
     SinusoidalSpec s = fairseq_spec(8);
     s.regime = Regime::emulated;

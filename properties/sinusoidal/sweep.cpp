@@ -54,7 +54,7 @@ POSENC_SWEEP(sinusoidal) {
         SinusoidalSpec s = info.spec;
         s.dim = d;
         s.regime = regime;
-        if (!is_valid(s)) continue;  // emulated paper rule, odd d for vaswani/marian
+        if (!is_valid(s)) continue;  // odd d for vaswani/marian
         measure_frequencies(s, aggregate);
         std::vector<std::int64_t> positions = grid(s, steps);
         std::vector<PositionCase> hard = hard_positions(s, smoke ? 1 : 2);

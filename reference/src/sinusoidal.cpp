@@ -131,6 +131,14 @@ Real emulated_omega(const SinusoidalSpec& s, std::size_t k) {
     const Real inc32 = rn_div(F, rn(F, ln64, b), den32, b);
     const Real e32 = rn_exp(F, rn_mul(F, k32, neg(inc32), b), b);
     omega = rn_mul(F, rn(F, make_real(s.min_timescale, b), b), e32, b);
+  } else if (s.rule == FrequencyRule::paper) {
+    // PyTorch's exp form (HF NezhaRelativePositionsEncoding): torch.arange(0, depth, 2).float() holds 2k;
+    // -math.log(10000.0) / depth is a Python float (float64), rounded to float32 when it meets the tensor;
+    // the product and the exp in float32.
+    const Real c64 = rn_div(D, neg(ln64), make_real(static_cast<std::int64_t>(s.dim), b), b);
+    const Real two_k32 = rn(F, make_real(static_cast<std::int64_t>(2 * k), b), b);
+    const Real w32 = rn_exp(F, rn_mul(F, two_k32, rn(F, c64, b), b), b);
+    omega = s.min_timescale == 1.0 ? w32 : rn_mul(F, rn(F, make_real(s.min_timescale, b), b), w32, b);
   } else {
     // emb = math.log(10000) / (half_dim - 1) in float64; torch.arange(half_dim, float32) * -emb rounds
     // the Python scalar to float32; exp in float32.
@@ -293,12 +301,10 @@ SinusoidalOracle::SinusoidalOracle(const SinusoidalSpec& spec, unsigned bits) : 
   const unsigned w = cached_bits(spec_, bits);
   omega_.reserve(h);
   for (std::size_t k = 0; k < h; ++k) omega_.push_back(exact_frequency(spec_, k, w));
-  if (spec_.rule != FrequencyRule::paper) {
-    SinusoidalSpec emu = spec_;
-    emu.regime = Regime::emulated;
-    omega32_.reserve(h);
-    for (std::size_t k = 0; k < h; ++k) omega32_.push_back(round_to_double(emulated_omega(emu, k)));
-  }
+  SinusoidalSpec emu = spec_;
+  emu.regime = Regime::emulated;
+  omega32_.reserve(h);
+  for (std::size_t k = 0; k < h; ++k) omega32_.push_back(round_to_double(emulated_omega(emu, k)));
 }
 
 Real SinusoidalOracle::exact(std::int64_t p, std::size_t column) const {
@@ -318,9 +324,6 @@ Real SinusoidalOracle::exact(std::int64_t p, std::size_t column) const {
 }
 
 Real SinusoidalOracle::emulated(std::int64_t p, std::size_t column) const {
-  if (!has_emulation())
-    throw Error(kWhere, "rule", std::string(to_string(spec_.rule)),
-                "tensor2tensor | fairseq (the rules with an emulated float32 regime)");
   check_position(spec_, p);
   check_column(spec_, column);
   const Slot slot = slot_of(spec_, column);
@@ -337,7 +340,7 @@ Real SinusoidalOracle::value(std::int64_t p, std::size_t column) const {
 double SinusoidalOracle::emulated_frequency_of_column(std::size_t column) const {
   check_column(spec_, column);
   const Slot slot = slot_of(spec_, column);
-  if (slot.kind == SlotKind::zero || !has_emulation()) return 0.0;
+  if (slot.kind == SlotKind::zero) return 0.0;
   return omega32_[slot.pair];
 }
 

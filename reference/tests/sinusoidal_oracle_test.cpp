@@ -54,7 +54,7 @@ rc::Gen<SinusoidalSpec> genSpec(bool emulated_allowed, std::size_t max_dim = 102
       s.padding_row = 1;
       s.first_position = 2;
     }
-    if (emulated_allowed && s.rule != FrequencyRule::paper && *rc::gen::arbitrary<bool>())
+    if (emulated_allowed && *rc::gen::arbitrary<bool>())
       s.regime = Regime::emulated;
     posenc::validate(s);
     return s;
@@ -412,6 +412,11 @@ RC_GTEST_PROP(SinusoidalOracleEmulated, EmulatedMatchesPlainFloatArithmetic, ())
   if (s.rule == FrequencyRule::tensor2tensor) {
     volatile float inc = static_cast<float>(ln) / static_cast<float>(std::max<std::size_t>(h - 1, 1));
     arg = static_cast<float>(k) * -inc;
+  } else if (s.rule == FrequencyRule::paper) {
+    // PyTorch's exp form (HF NEZHA): arange(0, d, 2).float() * (-math.log(base) / d).
+    volatile double c = -ln / static_cast<double>(s.dim);
+    volatile float c32 = static_cast<float>(c);
+    arg = static_cast<float>(2 * k) * c32;
   } else {
     volatile double emb = ln / static_cast<double>(h - 1);
     volatile float neg_emb = static_cast<float>(-emb);
@@ -431,6 +436,7 @@ RC_GTEST_PROP(SinusoidalOracleEmulated, EmulatedMatchesPlainFloatArithmetic, ())
   RC_CLASSIFY(!sin_ok || !cos_ok, "libm sinf/cosf not correctly rounded here (entry skipped)");
   RC_CLASSIFY(std::llabs(p) > (1 << 24), "|p| > 2^24");
   RC_CLASSIFY(s.rule == FrequencyRule::fairseq, "fairseq");
+  RC_CLASSIFY(s.rule == FrequencyRule::paper, "paper (PyTorch exp form)");
 }
 
 RC_GTEST_PROP(SinusoidalOracleEmulated, EmulatedValuesAreFloatsAndExactAtZero, ()) {

@@ -15,8 +15,10 @@
 //   odd dim with OddDim::zero_pad: one zero column appended (slot dim-1), as t2t and fairseq do.
 //   position == padding_row: the whole row is zero (fairseq's padding_idx row).
 // Emulated regime (Regime::emulated): the float32 rounding steps of the implementation that defines
-// the frequency rule (tensor2tensor's get_timing_signal_1d, fairseq's get_embedding), see CONVENTIONS.md
-// §2.1 and posenc/sinusoidal.hpp; the result is that implementation's float32 number.
+// the frequency rule (tensor2tensor's get_timing_signal_1d, fairseq's get_embedding; for the paper rule the
+// PyTorch form `exp(arange(0, d, 2).float() * (-math.log(base) / d))` of HF's NEZHA table and the PyTorch
+// tutorial's PositionalEncoding), see CONVENTIONS.md §2.1, §2.4 and posenc/sinusoidal.hpp; the result is that
+// implementation's float32 number.
 #pragma once
 
 #include <cstddef>
@@ -101,13 +103,9 @@ struct SpecTraits<SinusoidalSpec> {
       field("odd_dim", "--odd-dim", &S::odd_dim, "what an odd d means: refused, or one zero column appended",
             "CONVENTIONS.md §2.1 items 3-4 (t2t, fairseq pad odd d)"),
       field("regime", "--regime", &S::regime,
-            "exact (the real value, rounded once) or emulated (the float32 steps of t2t/fairseq)", "DESIGN.md §2",
-            +[](const S& s) {
-              const std::uint64_t exact = enum_bit(Regime::exact);
-              return s.rule == FrequencyRule::paper
-                         ? Choice{exact, "emulated is defined for the tensor2tensor and fairseq rules"}
-                         : Choice{exact | enum_bit(Regime::emulated), {}};
-            }),
+            "exact (the real value, rounded once) or emulated (the float32 steps of t2t, fairseq, or for the paper "
+            "rule PyTorch's exp form: NEZHA, the PyTorch tutorial)",
+            "DESIGN.md §2; CONVENTIONS.md §2.1, §2.4"),
       field("dim", "--dim", &S::dim, "columns per row d, including a zero-pad column", "CONVENTIONS.md §2.1",
             +[](const S& s) {
               const bool fairseq = s.rule == FrequencyRule::fairseq, even = s.odd_dim == OddDim::reject;

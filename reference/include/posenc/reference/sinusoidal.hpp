@@ -13,13 +13,16 @@
 //   relative error <= 2^(11-w) for ln(base) <= 710), then sin/cos are rounded once to `bits` (MPFR
 //   reduces the argument exactly). Absolute error of a returned entry <= 2^-(bits+60) + ulp_bits/2.
 //
-// Emulated regime (Regime::emulated, rules tensor2tensor and fairseq): the float32 number the named
+// Emulated regime (Regime::emulated, every rule): the float32 number the named
 // implementation computes, obtained by performing its steps with correctly rounded IEEE operations
 // (RN32 = round to nearest-even binary32, RN64 = binary64, see CONVENTIONS.md §2.1):
 //   tensor2tensor: ln64 = RN64(ln base); inc32 = RN32(RN32(ln64) / RN32(max(h-1,1)));
 //                  e32_k = RN32(exp(RN32(RN32(k) * -inc32))); omega32_k = RN32(RN32(min_ts) * e32_k)
 //   fairseq:       emb64 = RN64(RN64(ln base) / (h-1)); w32_k = RN32(exp(RN32(RN32(k) * RN32(-emb64))));
 //                  omega32_k = w32_k if min_ts == 1, else RN32(RN32(min_ts) * w32_k)
+//   paper:         PyTorch's exp form (HF NEZHA's table, transformers@553b10de models/deprecated/nezha/
+//                  modeling_nezha.py: exp(arange(0, depth, 2).float() * (-math.log(10000.0) / depth))):
+//                  c64 = RN64(-RN64(ln base) / d); w32_k = RN32(exp(RN32(RN32(2k) * RN32(c64)))); min_ts as fairseq
 //   both:          angle32 = RN32(RN32(p) * omega32_k); entry = RN32(sin angle32) / RN32(cos angle32)
 // (the correctly rounded float32 exp/sin/cos is the convention; real libms may differ by an ulp).
 // Slots follow spec.layout; odd dim appends a zero column; the padding row is all 0.
@@ -71,13 +74,13 @@ Real shift_sin(const SinusoidalSpec&, std::int64_t k, std::size_t pair, unsigned
 // ---- many entries of one spec ------------------------------------------------------------------------
 // The same values as value() for many positions and columns of one spec, with the frequencies computed once
 // (what `posenc check` needs for a whole table). exact() and emulated() give both regimes whatever
-// spec.regime says; emulated() needs the tensor2tensor or fairseq rule. Thread-safe (const; MPFR keeps its
+// spec.regime says. Thread-safe (const; MPFR keeps its
 // state per thread).
 //
 // The emulation envelope (budget row sinusoidal.check.envelope): how far a real implementation of the
 // emulated float32 steps may be from posenc's correctly rounded emulation e, given how many float32 ulps its
 // exp (A_exp) and sin/cos (A_trig) may be from correctly rounded:
-//   A_w = A_exp (min_timescale == 1) or 2 A_exp + 1 (t2t/fairseq multiply by min_timescale after the exp),
+//   A_w = A_exp (min_timescale == 1) or 2 A_exp + 1 (every rule multiplies by min_timescale after the exp),
 //   dw = A_w ulp32(w32),  dt = |p32| dw + ulp32(|t32| + |p32| dw),
 //   E  = dt + (A_trig + 1) ulp32(min(1, |e| + dt)),
 // with t32 = RN32(p32 w32) the emulated angle; zero columns and padding rows are stored, not computed: E = 0.
@@ -91,7 +94,6 @@ class SinusoidalOracle {
   // Validates the spec (posenc::Error naming the field) and the precision.
   explicit SinusoidalOracle(const SinusoidalSpec& spec, unsigned bits = kDefaultBits);
   const SinusoidalSpec& spec() const noexcept { return spec_; }
-  bool has_emulation() const noexcept { return !omega32_.empty(); }
   // Entries of column `column` at `position` (checked as value() checks them), rounded to `bits`.
   Real exact(std::int64_t position, std::size_t column) const;
   Real emulated(std::int64_t position, std::size_t column) const;
@@ -105,7 +107,7 @@ class SinusoidalOracle {
   SinusoidalSpec spec_;
   unsigned bits_;
   std::vector<Real> omega_;     // exact frequencies at enough bits for any accepted position
-  std::vector<double> omega32_; // emulated float32 frequencies (empty for the paper rule)
+  std::vector<double> omega32_; // emulated float32 frequencies
 };
 
 // PE(p) . PE(p+k) = sum_{i<h} cos(k*omega_i) for non-padding rows (exact regime only; |k| <= kMaxShift),
