@@ -18,6 +18,7 @@
 #include "shaw/budget.hpp"
 #include "shaw/cases.hpp"
 #include "shaw/check.hpp"
+#include "shaw/measure.hpp"
 #include "support/bias_cases.hpp"
 #include "support/bias_measure.hpp"
 #include "support/claims.hpp"
@@ -32,18 +33,13 @@ namespace rf = posenc::reference;
 namespace ca = posenc::cases::shaw;
 using rf::Real;
 using R = ShawRow;
+using shaw::random_values;
 
 const std::string kConv =
     "CONVENTIONS.md §2.3, §3 item 3; tensor2tensor layers/common_attention.py; HF models/bert/modeling_bert.py";
 
 std::string label(const ShawSpec& s) { return describe(s); }
 
-// Random float32 table values (a float32 checkpoint).
-std::vector<double> random_values(std::size_t n, int scale = 100000) {
-  std::vector<double> v(n);
-  for (double& x : v) x = static_cast<float>(*rc::gen::inRange(-scale, scale + 1) * (1.0 / scale));
-  return v;
-}
 ShawWeights random_weights(const ShawSpec& s) {
   ShawWeights w;
   w.keys = random_values(shaw_table_rows(s) * s.head_dim);
@@ -280,16 +276,6 @@ POSENC_PROPERTY(Shaw, ValuesIndependentOfThreadsAndStorePath,
 
 // ---- scores and outputs -------------------------------------------------------------------------------------
 
-struct Inputs {
-  std::size_t H, d;
-  std::vector<double> q, k, v;
-};
-Inputs random_inputs(const ShawSpec& s, const BiasGeometry& g, std::size_t H) {
-  const std::size_t d = s.head_dim;
-  return {H, d, random_values(H * g.query_length * d), random_values(H * g.key_length * d),
-          random_values(H * g.key_length * d)};
-}
-
 // SHAW-SCORES-1
 POSENC_PROPERTY(Shaw, ScoresMatchOracle,
                 {"SHAW-SCORES-1", "shaw",
@@ -304,10 +290,10 @@ POSENC_PROPERTY(Shaw, ScoresMatchOracle,
   const ShawWeights w = random_weights(s);
   const std::size_t H = *rc::gen::inRange<std::size_t>(1, 3);
   const std::optional<double> scale = *rc::gen::element<std::optional<double>>(std::nullopt, 1.0, -0.3);
-  const Inputs in = random_inputs(s, g, H);
+  const shaw::Inputs in = shaw::random_inputs(s.head_dim, g, H);
   const ShawPlan plan(s, w);
   const rf::ShawOracle o(s, w);
-  const std::size_t n = shaw_scores_size(s, H, g), Lq = g.query_length, Lk = g.key_length, d = s.head_dim;
+  const std::size_t n = shaw_scores_size(s, H, g);
   const std::vector<float> q32(in.q.begin(), in.q.end()), k32(in.k.begin(), in.k.end());
   std::vector<float> s32(n);
   std::vector<double> s64(n);
@@ -315,91 +301,7 @@ POSENC_PROPERTY(Shaw, ScoresMatchOracle,
   plan.scores(std::span<const double>(in.q), std::span<const double>(in.k), H, g, scale, std::span<double>(s64));
   tag(claim, std::string(to_string(s.sign)) + (s.key_query ? " key_query" : "") + (g.mask == BiasMask::causal ? " causal" : ""));
   count_case(claim);
-  const Sink sink = claim_sink(claim);
-  const double sc = std::fabs(scale ? *scale : 1 / std::sqrt(static_cast<double>(d)));
-  for (std::size_t h = 0; h < H; ++h)
-    for (std::size_t i : sample_indices(Lq, 12, {63, 64, 127, 128, 255, 256}))
-      for (std::size_t j : sample_indices(Lk, 24, {Lk - Lq + i, Lk - Lq + i + 1, Lk - Lq + i + s.max_relative_position})) {
-        const std::size_t at = (h * Lq + i) * Lk + j;
-        auto what = [&] {
-          return label(s) + " " + geometry_label(g) + " h=" + std::to_string(h) + " i=" + std::to_string(i) +
-                 " j=" + std::to_string(j);
-        };
-        if (masked(g, i, j)) {
-          masked_entry(sink, budget(R::masked), s32[at], what);
-          masked_entry(sink, budget(R::masked), s64[at], what);
-          continue;
-        }
-        const auto qi = std::span<const double>(in.q).subspan((h * Lq + i) * d, d);
-        const auto kj = std::span<const double>(in.k).subspan((h * Lk + j) * d, d);
-        const Real e = o.score(qi, kj, i, j, Lq, Lk, scale);
-        const auto [qk, rel] = shaw_score_sums(s, w, qi, kj, static_cast<std::size_t>(rf::shaw_index(s, i, j, Lq, Lk)));
-        emit(sink, R::scores_f32, s32[at], e, what, shaw_scores_bound(DType::f32, d, sc, qk, rel));
-        emit(sink, R::scores_f64, s64[at], e, what, shaw_scores_bound(DType::f64, d, sc, qk, rel));
-      }
-}
-
-// The output of rows of one head against the oracle, under the output rows.
-void measure_outputs(const Claim& claim, const ShawSpec& s, const ShawWeights& w, const BiasGeometry& g,
-                     const Inputs& in, std::optional<double> scale, std::span<const float> z32,
-                     std::span<const double> z64, std::size_t max_rows) {
-  const rf::ShawOracle o(s, w);
-  const std::size_t Lq = g.query_length, Lk = g.key_length, d = s.head_dim, H = in.H;
-  const bool causal = g.mask == BiasMask::causal;
-  const rf::ShawMask mask{causal, causal ? std::vector<std::uint8_t>(g.key_mask.begin(), g.key_mask.end())
-                                         : std::vector<std::uint8_t>{}};
-  const double sc = scale ? *scale : 1 / std::sqrt(static_cast<double>(d));
-  const std::size_t rows_used = std::min(shaw_table_rows(s), Lk + Lq - 1);
-  const Sink sink = claim_sink(claim);
-  const reference::PrecisionGuard guard(320);
-  for (std::size_t h = 0; h < H; ++h) {
-    const auto Q = std::span<const double>(in.q).subspan(h * Lq * d, Lq * d);
-    const auto K = std::span<const double>(in.k).subspan(h * Lk * d, Lk * d);
-    const auto V = std::span<const double>(in.v).subspan(h * Lk * d, Lk * d);
-    for (std::size_t i : sample_indices(Lq, max_rows, {127, 128})) {
-      const std::vector<Real> z = o.output(Q, K, V, i, Lq, Lk, mask, scale);
-      // weights and the bound's magnitudes from the oracle's scores (doubles suffice for a bound)
-      std::vector<double> e(Lk, -std::numeric_limits<double>::infinity());
-      double d32 = 0, d64 = 0, m = -std::numeric_limits<double>::infinity();
-      for (std::size_t j = 0; j < Lk; ++j) {
-        if (!o.visible(mask, i, j, Lq, Lk)) continue;
-        const auto qi = Q.subspan(i * d, d), kj = K.subspan(j * d, d);
-        e[j] = static_cast<double>(o.score(qi, kj, i, j, Lq, Lk, scale));
-        m = std::max(m, e[j]);
-        const auto [qk, rel] = shaw_score_sums(s, w, qi, kj, static_cast<std::size_t>(rf::shaw_index(s, i, j, Lq, Lk)));
-        d32 = std::max(d32, shaw_scores_bound(DType::f32, d, std::fabs(sc), qk, rel));
-        d64 = std::max(d64, shaw_scores_bound(DType::f64, d, std::fabs(sc), qk, rel));
-      }
-      double sum = 0;
-      for (std::size_t j = 0; j < Lk; ++j) sum += std::exp(e[j] - m);
-      for (std::size_t c = 0; c < d; ++c) {
-        double mag = 0, tmag = 0;
-        for (std::size_t j = 0; j < Lk; ++j) {
-          if (e[j] == -std::numeric_limits<double>::infinity()) continue;
-          const double a = std::exp(e[j] - m) / sum;
-          const auto idx = static_cast<std::size_t>(rf::shaw_index(s, i, j, Lq, Lk));
-          const double wa = std::fabs(V[j * d + c]) + (s.values ? std::fabs(w.values[idx * d + c]) : 0.0);
-          mag += a * wa;
-          tmag += a * std::fabs(e[j] - m) * wa;
-        }
-        mag *= 1.001, tmag *= 1.001;  // the weights in double: well within a part in 10^3
-        auto what = [&] {
-          return label(s) + " " + geometry_label(g) + " h=" + std::to_string(h) + " i=" + std::to_string(i) +
-                 " c=" + std::to_string(c);
-        };
-        const std::size_t at = (h * Lq + i) * d + c;
-        emit(sink, R::output_f32, z32[at], z[c], what, shaw_output_bound(DType::f32, d32, Lk, rows_used, mag, tmag));
-        emit(sink, R::output_f64, z64[at], z[c], what, shaw_output_bound(DType::f64, d64, Lk, rows_used, mag, tmag));
-      }
-    }
-  }
-}
-
-bool blind(const BiasGeometry& g) {
-  if (g.mask != BiasMask::causal || g.key_mask.empty()) return false;
-  for (std::size_t j = 0; j <= g.key_length - g.query_length; ++j)
-    if (g.key_mask[j] != 0) return false;
-  return true;
+  shaw::measure_scores(claim, o, w, label(s), g, in, scale, s32, s64);
 }
 
 // SHAW-OUTPUT-1
@@ -417,13 +319,13 @@ POSENC_PROPERTY(Shaw, AttentionOutputMatchesOracle,
   const ShawWeights w = random_weights(s);
   const std::size_t H = *rc::gen::inRange<std::size_t>(1, 3);
   const std::optional<double> scale = *rc::gen::element<std::optional<double>>(std::nullopt, 1.0, 4.0);
-  const Inputs in = random_inputs(s, g, H);
+  const shaw::Inputs in = shaw::random_inputs(s.head_dim, g, H);
   const ShawPlan plan(s, w);
   const std::size_t n = H * g.query_length * s.head_dim;
   const std::vector<float> q32(in.q.begin(), in.q.end()), k32(in.k.begin(), in.k.end()), v32(in.v.begin(), in.v.end());
   std::vector<float> z32(n);
   std::vector<double> z64(n);
-  if (blind(g)) {
+  if (shaw::blind(g)) {
     expect_error(claim, "key_mask", [&] {
       plan.attend(std::span<const float>(q32), std::span<const float>(k32), std::span<const float>(v32), H, g, scale,
                   std::span<float>(z32));
@@ -436,7 +338,7 @@ POSENC_PROPERTY(Shaw, AttentionOutputMatchesOracle,
               std::span<double>(z64));
   tag(claim, std::string(s.values ? "values" : "no values") + (g.mask == BiasMask::causal ? " causal" : ""));
   count_case(claim);
-  measure_outputs(claim, s, w, g, in, scale, z32, z64, 4);
+  shaw::measure_outputs(claim, rf::ShawOracle(s, w), w, label(s), g, in, scale, z32, z64, 4);
 }
 
 // ---- check ------------------------------------------------------------------------------------------------
