@@ -200,7 +200,7 @@ expect_error 2 $T --preset tensor2tensor --min-timescale 10 --max-timescale 5 --
 expect_error 2 $T --preset nosuch --out out.npy
 expect_error 2 $T --dtype f16 --out out.npy
 expect_error 2 $T --dim abc
-expect_error 2 $T --regime emulated
+expect_error 2 $T --regime fast
 expect_error 2 $T --preset fairseq --dim 2
 expect_error 2 $T --positions 1099511627777
 expect_error 2 $T --tokens -1
@@ -854,6 +854,48 @@ else fail "check shaw passes index shaw's output"; fi
 expect_error 2 index shaw --preset bert-relative-key --key-length 513 --out out.npy
 expect_error 2 index shaw --preset t2t --key-length 4 --mask causal --out out.npy
 expect_error 2 scores shaw --preset t2t --max-relative-position 2 --head-dim 2 --key-table shk.npy --q shq.npy --k shkk.npy --out out.npy
+
+# NEZHA (r = clip(j - i, -K, K) + K into a fixed table whose row r is the paper sinusoid of r, not of r - K); scores
+# add q.T[r] before the 1/sqrt(d) scale; --v adds T[r] to the values; check passes table nezha's output (its own
+# regime) and fails HF's table held to the exact regime (exit 1)
+"$PY" - <<'PYEOF'
+import npyio
+npyio.write("nzq.npy", "<f8", (1, 3, 2), [1, 0] * 3)
+npyio.write("nzk.npy", "<f8", (1, 3, 2), [0, 0] * 3)
+npyio.write("nzv.npy", "<f8", (1, 3, 2), [0, 0] * 3)
+PYEOF
+if "$POSENC" table nezha --max-relative-position 2 --depth 2 --regime exact --dtype f64 --format json >nzt.json &&
+   "$POSENC" index nezha --max-relative-position 2 --depth 2 --query-length 2 --key-length 6 --format json >nzi.json &&
+   "$POSENC" scores nezha --max-relative-position 2 --depth 2 --regime exact --q nzq.npy --k nzk.npy --mask none --format json >nzs.json &&
+   "$POSENC" scores nezha --max-relative-position 2 --depth 2 --regime exact --q nzq.npy --k nzk.npy --v nzv.npy --mask none --format json >nzo.json &&
+   "$PY" - <<'PYEOF'
+import json, math
+t = json.load(open("nzt.json"))["table"]
+assert len(t) == 5 and all(abs(t[r][0] - math.sin(r)) < 1e-15 and abs(t[r][1] - math.cos(r)) < 1e-15 for r in range(5)), t
+i = json.load(open("nzi.json"))["indices"]
+assert i == [[0, 0, 0, 1, 2, 3], [0, 0, 0, 0, 1, 2]], i  # queries at keys 4, 5
+s = json.load(open("nzs.json"))["scores"]
+# q = (1, 0), k = 0: score(i, j) = T[r][0] / sqrt(2) = sin(r) / sqrt(2), r = clip(j - i, -2, 2) + 2
+for a in range(3):
+    for b in range(3):
+        r = max(-2, min(2, b - a)) + 2
+        assert abs(s[a][b] - math.sin(r) / math.sqrt(2)) < 1e-12, (a, b, s)
+o = json.load(open("nzo.json"))["output"]
+e = [math.exp(math.sin(max(-2, min(2, b)) + 2) / math.sqrt(2)) for b in range(3)]
+z = [sum(w * t[max(-2, min(2, b)) + 2][c] for b, w in enumerate(e)) / sum(e) for c in range(2)]
+assert all(abs(o[0][c] - z[c]) < 1e-12 for c in range(2)), (o, z)
+PYEOF
+then pass; else fail "nezha: table (sin/cos of the shifted index), index, scores (q.T[r] / sqrt(d)), output (v + T[r])"; fi
+if "$POSENC" table nezha --preset nezha-cn-base --out nzhf.npy &&
+   "$POSENC" check nezha --preset nezha-cn-base --in nzhf.npy | grep -q '\*\*PASS\*\*'
+then
+  "$POSENC" check nezha --preset nezha-cn-base --regime exact --in nzhf.npy >/dev/null; rc=$?
+  [[ $rc -eq 1 ]] && pass || fail "check nezha: HF's float32 table held to the exact regime must fail with exit 1 (got $rc)"
+else fail "check nezha passes table nezha's output"; fi
+expect_error 2 table nezha --depth 7 --out out.npy
+expect_error 2 index nezha --preset nezha-cn-base --key-length 4 --mask causal --out out.npy
+expect_error 2 scores nezha --preset nezha-cn-base --q nzq.npy --k nzk.npy --out out.npy
+expect_error 2 check nezha --preset nezha-cn-base --in nzq.npy
 
 # DeBERTa (rel = i - j, query i at position i, log buckets with ceil; c2p index clamp(b + span, 0, 2 span - 1)); scores
 # add q.K_r[c] + k.Q_r[c] before the 1/sqrt(3 d) scale; check passes the matrix and fails it negated (exit 1)

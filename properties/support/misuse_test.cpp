@@ -5,6 +5,7 @@
 // on the way to the error is a failure too.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstdint>
 #include <limits>
 #include <string>
@@ -14,6 +15,7 @@
 #include "posenc/deberta.hpp"
 #include "posenc/fire.hpp"
 #include "posenc/kerple.hpp"
+#include "posenc/nezha.hpp"
 #include "posenc/shaw.hpp"
 #include "posenc/t5.hpp"
 #include "posenc/learned.hpp"
@@ -491,6 +493,48 @@ TEST(Misuse, DebertaSpecsTablesAndCalls) {
   EXPECT_ERROR_NAMING(plan.scores(std::span<const float>(q), k, 3, 4, bad, std::nullopt, o), "key_mask");
   EXPECT_ERROR_NAMING(plan.scores(std::span<const float>(q), k, 3, 4, {}, std::nullopt, std::span<float>(big.data(), 23)), "scores");
   EXPECT_EQ(big.back(), 7.0f) << "a refused call wrote past what it was given";
+}
+
+TEST(Misuse, NezhaSpecsTablesAndCalls) {
+  const posenc::NezhaSpec base{.max_relative_position = 3, .depth = 4};
+  for (auto [field, mutate] : std::vector<std::pair<std::string, void (*)(posenc::NezhaSpec&)>>{
+           {"max_relative_position", [](posenc::NezhaSpec& s) { s.max_relative_position = 0; }},
+           {"max_relative_position", [](posenc::NezhaSpec& s) { s.max_relative_position = kHuge; }},
+           {"depth", [](posenc::NezhaSpec& s) { s.depth = 3; }},
+           {"depth", [](posenc::NezhaSpec& s) { s.depth = kHuge; }},
+           {"regime", [](posenc::NezhaSpec& s) { s.regime = static_cast<posenc::NezhaRegime>(9); }},
+       }) {
+    posenc::NezhaSpec s = base;
+    mutate(s);
+    std::vector<float> t(7 * 4);
+    std::vector<double> t64(7 * 4);
+    EXPECT_ERROR_NAMING((posenc::NezhaPlan{s}), field);
+    EXPECT_ERROR_NAMING(posenc::make_plan(s), field);
+    EXPECT_ERROR_NAMING(posenc::nezha_table(s, std::span<float>(t)), field);
+    EXPECT_ERROR_NAMING(posenc::nezha_table(s, std::span<double>(t64)), field);
+    EXPECT_ERROR_NAMING(posenc::nezha_shaw_spec(s), field);
+    EXPECT_ERROR_NAMING(posenc::nezha_sinusoidal_spec(s), field);
+  }
+  std::vector<float> big(7 * 4 + 1, 7.0f);
+  EXPECT_ERROR_NAMING(posenc::nezha_table(base, std::span<float>(big.data(), 27)), "out.size()");
+  EXPECT_EQ(big.back(), 7.0f) << "a refused call wrote past what it was given";
+  const posenc::NezhaPlan plan(base);
+  EXPECT_ERROR_NAMING(plan.index(kMin), "u");
+  std::vector<double> b64(7 * 4 + 1, 7.0);
+  EXPECT_ERROR_NAMING(plan.table(std::span<double>(b64.data(), 27)), "out.size()");
+  EXPECT_EQ(b64.back(), 7.0) << "a refused call wrote past what it was given";
+  std::vector<std::int32_t> idx(12 + 1, 7);
+  EXPECT_ERROR_NAMING(plan.indices({.query_length = 3, .key_length = 4}, std::span<std::int32_t>(idx.data(), 11)), "out");
+  EXPECT_ERROR_NAMING(plan.indices({.query_length = 5, .key_length = 4}, std::span<std::int32_t>(idx.data(), 12)), "query_length");
+  EXPECT_EQ(idx.back(), 7) << "a refused call wrote past what it was given";
+  const posenc::BiasGeometry g{.query_length = 3, .key_length = 4};
+  std::vector<float> q(3 * 4), k(4 * 4), v(4 * 4), sc(3 * 4 + 1, 7.0f), z(3 * 4 + 1, 7.0f);
+  EXPECT_ERROR_NAMING(plan.scores(std::span<const float>(q).first(5), k, 1, g, std::nullopt, std::span<float>(sc.data(), 12)), "q");
+  EXPECT_ERROR_NAMING(plan.scores(std::span<const float>(q), k, 1, g, std::nullopt, std::span<float>(sc.data(), 11)), "scores");
+  EXPECT_ERROR_NAMING(plan.attend(std::span<const float>(q), k, std::span<const float>(v).first(3), 1, g, std::nullopt, std::span<float>(z.data(), 12)), "v");
+  EXPECT_ERROR_NAMING(plan.attend(std::span<const float>(q), k, v, 1, g, std::nan(""), std::span<float>(z.data(), 12)), "scale");
+  EXPECT_EQ(sc.back(), 7.0f) << "a refused call wrote past what it was given";
+  EXPECT_EQ(z.back(), 7.0f) << "a refused call wrote past what it was given";
 }
 
 TEST(Misuse, ShawSpecsTablesAndCalls) {
