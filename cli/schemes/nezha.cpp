@@ -40,7 +40,7 @@ std::function<void(const BiasGeometry&)> size_check(const Spec& s) {
 struct TableCommand {
   SpecOptions<Spec> spec;
   OutFlags out;
-  std::string dtype, threads;
+  std::string dtype = "f32", threads;
 };
 
 // The table alone comes from the sinusoidal plan NEZHA's plan is made of (NEZHA-REPRO-1: the same bits); a NezhaPlan
