@@ -20,7 +20,6 @@
 #include "output.hpp"
 #include "posenc/error.hpp"
 #include "posenc/nezha.hpp"
-#include "posenc/sinusoidal.hpp"
 #include "registry.hpp"
 #include "spec_options.hpp"
 #include "verbs.hpp"
@@ -43,14 +42,13 @@ struct TableCommand {
   std::string dtype = "f32", threads;
 };
 
-// The table alone comes from the sinusoidal plan NEZHA's plan is made of (NEZHA-REPRO-1: the same bits); a NezhaPlan
-// would also build the attention's f64 copy of it.
+// The one-shot nezha_table: the sinusoidal plan alone (a NezhaPlan would also build the attention's copy).
 template <class T>
 void write_table(const Spec& s, const TableOptions& opts, Format format, Output& out) {
   const std::size_t rows = nezha_table_rows(s), n = rows * s.depth;
   auto data = allocate<T>(n, "a " + std::to_string(rows) + " x " + std::to_string(s.depth) + " table");
   const std::span<T> table(data.get(), n);
-  make_plan(nezha_sinusoidal_spec(s)).table(0, rows, table, opts);
+  nezha_table(s, table, opts);
   const std::span<const T> values(table);
   if (format == Format::npy) {
     write_npy(out.file(), values, {rows, s.depth});

@@ -13,10 +13,14 @@ namespace {
 
 constexpr const char* kWhere = "nezha";
 
-std::vector<double> table_f64(const NezhaSpec& spec) {
-  std::vector<double> t(nezha_table_rows(spec) * spec.depth);
-  make_plan(nezha_sinusoidal_spec(spec)).table(0, nezha_table_rows(spec), std::span<double>(t));
-  return t;
+// Rows 0..2K of the sinusoidal plan p (NEZHA's table of spec s) into out (Error naming "out.size()" if short).
+template <class T>
+void write_rows(const SinusoidalPlan& p, const NezhaSpec& s, std::span<T> out, const TableOptions& o) {
+  const std::size_t rows = nezha_table_rows(s), n = rows * s.depth;
+  if (out.size() < n)
+    throw Error(kWhere, "out.size()", std::to_string(out.size()),
+                ">= (2 max_relative_position + 1) * depth = " + std::to_string(n));
+  p.table(0, rows, out.first(n), o);
 }
 
 }  // namespace
@@ -26,22 +30,14 @@ struct NezhaPlan::Impl {
   SinusoidalPlan table;
   ShawPlan shaw;
 
-  explicit Impl(const NezhaSpec& s)
-      : spec(s), table(nezha_sinusoidal_spec(s)), shaw(make_shaw(s)) {}
+  explicit Impl(const NezhaSpec& s) : spec(s), table(nezha_sinusoidal_spec(s)), shaw(attention(s, table)) {}
 
-  static ShawPlan make_shaw(const NezhaSpec& s) {
-    std::vector<double> t = table_f64(s);
+  // The Shaw plan over the f64 table (as both the key and the value table).
+  static ShawPlan attention(const NezhaSpec& s, const SinusoidalPlan& p) {
+    std::vector<double> t(nezha_table_rows(s) * s.depth);
+    write_rows(p, s, std::span<double>(t), {});
     ShawWeights w{t, std::move(t)};
     return ShawPlan(nezha_shaw_spec(s), w);
-  }
-
-  template <class T>
-  void write_table(std::span<T> out, const TableOptions& o) const {
-    const std::size_t n = nezha_table_rows(spec) * spec.depth;
-    if (out.size() < n)
-      throw Error(kWhere, "out.size()", std::to_string(out.size()),
-                  ">= (2 max_relative_position + 1) * depth = " + std::to_string(n));
-    table.table(0, nezha_table_rows(spec), out.first(n), o);
   }
 };
 
@@ -52,8 +48,8 @@ NezhaPlan::NezhaPlan(const NezhaSpec& spec) {
 const NezhaSpec& NezhaPlan::spec() const noexcept { return impl_->spec; }
 const ShawPlan& NezhaPlan::shaw() const noexcept { return impl_->shaw; }
 
-void NezhaPlan::table(std::span<float> out, const TableOptions& o) const { impl_->write_table(out, o); }
-void NezhaPlan::table(std::span<double> out, const TableOptions& o) const { impl_->write_table(out, o); }
+void NezhaPlan::table(std::span<float> out, const TableOptions& o) const { write_rows(impl_->table, impl_->spec, out, o); }
+void NezhaPlan::table(std::span<double> out, const TableOptions& o) const { write_rows(impl_->table, impl_->spec, out, o); }
 
 std::int32_t NezhaPlan::index(std::int64_t u) const { return impl_->shaw.index(u); }
 void NezhaPlan::indices(const BiasGeometry& g, std::span<std::int32_t> out, const TableOptions& o) const {
@@ -79,7 +75,13 @@ void NezhaPlan::attend(std::span<const double> q, std::span<const double> k, std
   impl_->shaw.attend(q, k, v, heads, g, scale, out, o);
 }
 
-void nezha_table(const NezhaSpec& s, std::span<float> out, const TableOptions& o) { make_plan(s).table(out, o); }
-void nezha_table(const NezhaSpec& s, std::span<double> out, const TableOptions& o) { make_plan(s).table(out, o); }
+// The one-shot table needs only the sinusoidal plan (a NezhaPlan would also build the attention's f64 copy of the
+// table and its Shaw plan).
+void nezha_table(const NezhaSpec& s, std::span<float> out, const TableOptions& o) {
+  write_rows(make_plan(nezha_sinusoidal_spec(s)), s, out, o);
+}
+void nezha_table(const NezhaSpec& s, std::span<double> out, const TableOptions& o) {
+  write_rows(make_plan(nezha_sinusoidal_spec(s)), s, out, o);
+}
 
 }  // namespace posenc

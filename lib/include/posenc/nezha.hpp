@@ -65,7 +65,7 @@ class NezhaPlan {
 
 inline NezhaPlan make_plan(const NezhaSpec& spec) { return NezhaPlan(spec); }
 
-// One-shot table: make_plan(spec).table(out).
+// One-shot table: the same numbers as make_plan(spec).table(out), from the sinusoidal plan alone (no attention plan).
 void nezha_table(const NezhaSpec&, std::span<float> out, const TableOptions& = {});
 void nezha_table(const NezhaSpec&, std::span<double> out, const TableOptions& = {});
 
