@@ -10,7 +10,12 @@
 #  2. ThreadSanitizer: posenc's worker pool through the public API (posenc_api_tests: concurrent host
 #     threads, tables, RoPE caches and rotations) built into build-tsan/. (libgomp is not instrumented, which is
 #     one reason the library's threads are its own; the oracles' OpenMP loops in properties/ are not run here.)
-# Usage: scripts/sanitize.sh [asan|tsan|all]   (default all)
+#  ci: the bounded form .ci/run uses (the whole-suite ASan run above took ~35 min of ctest plus a ~25 min build
+#     on 2 cores, and with the Release build and suite it pushed CI past its 90 min at 422683d): ASan+UBSan over the
+#     public API only (posenc_api_tests: misuse of every public function, the worker pool from host threads; and
+#     posenc_cli_tests: the .npy reader), i.e. the library, spec and CLI core without the oracles, then TSan as in 2.
+#     The main job runs `all`.
+# Usage: scripts/sanitize.sh [asan|tsan|all|ci]   (default all)
 # With POSENC_RESULTS_DIR set (the main job), writes sanitize.json (per run: tests, failures, sanitizer
 # reports, seconds) and, with POSENC_COVERAGE=1, coverage.json + coverage-detail.json (gcovr) there; without a
 # results directory the coverage summary is printed only. Exit status: 0 when every run is clean.
@@ -27,9 +32,12 @@ runs=()   # one JSON object per sanitizer run, for sanitize.json
 record() {  # record NAME BUILD_FLAGS LOG SECONDS EXIT_STATUS
   local name=$1 flags=$2 log=$3 seconds=$4 rc=$5 tests failed reports
   tests=$(grep -oE 'tests failed out of [0-9]+' "$log" | grep -oE '[0-9]+$' | tail -1)
-  [[ -z $tests ]] && tests=$(grep -oE '^\[==========\] [0-9]+ tests? from [0-9]+ test suites? ran' "$log" | grep -oE '[0-9]+' | head -1)
+  # GoogleTest programs (one or more in the log): the sum of their "N tests from M test suites ran" lines.
+  [[ -z $tests ]] && tests=$(grep -oE '^\[==========\] [0-9]+ tests? from [0-9]+ test suites? ran' "$log" |
+                             awk '{s += $2} END {if (NR) print s}')
   failed=$(grep -oE '[0-9]+ tests failed out of' "$log" | grep -oE '^[0-9]+' | tail -1)
-  [[ -z $failed ]] && failed=$(grep -oE '^\[  FAILED  \] [0-9]+ tests?,' "$log" | grep -oE '[0-9]+' | head -1)
+  [[ -z $failed ]] && failed=$(grep -oE '^\[  FAILED  \] [0-9]+ tests?,' "$log" | grep -oE '[0-9]+' |
+                              awk '{s += $1} END {if (NR) print s}')
   reports=$(grep -cE 'ERROR: (AddressSanitizer|LeakSanitizer)|WARNING: ThreadSanitizer|runtime error:' "$log")
   runs+=("{\"name\": \"$name\", \"flags\": \"$flags\", \"tests\": ${tests:-0}, \"failed\": ${failed:-0}, \"sanitizer_reports\": ${reports:-0}, \"seconds\": $seconds, \"exit_status\": $rc}")
   echo "[sanitize] $name: ${tests:-0} tests, ${failed:-0} failed, ${reports:-0} sanitizer reports, ${seconds} s, exit status $rc"
@@ -89,7 +97,26 @@ if [[ $what == all || $what == asan ]]; then
   fi
 fi
 
-if [[ $what == all || $what == tsan ]]; then
+if [[ $what == ci ]]; then
+  # Its own directory: the whole-suite build (with coverage in the main job) keeps its flags and objects.
+  build=${POSENC_ASAN_CI_BUILD_DIR:-$root/build-asan-ci}
+  asan_flags="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all"
+  echo "[sanitize] ASan+UBSan build of posenc_api_tests and posenc_cli_tests in $build"
+  if configure "$build" "$asan_flags" && cmake --build "$build" -j"$(nproc)" --target posenc_api_tests posenc_cli_tests; then
+    t0=$(date +%s)
+    # The same options as the whole-suite run (see above for why not detect_stack_use_after_return).
+    { ASAN_OPTIONS=detect_leaks=1:halt_on_error=1:check_initialization_order=1:strict_init_order=1 \
+        UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 "$build/properties/posenc_api_tests" &&
+      ASAN_OPTIONS=detect_leaks=1:halt_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+        "$build/cli/posenc_cli_tests"; } 2>&1 | tee "$build/api.log"
+    rc=${PIPESTATUS[0]}
+    record "asan+ubsan: posenc_api_tests + posenc_cli_tests" "$asan_flags" "$build/api.log" $(( $(date +%s) - t0 )) "$rc"
+  else
+    record "asan+ubsan: build" "$asan_flags" /dev/null 0 1
+  fi
+fi
+
+if [[ $what == all || $what == tsan || $what == ci ]]; then
   build=${POSENC_TSAN_BUILD_DIR:-$root/build-tsan}
   echo "[sanitize] TSan build of posenc_api_tests in $build"
   tsan_flags="-fsanitize=thread -fno-omit-frame-pointer"
