@@ -1,14 +1,22 @@
 """Report module of clipped relative position representations (Shaw et al. 2018, as tensor2tensor implements them)
 and HF BERT's relative_key / relative_key_query (the same mechanism with the opposite sign and no clipping): its
 speed headline, the table row of every offset u = j − q_i for each preset (t2t increasing and flat beyond ±20, BERT
-decreasing over its whole 1023-row table), two small index matrices of the two signs (one the transpose of the
-other) and the queries-are-the-last-keys alignment, and the presets side by side.
+decreasing over its whole 1023-row table), the relative score term of a fixed query against the offset (t2t flat
+beyond ±20, BERT its mirror image), two small index matrices of the two signs (one the transpose of the other) and
+the queries-are-the-last-keys alignment, and the presets side by side.
 
-Every index comes from the posenc CLI (`posenc index shaw --format json`: the index matrix and the spec it used);
-the checks against the definition idx = clip(d, −k, k) + k (spec/include/posenc/shaw_spec.hpp) and between the
-matrices (transpose, last rows, cached query) are made here. Without a CLI the figures are not drawn and the page
-says why."""
+Every index comes from the posenc CLI (`posenc index shaw --format json`: the index matrix and the spec it used),
+every score from `posenc scores shaw --format json` of .npy inputs written here (a fixed query, zero keys and a
+synthetic, seeded key table: the trained one is a weight); the checks against the definition idx = clip(d, −k, k) + k
+and e = scale ⟨q_i, a^K[idx]⟩ (spec/include/posenc/shaw_spec.hpp, CONVENTIONS.md §2.3) and between the matrices
+(transpose, last rows, cached query) are made here. Without a CLI the figures are not drawn and the page says why."""
 from __future__ import annotations
+
+import math
+import os
+import random
+import struct
+import tempfile
 
 from .. import md
 from ..cli_data import CliData
@@ -39,8 +47,18 @@ PRESETS = ("t2t", "bert-relative-key", "bert-relative-key-query")
 # 512 keys, its whole table) and the offsets plotted (|u| <= WINDOW; BERT's full diagonal is checked, not drawn).
 CURVE_LENGTH = {"t2t": 61, "bert-relative-key": 512, "bert-relative-key-query": 512}
 WINDOW = 60
-# (b): t2t with k = SMALL_K, SMALL_L x SMALL_L, both signs; then the last ALIGN_LQ queries and the cached query.
+# (c): t2t with k = SMALL_K, SMALL_L x SMALL_L, both signs; then the last ALIGN_LQ queries and the cached query.
 SMALL_K, SMALL_L, ALIGN_LQ = 3, 8, 3
+# (b): the score of one fixed query against the offset, for t2t and bert-relative-key: SCORE_L × SCORE_L scores
+# (every query row the same q, every key zero: each score is the relative term alone), the row of the query at
+# position SCORE_L // 2 plotted (u in [−WINDOW, WINDOW]); every entry of both matrices is checked.
+SCORE_PRESETS = ("t2t", "bert-relative-key")
+SCORE_L = 2 * WINDOW + 1
+SEED = 20260311             # Python's Mersenne Twister: the same q and synthetic table on every run
+# (b): the CLI's float64 scores against scale Σ_c q_c a^K[idx][c] computed here (math.fsum) must agree to within
+# SCORE_TOL of scale Σ_c |q_c a^K[idx][c]| (DESIGN.md §3: a sum of products is held relative to the sum of the
+# magnitudes of its terms; a float64 gemm's bound (γ_{d+2} + u) is 7.4e-15 of it at head_dim 64).
+SCORE_TOL = 1e-12
 
 
 def _not_drawn(name: str, why: str, kind: str = "plot") -> str:
@@ -51,7 +69,67 @@ def _is_int(x) -> bool:
     return isinstance(x, int) and not isinstance(x, bool)
 
 
+def _is_num(x) -> bool:
+    return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)
+
+
+def write_npy(path: str, rows: list) -> None:
+    """`rows` (a list of equal rows of numbers) as a little-endian float64 .npy of shape (len(rows), len(rows[0])),
+    NumPy format 1.0."""
+    header = "{'descr': '<f8', 'fortran_order': False, 'shape': (%d, %d), }" % (len(rows), len(rows[0]))
+    header += " " * ((64 - (10 + len(header) + 1) % 64) % 64) + "\n"
+    with open(path, "wb") as f:
+        f.write(b"\x93NUMPY\x01\x00" + struct.pack("<H", len(header)) + header.encode("latin1"))
+        f.write(struct.pack("<%dd" % (len(rows) * len(rows[0])), *[float(v) for r in rows for v in r]))
+
+
 class ShawCli(CliData):
+    """`posenc index shaw` and `posenc scores shaw` as Python data; the scores' inputs are written as .npy files
+    into `directory` (None: no scores) under the names given."""
+
+    def __init__(self, cli: str | None, directory: str | None = None, timeout: float = 60):
+        super().__init__(cli, timeout)
+        self.directory = directory
+        self.curve_data = None              # _curve_data's, once made
+
+    def npy_file(self, name: str, rows: list) -> str:
+        path = os.path.join(self.directory, name)
+        if not os.path.exists(path):
+            write_npy(path, rows)
+        return path
+
+    def scores(self, preset: str, key_table: list, value_table: list | None, q_rows: list, k_rows: list,
+               tag: str) -> dict | None:
+        """`posenc scores shaw --preset P --key-table A [--value-table V] --q Q --k K --mask none --format json` of
+        these rows (written to <tag>-*.npy), its "scores" checked to be len(q_rows) rows of len(k_rows) numbers,
+        "scale" a number and "spec" as index's; None (and `error` set) otherwise."""
+        if self.error:
+            return None
+        if self.directory is None:
+            self.error = "no directory for the .npy inputs of `posenc scores shaw`"
+            return None
+        lq, lk = len(q_rows), len(k_rows)
+        args = ("scores", "shaw", "--preset", preset, "--key-table", self.npy_file(f"{tag}-key-table.npy", key_table),
+                *(("--value-table", self.npy_file(f"{tag}-value-table.npy", value_table)) if value_table else ()),
+                "--q", self.npy_file(f"{tag}-q.npy", q_rows), "--k", self.npy_file(f"{tag}-k.npy", k_rows),
+                "--mask", "none")
+        d = self.run(args)
+        if d is None:
+            return None
+        rows = d.get("scores")
+        if d.get("shape") != [1, lq, lk] or not isinstance(rows, list) or len(rows) != lq or not all(
+                isinstance(r, list) and len(r) == lk and all(_is_num(v) for v in r) for r in rows):
+            self.fail(args, f"expected \"scores\": {lq} rows of {lk} numbers (shape [1, {lq}, {lk}])")
+            return None
+        spec = d.get("spec")
+        if not _is_num(d.get("scale")) or not isinstance(spec, dict) \
+                or not _is_int(spec.get("max_relative_position")) \
+                or spec.get("sign") not in ("key_minus_query", "query_minus_key") \
+                or not isinstance(spec.get("clip"), bool):
+            self.fail(args, "expected \"scale\" and \"spec\" with sign, max_relative_position and clip")
+            return None
+        return d
+
     def index(self, spec_args: tuple, query_length: int, key_length: int) -> dict | None:
         """`posenc index shaw *spec_args --query-length Lq --key-length Lk --format json`, its "indices" checked to be
         Lq rows of Lk integers and its "spec" an object; None (and `error` set) otherwise."""
@@ -125,6 +203,74 @@ def flat_ends(pts: list) -> tuple:
     return a, b
 
 
+def fixed_query(dim: int, seed: int = SEED) -> list:
+    """q: `dim` float32 numbers drawn N(0, 1/dim) (norm about 1; Python's random.gauss, seeded)."""
+    rng = random.Random(seed)
+    return [struct.unpack("<f", struct.pack("<f", rng.gauss(0.0, 1.0 / math.sqrt(dim))))[0] for _ in range(dim)]
+
+
+def synthetic_table(k: int, dim: int, seed: int = SEED) -> list:
+    """A (2k + 1) × dim stand-in for the trained key table a^K: row d + k holds a(d), a random walk over the signed
+    distance d: a(0) drawn N(0, 1/dim) per entry, a(d) = a(d − 1) + N(0, 1/dim) for d > 0 and a(d + 1) + N(0, 1/dim)
+    for d < 0, each side from its own seeded generator, so a(d) is the same for every k >= |d| (t2t's 41 rows are
+    the middle of BERT's 1023)."""
+    sd = 1.0 / math.sqrt(dim)
+    rng0 = random.Random(seed + 3)
+    zero = [rng0.gauss(0.0, sd) for _ in range(dim)]
+    rows = {0: zero}
+    for side, rng in ((1, random.Random(seed + 1)), (-1, random.Random(seed + 2))):
+        prev = zero
+        for d in range(1, k + 1):
+            prev = [v + rng.gauss(0.0, sd) for v in prev]
+            rows[side * d] = prev
+    return [rows[d] for d in range(-k, k + 1)]
+
+
+def relative_term(table: list, q: list, spec: dict, u: int, scale: float) -> tuple | None:
+    """(scale Σ_c q_c a^K[idx(u)][c], |scale| Σ_c |q_c a^K[idx(u)][c]|) in double (math.fsum): the relative part of
+    the score of q and a key at offset u, and the sum of the magnitudes of its terms; None where idx(u) has no row."""
+    r = definition_index(spec, u)
+    if r is None:
+        return None
+    products = [a * b for a, b in zip(q, table[r])]
+    return scale * math.fsum(products), abs(scale) * math.fsum(abs(x) for x in products)
+
+
+def score_errors(rows: list, table: list, q: list, spec: dict, scale: float) -> tuple:
+    """(largest |rows[i][j] − e(u)| / m(u), i, j) over a score matrix whose query rows are all q and whose keys are
+    all zero (each score the relative term alone), (e, m) = relative_term at u = j − q_i; inf where e has no row or
+    m = 0 and the score differs from e."""
+    lq, lk = len(rows), len(rows[0]) if rows else 0
+    want = {u: relative_term(table, q, spec, u, scale) for u in range(-(lk - 1), lk)}
+    worst = (0.0, 0, 0)
+    for i, r in enumerate(rows):
+        for j, v in enumerate(r):
+            w = want[offset(i, j, lq, lk)]
+            if w is None:
+                x = math.inf
+            else:
+                x = abs(v - w[0]) / w[1] if w[1] > 0 else (0.0 if v == w[0] else math.inf)
+            if x > worst[0]:
+                worst = (x, i, j)
+    return worst
+
+
+def flat_beyond(curve: dict, k: int) -> bool:
+    """The curve {u: value} is constant (equal numbers) for u >= k and for u <= −k (clipping: one table row each
+    side); False if k or −k is not in it."""
+    if k not in curve or -k not in curve:
+        return False
+    return all(v == curve[k] for u, v in curve.items() if u >= k) and \
+        all(v == curve[-k] for u, v in curve.items() if u <= -k)
+
+
+def mirror_difference(a: dict, b: dict, k: int) -> float:
+    """max |a(u) − b(−u)| over |u| <= k (inf if an offset is missing)."""
+    if not all(u in a and -u in b for u in range(-k, k + 1)):
+        return math.inf
+    return max(abs(a[u] - b[-u]) for u in range(-k, k + 1))
+
+
 def sign_text(sign: str) -> str:
     return {"key_minus_query": "d = j − q_i", "query_minus_key": "d = q_i − j"}.get(sign, str(sign))
 
@@ -134,7 +280,10 @@ def _yes(ok: bool) -> str:
 
 
 def _curve_data(src: ShawCli) -> dict | None:
-    """{preset: data} of the square matrices of (a) (also the spec of each preset for (c)); None if the CLI failed."""
+    """{preset: data} of the square matrices of (a) (also the spec of each preset for (b) and (d)); None if the CLI
+    failed. Made (and checked) once per source: (a), (b) and (d) share it."""
+    if src.curve_data is not None:
+        return src.curve_data
     out = {}
     for preset in PRESETS:
         n = CURVE_LENGTH[preset]
@@ -142,6 +291,7 @@ def _curve_data(src: ShawCli) -> dict | None:
         if d is None:
             return None
         out[preset] = d
+    src.curve_data = out
     return out
 
 
@@ -186,6 +336,77 @@ def _index_curves(ctx, src: ShawCli) -> tuple:
     return ctx.renderer.image(plot, "Shaw / BERT index against the offset"), cap
 
 
+def _score_curves(ctx, src: ShawCli) -> tuple:
+    name = "fig-shaw-score-offset"
+    data = _curve_data(src)
+    if data is None:
+        return _not_drawn(name, src.error), ""
+    n, mid = SCORE_L, SCORE_L // 2
+    curves, mags, specs, notes, worst, scales_ok = {}, {}, {}, [], (0.0, "", 0, 0), True
+    for preset in SCORE_PRESETS:
+        spec = data[preset]["spec"]
+        k, hd = spec["max_relative_position"], spec.get("head_dim")
+        if not _is_int(hd) or hd < 1:
+            src.fail(("index", "shaw", "--preset", preset), "expected \"spec\" with head_dim")
+            return _not_drawn(name, src.error), ""
+        q, table = fixed_query(hd), synthetic_table(k, hd)
+        values = [[0.0] * hd for _ in table] if spec.get("values") else None
+        d = src.scores(preset, table, values, [q] * n, [[0.0] * hd] * n, preset)
+        if d is None:
+            return _not_drawn(name, src.error), ""
+        scale = 1 / math.sqrt(hd)
+        scales_ok = scales_ok and abs(d["scale"] - scale) <= 1e-15 * scale
+        err = score_errors(d["scores"], table, q, spec, scale)
+        if err[0] >= worst[0]:
+            worst = (err[0], preset, err[1], err[2])
+        row = d["scores"][mid]
+        curves[preset] = {j - mid: row[j] for j in range(n)}
+        mags[preset] = max(relative_term(table, q, spec, u, scale)[1] for u in range(-mid, mid + 1)
+                           if definition_index(spec, u) is not None)
+        specs[preset] = spec
+    t2t, bert = curves["t2t"], curves["bert-relative-key"]
+    kt = specs["t2t"]["max_relative_position"]
+    flat = flat_beyond(t2t, kt)
+    distinct = len(set(bert.values()))
+    mirror = mirror_difference(bert, t2t, kt)
+    mirror_ok = mirror <= SCORE_TOL * max(mags.values())
+    series = [Series(f"t2t (k = {kt}, d = j - q_i, clipped)", sorted(t2t.items()), "lines lw 2"),
+              Series(f"bert-relative-key (k = {specs['bert-relative-key']['max_relative_position']}, d = q_i - j)",
+                     sorted(bert.items()), "lines lw 2 dt 2")]
+    lo = min(min(c.values()) for c in curves.values())
+    hi = max(max(c.values()) for c in curves.values())
+    pad = 0.05 * (hi - lo or 1)
+    for x in (-kt, kt):
+        series.append(Series(f"u = -{kt}, {kt} (t2t's clipping)" if x < 0 else "", [(x, lo - pad), (x, hi + pad)],
+                             "lines lw 1", dashed=True, colour="#000000"))
+    plot = Plot(name=name, title="Shaw / BERT: relative score term scale <q, a^K[idx(u)]> against u = j - q_i "
+                                 "(synthetic table)",
+                xlabel="offset u = j - q_i (key minus query)", ylabel="scale <q, a^K[idx(u)]>", series=series,
+                xrange=(-WINDOW, WINDOW), yrange=(lo - pad, hi + pad), key="below left horizontal")
+    hd = specs["t2t"].get("head_dim")
+    cap = (f"**(b) Score against offset for a fixed query.** The relative part scale ⟨q, a^K[idx(u)]⟩ of the score "
+           f"against u = j − q_i for |u| ≤ {WINDOW}, t2t (d = j − q_i, clipped at ±{kt}) and bert-relative-key "
+           "(d = q_i − j, not clipped), scale = 1/√head_dim (head_dim "
+           f"{md.num(hd)}). The key table a^K is a trained weight; here it is **synthetic**: a random walk over the "
+           f"signed distance d, a(0) and every step drawn N(0, 1/head_dim) per entry (Python's random, seed {SEED}), "
+           "row d + k holding a(d) — the same a(d) in both tables, so the curves differ only by the index. q is one "
+           f"fixed vector of float32 numbers drawn N(0, 1/head_dim) (seed {SEED}). The scores are the CLI's: "
+           f"`posenc scores shaw --preset t2t|bert-relative-key --key-table <synthetic> [--value-table <zeros>] --q "
+           f"<q in every row> --k <zeros> --mask none --format json`, float64, {n} × {n}, every key zero so that each "
+           f"score is the relative term alone; drawn is the row of the query at position {mid}. t2t is flat beyond "
+           f"±{kt} (one table row each side: clipping; the same number at every u ≥ {kt} and at every u ≤ −{kt}): "
+           f"{_yes(flat)}. BERT reads its own row at every offset ({distinct} different numbers over the {n} offsets: "
+           f"{_yes(distinct == n)}) and is t2t's curve mirrored, BERT(u) = t2t(−u) for |u| ≤ {kt} (largest difference "
+           f"{md.num(mirror)}, within {md.num(SCORE_TOL)} of the terms' magnitude: {_yes(mirror_ok)}) — the sign of "
+           "SHAW-SIGN-1: a port that copies one convention's table into the other's indexing reads every relative "
+           f"embedding at −u. Every entry of both {n} × {n} score matrices (not only the row drawn) equals scale "
+           "Σ_c q_c a^K[idx][c] computed here (math.fsum; idx = clip(d, −k, k) + k, u = j − q_i) to within "
+           f"{md.num(SCORE_TOL)} of scale Σ_c |q_c a^K[idx][c]|: {_yes(worst[0] <= SCORE_TOL)} (largest "
+           f"{md.num(worst[0])} of it" + (f", {worst[1]} at ({worst[2]}, {worst[3]})" if worst[1] else "")
+           + f"); the CLI's scale is 1/√head_dim: {_yes(scales_ok)}. See {CLAIMS_LINK} (SHAW-SCORES-1, SHAW-SIGN-1).")
+    return ctx.renderer.image(plot, "Shaw / BERT relative score term against the offset"), cap
+
+
 def _matrix_table(rows: list, key_length: int) -> str:
     lq = len(rows)
     return md.table(["i (q_i)", *[f"j = {j}" for j in range(key_length)]],
@@ -214,7 +435,7 @@ def _small_matrices(ctx, src: ShawCli) -> tuple:
             f"\nquery_minus_key (BERT's sign), k = {SMALL_K}, {SMALL_L} × {SMALL_L}:\n\n" + _matrix_table(b, SMALL_L) +
             f"\nkey_minus_query (t2t), k = {SMALL_K}, query_length {ALIGN_LQ}, key_length {SMALL_L}:\n\n" +
             _matrix_table(c, SMALL_L))
-    cap = (f"**(b) The two signs, small.** t2t with k = {SMALL_K} (`posenc index shaw --preset t2t "
+    cap = (f"**(c) The two signs, small.** t2t with k = {SMALL_K} (`posenc index shaw --preset t2t "
            f"--max-relative-position {SMALL_K} --query-length {SMALL_L} --key-length {SMALL_L} --format json`) and the "
            f"same spec with `--sign query_minus_key` (BERT's sign, clipped here so that both have the same {k2 + 1} "
            f"rows; BERT itself does not clip). The second matrix is the transpose of the first: {_yes(is_transpose)}; "
@@ -247,7 +468,7 @@ def _presets_table(ctx, src: ShawCli) -> tuple:
     t2t, bert = data["t2t"], data["bert-relative-key"]
     tk, tr = md.num(t2t["spec"]["max_relative_position"]), md.num(t2t.get("table_rows"))
     bk, br = md.num(bert["spec"]["max_relative_position"]), md.num(bert.get("table_rows"))
-    cap = ("**(c) t2t and BERT side by side.** Both add learned relative embeddings a^K[idx(i, j)] to the keys in "
+    cap = ("**(d) t2t and BERT side by side.** Both add learned relative embeddings a^K[idx(i, j)] to the keys in "
            "the scores, e(i, j) = scale (⟨q_i, k_j⟩ + ⟨q_i, a^K[idx]⟩ [+ ⟨k_j, a^K[idx]⟩ for relative_key_query]), "
            "with scale 1/√head_dim in both (t2t scales q by depth^−0.5 before both products, BERT divides the sum by "
            "√attention_head_size). They differ in the sign of the distance (t2t j − i, BERT i − j: the index "
@@ -267,8 +488,10 @@ def _presets_table(ctx, src: ShawCli) -> tuple:
 
 
 def figures(ctx) -> list:
-    src = ShawCli(ctx.cli)
-    out = [_index_curves(ctx, src), _small_matrices(ctx, src), _presets_table(ctx, src)]
-    ctx.figure_notes.append(("figure data", f"the posenc CLI (`posenc index shaw --format json`; {src.calls} "
-                             "invocations)" if src.error is None else f"not drawn: {md.cell(src.error)}"))
+    with tempfile.TemporaryDirectory(prefix="posenc-report-shaw.") as tmp:
+        src = ShawCli(ctx.cli, tmp)
+        out = [_index_curves(ctx, src), _score_curves(ctx, src), _small_matrices(ctx, src), _presets_table(ctx, src)]
+    ctx.figure_notes.append(("figure data", "the posenc CLI (`posenc index shaw` and `posenc scores shaw`, `--format "
+                             f"json`; {src.calls} invocations)" if src.error is None
+                             else f"not drawn: {md.cell(src.error)}"))
     return out
