@@ -49,7 +49,14 @@ for target in "${targets[@]}"; do
   rc=$?
   corpus="$build/corpus-${target%_fuzz}"
   execs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$build/$target.log" | grep -o '[0-9]*$' || echo 0)
-  took=$(grep -o 'Done [0-9]* runs in [0-9]* second' "$build/$target.log" | grep -o 'in [0-9]*' | grep -o '[0-9]*' || echo "$seconds")
+  # libFuzzer prints "Done N runs in T second(s)" when it ends by itself; a run stopped with SIGUSR1 ("exiting as
+  # requested") prints only its stats: then T = executions / average executions per second.
+  took=$(grep -o 'Done [0-9]* runs in [0-9]* second' "$build/$target.log" | grep -o 'in [0-9]*' | grep -o '[0-9]*' || true)
+  if [[ -z $took ]]; then
+    rate=$(grep -o 'stat::average_exec_per_sec: *[0-9]*' "$build/$target.log" | grep -o '[0-9]*$' || true)
+    [[ -n $rate && $rate -gt 0 && -n $execs ]] && took=$(( execs / rate ))
+  fi
+  took=${took:-$seconds}
   found=$(find "$build/findings" -name "$target-*" | wc -l)
   units=$(find "$corpus" -type f | wc -l)
   echo "[fuzz] $target: $execs executions in ${took:-$seconds}s, corpus $units inputs, exit status $rc, findings $found"
