@@ -12,7 +12,6 @@ the trained ones are weights); the checks against the definition (spec/include/p
 Without a CLI the figures are not drawn and the page says why."""
 from __future__ import annotations
 
-import ast
 import math
 import os
 import random
@@ -21,6 +20,7 @@ import subprocess
 import tempfile
 
 from .. import md
+from ..npy import read_npy, write_npy  # noqa: F401 (tests use deberta.read_npy)
 from ..cli_data import CliData
 from ..gnuplot import Plot, Series
 
@@ -221,36 +221,6 @@ def flat_ends(spec: dict, rels: range) -> tuple:
 
 
 # ---- the CLI ------------------------------------------------------------------------------------------------
-
-def write_npy(path: str, rows: list) -> None:
-    """`rows` (a list of equal rows of numbers) as a little-endian float64 .npy of shape (len(rows), len(rows[0])),
-    NumPy format 1.0."""
-    header = "{'descr': '<f8', 'fortran_order': False, 'shape': (%d, %d), }" % (len(rows), len(rows[0]))
-    header += " " * ((64 - (10 + len(header) + 1) % 64) % 64) + "\n"
-    with open(path, "wb") as f:
-        f.write(b"\x93NUMPY\x01\x00" + struct.pack("<H", len(header)) + header.encode("latin1"))
-        f.write(struct.pack("<%dd" % (len(rows) * len(rows[0])), *[float(v) for r in rows for v in r]))
-
-
-def read_npy(data: bytes) -> tuple:
-    """(shape, values) of a little-endian float64 or float32 .npy in C order (NumPy format 1.0 or 2.0); ValueError
-    otherwise."""
-    if data[:6] != b"\x93NUMPY" or data[6] not in (1, 2):
-        raise ValueError("not a .npy of format 1.0 or 2.0")
-    size, start = (struct.unpack("<H", data[8:10])[0], 10) if data[6] == 1 else (struct.unpack("<I", data[8:12])[0], 12)
-    try:
-        header = ast.literal_eval(data[start:start + size].decode("latin1"))
-        descr, fortran, shape = header["descr"], header["fortran_order"], tuple(header["shape"])
-    except (SyntaxError, ValueError, KeyError, TypeError) as e:
-        raise ValueError(f"unreadable header: {e}") from None
-    if descr not in ("<f8", "<f4") or fortran:
-        raise ValueError(f"expected '<f8' or '<f4' in C order, got {descr!r}" + (" (Fortran order)" if fortran else ""))
-    count = math.prod(shape)
-    width = 8 if descr == "<f8" else 4
-    body = data[start + size:]
-    if len(body) != count * width:
-        raise ValueError(f"{len(body)} bytes of data for shape {shape}")
-    return shape, struct.unpack(f"<{count}{'d' if width == 8 else 'f'}", body)
 
 
 def _regime_text(spec: dict) -> str:

@@ -19,6 +19,7 @@ import struct
 import tempfile
 
 from .. import md
+from ..npy import write_npy
 from ..cli_data import CliData
 from ..gnuplot import Plot, Series
 
@@ -71,16 +72,6 @@ def _is_int(x) -> bool:
 
 def _is_num(x) -> bool:
     return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)
-
-
-def write_npy(path: str, rows: list) -> None:
-    """`rows` (a list of equal rows of numbers) as a little-endian float64 .npy of shape (len(rows), len(rows[0])),
-    NumPy format 1.0."""
-    header = "{'descr': '<f8', 'fortran_order': False, 'shape': (%d, %d), }" % (len(rows), len(rows[0]))
-    header += " " * ((64 - (10 + len(header) + 1) % 64) % 64) + "\n"
-    with open(path, "wb") as f:
-        f.write(b"\x93NUMPY\x01\x00" + struct.pack("<H", len(header)) + header.encode("latin1"))
-        f.write(struct.pack("<%dd" % (len(rows) * len(rows[0])), *[float(v) for r in rows for v in r]))
 
 
 class ShawCli(CliData):

@@ -16,6 +16,7 @@ import struct
 import tempfile
 
 from .. import md
+from ..npy import write_npy
 from ..cli_data import CliData
 from ..gnuplot import COLOURS, Plot, Series
 
@@ -143,13 +144,7 @@ def synthetic_table(num_buckets: int, heads: int) -> list:
 
 def write_npy_f32(path: str, table: list) -> None:
     """`table` (a list of equal rows) as a little-endian float32 .npy, NumPy format 1.0."""
-    rows, cols = len(table), len(table[0])
-    header = "{'descr': '<f4', 'fortran_order': False, 'shape': (%d, %d), }" % (rows, cols)
-    header += " " * (63 - (10 + len(header)) % 64) + "\n"
-    with open(path, "wb") as f:
-        f.write(b"\x93NUMPY\x01\x00" + struct.pack("<H", len(header)) + header.encode("latin1"))
-        f.write(struct.pack("<%df" % (rows * cols), *[v for row in table for v in row]))
-
+    write_npy(path, table, "<f4")
 
 def bias_mismatches(bias: list, table: list, spec: dict, query_length: int, key_length: int) -> tuple:
     """(values checked, [(h, i, j, got, want)]) where bias[h][i][j] differs from table[b(j − q_i)][h] (q_i =
