@@ -130,60 +130,14 @@ void bm_scores(benchmark::State& st, bool fused, const std::string& what) {
 
 // ---- attention output -------------------------------------------------------------------------------------
 void bm_attend(benchmark::State& st, const std::string& what) {
-  const std::size_t L = usize(st.range(1)), d = usize(st.range(2));
-  const int threads = static_cast<int>(st.range(3));
   NezhaSpec spec = preset();
-  spec.depth = d;
+  spec.depth = usize(st.range(2));
   const NezhaPlan plan(spec);
-  std::vector<float> q(L * d), k(L * d), v(L * d);
-  fill_uniform(q, 0x9E3779B9u);
-  fill_uniform(k, 0x7F4A7C15u);
-  fill_uniform(v, 0x6A09E667u);
-  const std::span<float> out = scratch_span<float>(0, L * d);
-  const BiasGeometry g{.query_length = L, .key_length = L, .key_mask = {}, .mask = BiasMask::causal};
-  const posenc::TableOptions opt{.threads = threads};
-  {
-    const BlasThreads blas(threads);
-    try {
-      plan.attend(std::span<const float>(q), std::span<const float>(k), std::span<const float>(v), 1, g, std::nullopt, out, opt);
-      for (auto _ : st) {
-        plan.attend(std::span<const float>(q), std::span<const float>(k), std::span<const float>(v), 1, g, std::nullopt, out, opt);
-        benchmark::ClobberMemory();
-      }
-    } catch (const std::exception& e) {
-      st.SkipWithError(e.what());
-      return;
-    }
-  }
-  const double scale = 1 / std::sqrt(static_cast<double>(d));
-  for (std::size_t i : {std::size_t{0}, L / 2, L - 1}) {
-    std::vector<double> e(i + 1);
-    double m = -1e300, sum = 0;
-    for (std::size_t j = 0; j <= i; ++j) {
-      const std::size_t r = independent_index(spec, static_cast<std::int64_t>(i), static_cast<std::int64_t>(j));
-      double x = 0;
-      for (std::size_t c = 0; c < d; ++c)
-        x += static_cast<double>(q[i * d + c]) * (static_cast<double>(k[j * d + c]) + independent_entry(spec, r, c));
-      e[j] = scale * x;
-      m = std::max(m, e[j]);
-    }
-    for (double& x : e) sum += (x = std::exp(x - m));
-    for (std::size_t c = 0; c < d; c += 7) {
-      double z = 0;
-      for (std::size_t j = 0; j <= i; ++j) {
-        const std::size_t r = independent_index(spec, static_cast<std::int64_t>(i), static_cast<std::int64_t>(j));
-        z += e[j] / sum * (static_cast<double>(v[j * d + c]) + independent_entry(spec, r, c));
-      }
-      if (!(std::fabs(out[i * d + c] - z) <= 1e-3))
-        sanity_failure(fmt("%s (L %zu, head_dim %zu, threads %d): output[%zu][%zu] is %.9g; the double-precision "
-                           "definition gives %.9g",
-                           what.c_str(), L, d, threads, i, c, static_cast<double>(out[i * d + c]), z));
-    }
-  }
-  st.counters["flops"] =
-      benchmark::Counter(4.0 * static_cast<double>(L * L * d), benchmark::Counter::kIsIterationInvariantRate);
-  st.SetItemsProcessed(static_cast<std::int64_t>(st.iterations()) * static_cast<std::int64_t>(L * d));
-  st.SetLabel(regime_label(L * L * sizeof(float)));
+  // The same sinusoid T[r(i, j)] on keys and values.
+  auto entry = [&spec](std::size_t i, std::size_t j, std::size_t c) {
+    return independent_entry(spec, independent_index(spec, static_cast<std::int64_t>(i), static_cast<std::int64_t>(j)), c);
+  };
+  bm_attend_causal(st, what, plan, entry, entry);
 }
 
 // ---- registration -----------------------------------------------------------------------------------------

@@ -203,7 +203,7 @@ void write_scores(Output& out, Format format, Json head, double scale, const Bia
   write_scores_impl(out, format, std::move(head), scale, g, heads, values);
 }
 
-ScoresInput read_scores_input(const std::string& q_path, const std::string& k_path) {
+ScoresInput read_scores_input(const std::string& q_path, const std::string& k_path, bool queries_are_last_keys) {
   ScoresInput in;
   in.q = read_input("--q", q_path);
   in.k = read_input("--k", k_path);
@@ -220,7 +220,7 @@ ScoresInput read_scores_input(const std::string& q_path, const std::string& k_pa
   in.head_dim = d;
   in.query_length = in.q.shape[in.q.shape.size() - 2];
   in.key_length = in.k.shape[in.k.shape.size() - 2];
-  if (in.query_length > in.key_length)
+  if (queries_are_last_keys && in.query_length > in.key_length)
     throw UsageError("--q: " + std::to_string(in.query_length) + " queries but --k has " +
                      std::to_string(in.key_length) + " keys; the queries are the last query_length keys (Lq <= Lk)");
   in.f64 = in.q.stored == NpyType::f64 && in.k.stored == NpyType::f64;
@@ -247,6 +247,41 @@ void ScoresFlags::add_to(CLI::App* c, const std::string& key_mask_help, const st
       ->group("Input");
   c->add_option("--threads", threads, "threads for the bias rows (0: OpenMP's default count)")->type_name("N");
   out.add_to(c, "npy | json");
+}
+
+NpyArray read_values_input(const std::string& v_path, const ScoresInput& in) {
+  NpyArray v = read_input("--v", v_path);
+  const std::vector<std::size_t> want{in.heads, in.key_length, in.head_dim}, want2{in.key_length, in.head_dim};
+  if (!(v.shape == want || (in.heads == 1 && v.shape == want2)))
+    throw UsageError("--v: '" + v_path + "' holds an array of shape " + shape_text(v.shape) +
+                     "; accepted: [heads, key_length, head_dim] = " + shape_text(want) + " (as --k)");
+  return v;
+}
+
+namespace {
+
+template <class T>
+void write_output_impl(Output& out, Format format, Json head, double scale, const std::string& note,
+                       const ScoresInput& in, std::span<const T> z) {
+  if (format == Format::npy) {
+    write_npy(out.file(), z, std::vector<std::size_t>{in.heads, in.query_length, in.head_dim});
+  } else {
+    head["scale"] = scale;
+    head["note"] = note;
+    write_json(out.file(), head, std::vector<JsonArray>{{"output", z, in.head_dim}});
+  }
+  out.commit();
+}
+
+}  // namespace
+
+void write_attention_output(Output& out, Format format, Json head, double scale, const std::string& note,
+                            const ScoresInput& in, std::span<const float> z) {
+  write_output_impl(out, format, std::move(head), scale, note, in, z);
+}
+void write_attention_output(Output& out, Format format, Json head, double scale, const std::string& note,
+                            const ScoresInput& in, std::span<const double> z) {
+  write_output_impl(out, format, std::move(head), scale, note, in, z);
 }
 
 }  // namespace posenc::cli

@@ -16,6 +16,7 @@
 #include "npy_reader.hpp"
 #include "output.hpp"
 #include "posenc/bias.hpp"
+#include "posenc/error.hpp"
 #include "verbs.hpp"
 
 namespace posenc::cli {
@@ -65,13 +66,14 @@ void write_bias_tensor(Output& out, Format format, Json head, const std::string&
                        const BiasGeometry& g, std::size_t heads);
 
 // The --q / --k inputs of `posenc scores <scheme>`: shape [heads, L, d] or [L, d] (one head), equal heads and d,
-// Lq <= Lk (UsageError naming the flag otherwise).
+// and Lq <= Lk where the queries are the last keys (posenc/bias.hpp; not DeBERTa, whose queries are positions
+// 0 .. Lq - 1 of their own) (UsageError naming the flag otherwise).
 struct ScoresInput {
   NpyArray q, k;
   std::size_t heads = 1, head_dim = 0, query_length = 0, key_length = 0;
   bool f64 = false;  // both inputs stored as f64: compute in double
 };
-ScoresInput read_scores_input(const std::string& q_path, const std::string& k_path);
+ScoresInput read_scores_input(const std::string& q_path, const std::string& k_path, bool queries_are_last_keys = true);
 // --scale (default 1/sqrt(head_dim)), finite.
 double scores_scale(const std::optional<std::string>& given, std::size_t head_dim);
 
@@ -130,6 +132,63 @@ void run_bias_scores(const ScoresFlags& f, const ScoresInput& in, const Plan& pl
       in, out, format, head, scale, g,
       [&](std::span<const float> q, std::span<const float> k, std::span<float> o) { plan.scores(q, k, d, g, scale, o, opts); },
       [&](std::span<const double> q, std::span<const double> k, std::span<double> o) { plan.scores(q, k, d, g, scale, o, opts); });
+}
+
+// A plan whose scores take every head at once, plan.scores(q, k, heads, g, scale, out, options) (Shaw, NEZHA),
+// seen through the runner's call plan.scores(q, k, head_dim, g, scale, out, options).
+template <class Plan>
+struct AllHeadsPlan {
+  const Plan& plan;
+  std::size_t heads;
+  template <class T>
+  void scores(std::span<const T> q, std::span<const T> k, std::size_t, const BiasGeometry& g, double scale,
+              std::span<T> out, const TableOptions& o) const {
+    plan.scores(q, k, heads, g, scale, out, o);
+  }
+};
+
+// --v of `posenc scores <scheme> --v v.npy`: [heads, key_length, head_dim], or [key_length, head_dim] with one head
+// (UsageError naming --v and the accepted shape otherwise).
+NpyArray read_values_input(const std::string& v_path, const ScoresInput& in);
+// Writes the attention output z [heads][Lq][head_dim] (npy, or json with `head`, the scale and the note) and commits.
+void write_attention_output(Output& out, Format format, Json head, double scale, const std::string& note,
+                            const ScoresInput& in, std::span<const float> z);
+void write_attention_output(Output& out, Format format, Json head, double scale, const std::string& note,
+                            const ScoresInput& in, std::span<const double> z);
+
+// The attention output of a plan with plan.attend(q, k, v, heads, g, scale, z, options) (the schemes whose relative
+// term changes the values too): the geometry, scale, threads and output from the flags as run_bias_scores, v from
+// --v; computed in f64 when q, k and v are all stored as f64, else in f32. An Error on the key mask names --key-mask.
+template <class Plan>
+void run_attention_output(const ScoresFlags& f, const std::string& v_path, const ScoresInput& in, const Plan& plan,
+                          const Json& head, const std::string& note,
+                          const std::function<void(const BiasGeometry&)>& check) {
+  const NpyArray v = read_values_input(v_path, in);
+  const std::vector<std::uint8_t> km = parse_key_mask(f.key_mask);
+  const BiasGeometry g = checked_geometry(in.query_length, in.key_length, km, parse_mask(f.mask), check);
+  const double scale = scores_scale(f.scale ? f.scale : f.default_scale, in.head_dim);
+  const TableOptions opts = parse_threads(f.threads);
+  const Format format = choose_format(f.out.format, f.out.out, {Format::npy, Format::json});
+  Output out(f.out.out, format == Format::npy);
+  const std::size_t n = in.heads * in.query_length * in.head_dim;
+  check_memory(n * (in.f64 ? 8 : 4), "the attention output");
+  try {
+    if (in.f64 && v.stored == NpyType::f64) {
+      std::vector<double> z(n);
+      plan.attend(std::span<const double>(in.q.values), std::span<const double>(in.k.values),
+                  std::span<const double>(v.values), in.heads, g, scale, std::span<double>(z), opts);
+      write_attention_output(out, format, head, scale, note, in, std::span<const double>(z));
+    } else {
+      const std::vector<float> q(in.q.values.begin(), in.q.values.end()), k(in.k.values.begin(), in.k.values.end()),
+          vv(v.values.begin(), v.values.end());
+      std::vector<float> z(n);
+      plan.attend(std::span<const float>(q), std::span<const float>(k), std::span<const float>(vv), in.heads, g, scale,
+                  std::span<float>(z), opts);
+      write_attention_output(out, format, head, scale, note, in, std::span<const float>(z));
+    }
+  } catch (const Error& e) {
+    throw e.parameter() == "key_mask" ? e.renamed("--key-mask") : e;
+  }
 }
 
 }  // namespace posenc::cli

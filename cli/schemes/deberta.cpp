@@ -155,7 +155,8 @@ struct ScoresCommand {
 };
 
 void run_scores(ScoresCommand& f) {
-  const ScoresInput in = read_scores_input(f.scores.q_path, f.scores.k_path);
+  // HF build_relative_position: queries at 0 .. Lq - 1, keys at 0 .. Lk - 1, any Lq and Lk.
+  const ScoresInput in = read_scores_input(f.scores.q_path, f.scores.k_path, /*queries_are_last_keys=*/false);
   const Spec s = f.spec.build();
   if (s.head_dim != in.head_dim)
     throw Error(kScheme, f.spec.given("--head-dim") ? "--head-dim" : "head_dim (from the preset or --spec)",

@@ -122,64 +122,12 @@ void run_index(IndexFlags& f) {
 
 // ---- scores / attention output -----------------------------------------------------------------------
 
-// The bias-scheme scores runner calls plan.scores(q, k, head_dim, geometry, scale, out, options).
-struct HeadsPlan {
-  ShawPlan plan;
-  std::size_t heads;
-  template <class T>
-  void scores(std::span<const T> q, std::span<const T> k, std::size_t, const BiasGeometry& g, double scale,
-              std::span<T> out, const TableOptions& o) const {
-    plan.scores(q, k, heads, g, scale, out, o);
-  }
-};
-
 struct ScoresCommand {
   SpecOptions<Spec> spec;
   TableFlags table;
   ScoresFlags scores;
   std::optional<std::string> v_path;
 };
-
-void run_output(ScoresCommand& f, const ScoresInput& in, const ShawPlan& plan, const Spec& s) {
-  const NpyArray v = read_input("--v", *f.v_path);
-  const std::vector<std::size_t> want{in.heads, in.key_length, in.head_dim}, want2{in.key_length, in.head_dim};
-  if (!(v.shape == want || (in.heads == 1 && v.shape == want2)))
-    throw UsageError("--v: '" + *f.v_path + "' holds an array of shape " + shape_text(v.shape) +
-                     "; accepted: [heads, key_length, head_dim] = " + shape_text(want) + " (as --k)");
-  const std::vector<std::uint8_t> km = parse_key_mask(f.scores.key_mask);
-  const BiasGeometry g = checked_geometry(in.query_length, in.key_length, km, parse_mask(f.scores.mask), size_check(s));
-  const double scale = scores_scale(f.scores.scale, in.head_dim);
-  const TableOptions opts = parse_threads(f.scores.threads);
-  const Format format = choose_format(f.scores.out.format, f.scores.out.out, {Format::npy, Format::json});
-  Output out(f.scores.out.out, format == Format::npy);
-  const std::size_t n = in.heads * in.query_length * in.head_dim;
-  const std::vector<std::size_t> shape{in.heads, in.query_length, in.head_dim};
-  Json head = result_head(s);
-  head["scale"] = scale;
-  head["note"] = "attention output z[h][i] = sum_j softmax_j(scores[h][i][j]) (v[h][j] + [values] a^V[idx(i, j)])";
-  auto write = [&](auto span) {
-    if (format == Format::npy) write_npy(out.file(), span, shape);
-    else write_json(out.file(), head, std::vector<JsonArray>{{"output", span, in.head_dim}});
-    out.commit();
-  };
-  try {
-    if (in.f64 && v.stored == NpyType::f64) {
-      std::vector<double> z(n);
-      plan.attend(std::span<const double>(in.q.values), std::span<const double>(in.k.values),
-                  std::span<const double>(v.values), in.heads, g, scale, std::span<double>(z), opts);
-      write(std::span<const double>(z));
-    } else {
-      const std::vector<float> q(in.q.values.begin(), in.q.values.end()), k(in.k.values.begin(), in.k.values.end()),
-          vv(v.values.begin(), v.values.end());
-      std::vector<float> z(n);
-      plan.attend(std::span<const float>(q), std::span<const float>(k), std::span<const float>(vv), in.heads, g, scale,
-                  std::span<float>(z), opts);
-      write(std::span<const float>(z));
-    }
-  } catch (const Error& e) {
-    throw e.parameter() == "key_mask" ? e.renamed("--key-mask") : e;
-  }
-}
 
 void run_scores(ScoresCommand& f) {
   const ScoresInput in = read_scores_input(f.scores.q_path, f.scores.k_path);
@@ -189,8 +137,12 @@ void run_scores(ScoresCommand& f) {
                 std::to_string(s.head_dim), "the head_dim of --q and --k, " + std::to_string(in.head_dim),
                 "differs from the input");
   const ShawPlan plan(s, f.table.build(s));
-  if (f.v_path) return run_output(f, in, plan, s);
-  run_bias_scores(f.scores, in, HeadsPlan{plan, in.heads}, result_head(s), size_check(s));
+  if (f.v_path)
+    return run_attention_output(f.scores, *f.v_path, in, plan, result_head(s),
+                                "attention output z[h][i] = sum_j softmax_j(scores[h][i][j]) "
+                                "(v[h][j] + [values] a^V[idx(i, j)])",
+                                size_check(s));
+  run_bias_scores(f.scores, in, AllHeadsPlan<ShawPlan>{plan, in.heads}, result_head(s), size_check(s));
 }
 
 // ---- check -------------------------------------------------------------------------------------------

@@ -429,7 +429,7 @@ POSENC_CLI_SCHEME(sinusoidal) {
     c->add_option("--positions", f->positions, "Position of each row (default 0 .. rows-1), same syntax as table")
         ->type_name("SPEC")
         ->group("Input");
-    c->add_option("--ulp-exp", f->ulp_exp, "Envelope: ulps a float32 exp may be off correctly rounded (default 2)")
+    c->add_option("--ulp-exp", f->ulp_exp, "Envelope: ulps a float32 exp (or the paper rule's pow form's pow) may be off correctly rounded (default 2)")
         ->type_name("A")
         ->check(CLI::Range(0.0, 1.0e6))
         ->group("Envelope");

@@ -156,10 +156,10 @@ if "$POSENC" list --format json >l.json &&
 import json,sys
 d=json.load(open(sys.argv[1]))
 s=[x for x in d["schemes"] if x["name"]=="sinusoidal"][0]
-assert {p["name"] for p in s["presets"]} == {"vaswani","marian","tensor2tensor","fairseq"}
+assert {p["name"] for p in s["presets"]} == {"vaswani","marian","tensor2tensor","fairseq","transformer-xl","xlnet"}
 for p in s["presets"]:
     assert p["implementation"] and "@" in p["commit"] and p["spec"]["dim"] == 512, p
-assert [p["name"] for p in s["parameters"]] == ["layout","rule","odd_dim","regime","dim","base","min_timescale","signed_positions","first_position","padding_row"]
+assert [p["name"] for p in s["parameters"]] == ["layout","rule","odd_dim","regime","paper_form","dim","base","min_timescale","signed_positions","first_position","padding_row"]
 for p in s["parameters"]:
     assert p["flag"].startswith("--") and p["accepted"] and p["meaning"] and p["source"] and p["type"], p
 assert {"table","freqs","shift","check","identify"} <= set(s["verbs"]), s["verbs"]
@@ -906,10 +906,12 @@ npyio.write("dbk.npy", "<f4", (8, 2), [x for r in range(8) for x in (r, 0)])
 npyio.write("dbq.npy", "<f4", (8, 2), [x for r in range(8) for x in (0, 10 * r)])
 npyio.write("dbqq.npy", "<f4", (1, 3, 2), [1, 0] * 3)
 npyio.write("dbkk.npy", "<f4", (1, 3, 2), [0, 1] * 3)
+npyio.write("dbkk2.npy", "<f4", (1, 2, 2), [0, 1] * 2)
 PYEOF
 if "$POSENC" index deberta --position-buckets 4 --max-relative-positions 8 --query-length 9 --key-length 4 --format json >dbr.json &&
    "$POSENC" index deberta --position-buckets 4 --max-relative-positions 8 --query-length 9 --key-length 4 --what c2p --format json >dbc.json &&
    "$POSENC" scores deberta --position-buckets 4 --max-relative-positions 8 --heads 1 --head-dim 2 --pos-key dbk.npy --pos-query dbq.npy --q dbqq.npy --k dbkk.npy --format json >dbs.json &&
+   "$POSENC" scores deberta --position-buckets 4 --max-relative-positions 8 --heads 1 --head-dim 2 --pos-key dbk.npy --pos-query dbq.npy --q dbqq.npy --k dbkk2.npy --format json >dbs2.json &&
    "$PY" - <<'PYEOF'
 import json, math
 r = json.load(open("dbr.json"))["relative_positions"]
@@ -921,8 +923,12 @@ assert c == [[min(max(b + 4, 0), 7) for b in row] for row in r], c
 s = json.load(open("dbs.json"))["scores"]
 # q.k = 0; q.K_r[c] = c, k.Q_r[c] = 10 c; c = i - j + 4; scale 1/sqrt(2 * 3)
 assert all(abs(s[i][j] - 11 * (i - j + 4) / math.sqrt(6)) < 1e-5 for i in range(3) for j in range(3)), s
+# 3 queries, 2 keys (Lq > Lk: DeBERTa's queries are positions 0 .. Lq - 1, not the last keys)
+s2 = json.load(open("dbs2.json"))["scores"]
+assert len(s2) == 3 and all(len(row) == 2 for row in s2), s2
+assert all(abs(s2[i][j] - 11 * (i - j + 4) / math.sqrt(6)) < 1e-5 for i in range(3) for j in range(2)), s2
 PYEOF
-then pass; else fail "deberta: index (HF's 9 x 4 buckets), c2p index, scores (c2p + p2c over sqrt(3 d))"; fi
+then pass; else fail "deberta: index (HF's 9 x 4 buckets), c2p index, scores (c2p + p2c over sqrt(3 d); Lq > Lk too)"; fi
 if "$POSENC" index deberta --preset deberta-v3-base --key-length 700 --out dbidx.npy &&
    "$POSENC" check deberta --preset deberta-v3-base --in dbidx.npy | grep -q '\*\*PASS\*\*' &&
    "$PY" - <<'PYEOF'

@@ -34,9 +34,13 @@ Implementations emulated (CONVENTIONS.md §2.1; commits in §4):
       emb = torch.exp(torch.arange(half_dim, dtype=torch.float) * -emb)            (float32)
       emb = torch.arange(num_embeddings, dtype=torch.float).unsqueeze(1) * emb.unsqueeze(0)
       emb = torch.cat([torch.sin(emb), torch.cos(emb)], dim=1); zero column if odd; emb[padding_idx, :] = 0
-  * Transformer-XL-style float32 angles (mem_transformer.py PositionalEmbedding: float32 inv_freq and
-    torch.ger(pos_seq, inv_freq)) for the err_f32_angle table: the Marian frequencies with the angle formed in
-    float32, which is not the "exact" regime.
+  * Transformer-XL pytorch/mem_transformer.py PositionalEmbedding (kimiyoung/transformer-xl@01102106; HF XLNet's
+    relative_positional_encoding computes the same), all float32:
+      inv_freq = 1 / (10000 ** (torch.arange(0.0, demb, 2.0) / demb))   (division, pow, reciprocal in float32)
+      sinusoid_inp = torch.ger(pos_seq, inv_freq); cat([sin, cos])      (the txl_f32 table)
+    and a Transformer-XL-style table with the frequencies rounded once from double (f32(1/10000^(2k/d))) for
+    err_f32_angle: the angle formed in float32 is not the "exact" regime; it lies within the envelope of the
+    transformer-xl preset's emulation (a frequency within an ulp or two of the pow form's).
 
 The fairseq_f64 table is the exact fairseq table (correctly rounded doubles), computed with `decimal`
 (50 significant digits); --verify uses the same evaluator to print, per table, the distance of every entry
@@ -208,6 +212,24 @@ def fairseq_from_freqs(freqs, num_embeddings, dim, padding_idx=1):
     return out
 
 
+def txl_freqs_f32(dim):
+    """Transformer-XL's inv_freq: f32(2k) / d, 10000 ** that, and 1 / that, each a float32 operation (the double
+    division and pow rounded once to float32; a quotient of two float32 numbers computed in double rounds to the
+    correctly rounded float32 quotient)."""
+    return [f32(1.0 / f32(math.pow(10000.0, f32(float(2 * k) / dim)))) for k in range(dim // 2)]
+
+
+def txl_table(rows, dim):
+    """torch.cat([sin(ger(pos_seq, inv_freq)), cos(...)]) with row i at position i (pos_seq in any order)."""
+    inv = txl_freqs_f32(dim)
+    out = []
+    for p in range(rows):
+        pf = f32(float(p))
+        ang = [f32(pf * w) for w in inv]
+        out.append([f32(math.sin(a)) for a in ang] + [f32(math.cos(a)) for a in ang])
+    return out
+
+
 def fairseq_double_f32(positions, dim):
     """The fairseq formula evaluated in double (numpy float64 style) and cast to float32; no padding row."""
     half = dim // 2
@@ -298,6 +320,7 @@ PRESETS = {  # layout, rule, padding row
     "marian": ("halves", "paper", None),
     "tensor2tensor": ("halves", "tensor2tensor", None),
     "fairseq": ("halves", "fairseq", 1),
+    "transformer-xl": ("halves", "paper", None),
 }
 
 
@@ -330,6 +353,19 @@ def round_f32(x):
 def emulated_row(preset, dim, p):
     """Correctly rounded float32 emulation (what posenc's emulated regime computes): exp and sin/cos rounded once."""
     h = dim // 2
+    if preset == "transformer-xl":
+        key = ("em", preset, dim)
+        if key not in _freq_cache:
+            # 1 / RN32(10000^RN32(2k/d)), each step rounded once (decimal pow, then the float32 reciprocal).
+            ws = []
+            with decimal.localcontext(CTX):
+                for k in range(h):
+                    t = Decimal(f32(float(2 * k) / dim))
+                    ws.append(f32(1.0 / round_f32((LN_BASE * t).exp())))
+            _freq_cache[key] = ws
+        pf = f32(float(p))
+        sc = [dec_sincos(Decimal(f32(pf * w))) for w in _freq_cache[key]]
+        return [round_f32(s) for s, _ in sc] + [round_f32(c) for _, c in sc]
     if preset == "tensor2tensor":
         log_inc = f32(f32(float(LN_BASE)) / f32(float(max(h - 1, 1))))
         args = [f32(float(k) * -log_inc) for k in range(h)]
@@ -419,7 +455,11 @@ def build(rows, dim):
         "err_f32_angle", "regime error: Marian frequencies, float32 w = f32(1/10000^(2k/d)) and float32 angle "
         "f32(p * w) (Transformer-XL-style), sin/cos in double then float32, %d rows" % r9,
         "f32", marian_halves(r9, dim, angle=lambda p, j, d: f32(f32(float(p)) * f32(1.0 / BASE ** (2 * (j // 2) / d)))),
-        None, "exact", check("marian", "exact", "fail", r9, dim), "regime"))
+        "transformer-xl", "emulated", check("marian", "exact", "fail", r9, dim), "regime"))
+    out.append(entry(
+        "txl_f32", "Transformer-XL PositionalEmbedding(demb=%d) at pos_seq 0..%d: float32 inv_freq = 1 / 10000 ** "
+        "(arange(0, d, 2) / d), torch.ger and sin/cos in float32" % (dim, rows - 1), "f32", txl_table(rows, dim),
+        "transformer-xl", "emulated", check("transformer-xl", "emulated", "pass", rows, dim), None))
     w_1ulp = [f32_next_up(w) if k % 2 == 1 else w for k, w in enumerate(fairseq_w32)]
     out.append(entry(
         "fairseq_libm_1ulp", "fairseq get_embedding float32 steps, with exp off by +1 float32 ulp for odd k "

@@ -51,13 +51,28 @@ core::DDFrequencies exact_frequencies(const SinusoidalSpec& s) {
   return {};
 }
 
-// The float32 frequency computation of tensor2tensor's get_timing_signal_1d / fairseq's get_embedding
-// (CONVENTIONS.md §2.1), step by step. Python floats are doubles; tensors are float32.
+// The float32 frequency computation of tensor2tensor's get_timing_signal_1d / fairseq's get_embedding / PyTorch's
+// exp and pow forms of the paper rule (CONVENTIONS.md §2.1, §2.5), step by step. Python floats are doubles; tensors
+// are float32.
 std::vector<float> emulated_frequencies(const SinusoidalSpec& s) {
   const std::size_t h = pair_count(s);
   const double ln_base = static_cast<double>(logq(static_cast<__float128>(s.base)));  // math.log, correctly rounded
   std::vector<float> w(h);
-  if (s.rule == FrequencyRule::tensor2tensor) {
+  if (s.rule == FrequencyRule::paper && s.paper_form == PaperForm::pow) {
+    // Transformer-XL (kimiyoung/transformer-xl@01102106 pytorch/mem_transformer.py PositionalEmbedding) and HF XLNet
+    // (transformers@98ad48f2 models/xlnet/modeling_xlnet.py relative_positional_encoding):
+    // inv_freq = 1 / (base ** (arange(0.0, d, 2.0) / d)), every step a float32 tensor operation: the quotient
+    // RN32(2k / d), the pow with the scalar base as float32, the reciprocal.
+    const __float128 ln_base32 = logq(static_cast<__float128>(static_cast<float>(s.base)));
+    for (std::size_t k = 0; k < h; ++k) {
+      const float t = static_cast<float>(2 * k) / static_cast<float>(s.dim);
+      // base32 ** t (x ** 0 = 1 even where base32 overflows float32 to infinity, as torch.pow gives)
+      const float pw = t == 0.0f ? 1.0f : static_cast<float>(expq(static_cast<__float128>(t) * ln_base32));
+      float inv = 1.0f / pw;
+      if (s.min_timescale != 1.0) inv = static_cast<float>(s.min_timescale) * inv;
+      w[k] = inv;
+    }
+  } else if (s.rule == FrequencyRule::tensor2tensor) {
     // log_timescale_increment = math.log(max/min) / tf.maximum(tf.to_float(num_timescales) - 1, 1)
     const float inc = static_cast<float>(ln_base) / static_cast<float>(std::max<std::size_t>(h - 1, 1));
     for (std::size_t k = 0; k < h; ++k) {

@@ -345,15 +345,16 @@ std::vector<std::pair<R, BudgetRow>> make_rows() {
       {.quantity = "a user's emulated table entry vs posenc's emulation (posenc check, emulated regime)",
        .dtype = "f32 (any output type holding float32 numbers)",
        .regime = "emulated",
-       .domain = "every rule (paper: PyTorch exp form), |p| <= 2^40",
+       .domain = "every rule (paper: PyTorch exp or pow form), |p| <= 2^40",
        .metric = {MetricKind::ratio, DType::f32, 0.0, "|y - e| / E(p, k), E the envelope of the entry"},
        .bound = 1.0,
        .why = "posenc's emulation takes every float32 step correctly rounded; real libms do not for exp and "
               "sin/cos. With allowances A_exp (ulps of a float32 exp result from the correctly rounded one; "
               "default 2: numpy's float32 exp is 1-2 ulp off in ~40% of t2t's frequencies) and A_trig (default 2, "
               "glibc sinf/cosf are within 1 ulp, vectorised float32 sin/cos of Eigen/torch within ~2): the "
-              "frequency is off by dw <= A_w ulp32(w) (A_w = A_exp, or 2 A_exp + 1 when min_timescale != 1 "
-              "multiplies after the exp); the float32 angle RN32(p w') then differs from RN32(p w) by "
+              "frequency is off by dw <= A_w ulp32(w) (A_w = A_exp for an exp; the pow form's reciprocal of a pow "
+              "A_exp ulps off is 2 A_exp + 1 ulps off, an ulp halving where the reciprocal crosses a binade, plus "
+              "its own rounding; and A_w becomes 2 A_w + 1 when min_timescale != 1 multiplies afterwards); the float32 angle RN32(p w') then differs from RN32(p w) by "
               "dt <= p dw + ulp32(|t| + p dw) (two roundings of at most half an ulp each); sin/cos differ by at "
               "most dt, plus A_trig ulp of the real implementation and one ulp for the two correct roundings it "
               "is compared through: E = dt + (A_trig + 1) ulp32(min(1, |e| + dt)). Products, divisions and "

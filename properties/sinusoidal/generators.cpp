@@ -111,6 +111,7 @@ std::string spec_region(const SinusoidalSpec& s, const std::string& name) {
     if (s.min_timescale != 1.0) region += " min_ts!=1";
     if (s.signed_positions) region += " signed";
     if (s.padding_row) region += " padding_row";
+    if (s.rule == FrequencyRule::paper && s.paper_form == PaperForm::pow) region += " pow_form";
   }
   return region;
 }

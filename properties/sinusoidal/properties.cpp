@@ -699,17 +699,38 @@ POSENC_CLAIM_TEST(SinusoidalCheck, PosencsOwnTablesPassCheckInEveryType,
   }
 }
 
+// Real exp/ln/sin/cos at 320 bits (independent transcription uses MPFR directly).
+struct Mp {
+  mpfr_t v;
+  Mp() { mpfr_init2(v, 320); }
+  explicit Mp(double x) : Mp() { mpfr_set_d(v, x, MPFR_RNDN); }
+  ~Mp() { mpfr_clear(v); }
+  Mp(const Mp& o) : Mp() { mpfr_set(v, o.v, MPFR_RNDN); }
+  Mp& operator=(const Mp& o) {
+    mpfr_set(v, o.v, MPFR_RNDN);
+    return *this;
+  }
+  Real real() const {
+    Real r = rf::make_real(320);
+    mpfr_set(r.backend().data(), v, MPFR_RNDN);
+    return r;
+  }
+};
+
 POSENC_PROPERTY(SinusoidalCheck, EmulationEnvelopeContainsLibmDeviations,
                 {"SIN-CHECK-2", "sinusoidal",
-                 "for the tensor2tensor and fairseq rules: posenc's emulated table passes the envelope check "
-                 "bit-identically (ratio 0), and a table whose float32 frequencies are each moved by up to A_exp ulp "
-                 "and whose float32 sin/cos are each moved by up to A_trig ulp (a real libm) stays within the envelope "
-                 "of sinusoidal.check.envelope (ratio <= 1) at positions up to 2^24",
+                 "for the tensor2tensor and fairseq rules and Transformer-XL's pow form of the paper rule: posenc's "
+                 "emulated table passes the envelope check bit-identically (ratio 0), and a table whose float32 exp "
+                 "results (t2t, fairseq: the frequencies) or float32 pow results (Transformer-XL: before the float32 "
+                 "reciprocal) are each moved by up to A_exp ulp and whose float32 sin/cos are each moved by up to "
+                 "A_trig ulp (a real libm) stays within the envelope of sinusoidal.check.envelope (ratio <= 1) at "
+                 "positions up to 2^24",
                  "issue 'One scheme interface' §5 (real-libm-style 1-ulp frequency error passes as within the envelope)",
                  Oracle::reference, {R::check_envelope}}) {
   const std::size_t d = *rc::gen::inRange<std::size_t>(2, 17) * 2;
-  const bool fairseq = *rc::gen::arbitrary<bool>();
-  SinusoidalSpec s = sinusoidal_preset(fairseq ? "fairseq" : "tensor2tensor", std::max<std::size_t>(d, 4));
+  const std::string preset = *rc::gen::element<std::string>("fairseq", "tensor2tensor", "transformer-xl");
+  SinusoidalSpec s = sinusoidal_preset(preset, std::max<std::size_t>(d, 4));
+  const bool pow_form = s.paper_form == PaperForm::pow;
   s.regime = Regime::emulated;
   if (*rc::gen::inRange(0, 4) == 0) s.min_timescale = *rc::gen::element(0.5, 2.0, 1.0e-3);
   const int a_exp = *rc::gen::inRange(0, 3), a_trig = *rc::gen::inRange(0, 3);
@@ -717,22 +738,36 @@ POSENC_PROPERTY(SinusoidalCheck, EmulationEnvelopeContainsLibmDeviations,
   const std::int64_t top = *rc::gen::element(std::int64_t{256}, std::int64_t{1} << 16, std::int64_t{1} << 24);
   for (int i = 0; i < 12; ++i) pos.push_back(*rc::gen::inRange<std::int64_t>(0, top));
   count_case(claim);
-  tag(claim, std::string(fairseq ? "fairseq" : "tensor2tensor") + " A_exp=" + std::to_string(a_exp) + " A_trig=" + std::to_string(a_trig));
+  tag(claim, preset + " A_exp=" + std::to_string(a_exp) + " A_trig=" + std::to_string(a_trig));
   std::vector<double> exact_emu(pos.size() * s.dim);
   sinusoidal_rows(s, pos, std::span<double>(exact_emu));
   test::sinusoidal::TableInput in{exact_emu, pos.size(), s.dim, DType::f32, pos, {}};
   const auto rep = test::sinusoidal::check_table(s, in);
   RC_ASSERT(rep.references.at(1).to_json()["bit_identical"].get<std::uint64_t>() == exact_emu.size());
   // A libm: each frequency w32 moved by up to A_exp ulp (A_w = 2 A_exp + 1 when min_timescale multiplies after the
-  // exp: here the multiplied value moves by A_exp ulp, inside that allowance), the angle formed in float32, each
-  // sin/cos moved by up to A_trig ulp of float32.
+  // exp: here the multiplied value moves by A_exp ulp, inside that allowance); for the pow form the float32 pow
+  // base32 ** RN32(2k / d) (correctly rounded here from 320 bits) moved by up to A_exp ulp, then the float32
+  // reciprocal and the min_timescale product; the angle formed in float32, each sin/cos moved by up to A_trig ulp.
   const std::vector<double> w = sinusoidal_frequencies(s);
   std::vector<double> libm(exact_emu.size());
   const std::size_t h = s.dim / 2;
+  auto moved = [](float x, int n) {
+    for (int i = 0; i < std::abs(n); ++i) x = std::nextafter(x, n > 0 ? INFINITY : 0.0f);
+    return x;
+  };
   for (std::size_t r = 0; r < pos.size(); ++r)
     for (std::size_t k = 0; k < h && !(s.padding_row && pos[r] == *s.padding_row); ++k) {  // the padding row stays 0
       float wk = static_cast<float>(w[k]);
-      for (int i = 0, n = *rc::gen::inRange(-a_exp, a_exp + 1); i < std::abs(n); ++i) wk = std::nextafter(wk, n > 0 ? 2.0f : 0.0f);
+      if (pow_form) {
+        const float t = static_cast<float>(2 * k) / static_cast<float>(s.dim);
+        Mp pw(static_cast<double>(static_cast<float>(s.base)));
+        mpfr_pow(pw.v, pw.v, Mp(static_cast<double>(t)).v, MPFR_RNDN);
+        const float pw32 = moved(mpfr_get_flt(pw.v, MPFR_RNDN), *rc::gen::inRange(-a_exp, a_exp + 1));
+        wk = 1.0f / pw32;
+        if (s.min_timescale != 1.0) wk = static_cast<float>(s.min_timescale) * wk;
+      } else {
+        wk = moved(wk, *rc::gen::inRange(-a_exp, a_exp + 1));
+      }
       const float angle = static_cast<float>(pos[r]) * wk;
       float sv = static_cast<float>(std::sin(static_cast<double>(angle)));
       float cv = static_cast<float>(std::cos(static_cast<double>(angle)));
@@ -754,23 +789,6 @@ POSENC_PROPERTY(SinusoidalCheck, EmulationEnvelopeContainsLibmDeviations,
 // ---------------------------------------------------------------------------------------------------
 // Preset conventions (CONVENTIONS.md §2.1), each written here independently of reference/ and lib/.
 
-// Real exp/ln/sin/cos at 320 bits (independent transcription uses MPFR directly).
-struct Mp {
-  mpfr_t v;
-  Mp() { mpfr_init2(v, 320); }
-  explicit Mp(double x) : Mp() { mpfr_set_d(v, x, MPFR_RNDN); }
-  ~Mp() { mpfr_clear(v); }
-  Mp(const Mp& o) : Mp() { mpfr_set(v, o.v, MPFR_RNDN); }
-  Mp& operator=(const Mp& o) {
-    mpfr_set(v, o.v, MPFR_RNDN);
-    return *this;
-  }
-  Real real() const {
-    Real r = rf::make_real(320);
-    mpfr_set(r.backend().data(), v, MPFR_RNDN);
-    return r;
-  }
-};
 
 // Exact-regime w_k = exp(-num/den * ln(base)) * scale.
 Mp mp_frequency(double base, double num, double den, double scale = 1.0) {

@@ -58,6 +58,11 @@ TEST(Misuse, SinusoidalSpecsThatAreNotValid) {
            {"min_timescale", [](posenc::SinusoidalSpec& s) { s.min_timescale = std::numeric_limits<double>::infinity(); }},
            {"first_position", [](posenc::SinusoidalSpec& s) { s.first_position = kMin; }},
            {"layout", [](posenc::SinusoidalSpec& s) { s.layout = static_cast<posenc::Layout>(99); }},
+           {"paper_form", [](posenc::SinusoidalSpec& s) {  // the pow form is the paper rule's (Transformer-XL)
+              s.rule = posenc::FrequencyRule::tensor2tensor;
+              s.paper_form = posenc::PaperForm::pow;
+            }},
+           {"paper_form", [](posenc::SinusoidalSpec& s) { s.paper_form = static_cast<posenc::PaperForm>(7); }},
        }) {
     posenc::SinusoidalSpec s = small_sin();
     mutate(s);

@@ -131,6 +131,15 @@ Real emulated_omega(const SinusoidalSpec& s, std::size_t k) {
     const Real inc32 = rn_div(F, rn(F, ln64, b), den32, b);
     const Real e32 = rn_exp(F, rn_mul(F, k32, neg(inc32), b), b);
     omega = rn_mul(F, rn(F, make_real(s.min_timescale, b), b), e32, b);
+  } else if (s.rule == FrequencyRule::paper && s.paper_form == PaperForm::pow) {
+    // PyTorch's pow form (Transformer-XL PositionalEmbedding, HF XLNet relative_positional_encoding):
+    // 1 / (base ** (torch.arange(0.0, d, 2.0) / d)): the float32 tensor 2k divided by d in float32, the Python
+    // base met as a float32 scalar in the float32 pow, then the float32 reciprocal.
+    const Real t32 = rn_div(F, rn(F, make_real(static_cast<std::int64_t>(2 * k), b), b),
+                            rn(F, make_real(static_cast<std::int64_t>(s.dim), b), b), b);
+    const Real pow32 = rn_pow(F, rn(F, make_real(s.base, b), b), t32, b);
+    const Real inv32 = rn_div(F, make_real(std::int64_t{1}, b), pow32, b);
+    omega = s.min_timescale == 1.0 ? inv32 : rn_mul(F, rn(F, make_real(s.min_timescale, b), b), inv32, b);
   } else if (s.rule == FrequencyRule::paper) {
     // PyTorch's exp form (HF NezhaRelativePositionsEncoding): torch.arange(0, depth, 2).float() holds 2k;
     // -math.log(10000.0) / depth is a Python float (float64), rounded to float32 when it meets the tensor;
@@ -354,7 +363,9 @@ double SinusoidalOracle::envelope(std::int64_t p, std::size_t column, const Enve
   const double w = omega32_[slot.pair];
   const double p32 = std::fabs(static_cast<double>(static_cast<float>(p)));
   const double t32 = std::fabs(static_cast<double>(static_cast<float>(p32) * static_cast<float>(w)));
-  const double aw = spec_.min_timescale == 1.0 ? a.exp_ulps : 2 * a.exp_ulps + 1;
+  double aw = a.exp_ulps;
+  if (spec_.rule == FrequencyRule::paper && spec_.paper_form == PaperForm::pow) aw = 2 * aw + 1;  // 1 / pow
+  if (spec_.min_timescale != 1.0) aw = 2 * aw + 1;                                              // min_ts * w
   const double up = 1 + std::ldexp(1.0, -40);  // the double arithmetic below, rounded towards a larger bound
   const double dw = aw * ulp32(w) * up;
   const double dt = (p32 * dw + ulp32((t32 + p32 * dw) * up)) * up;

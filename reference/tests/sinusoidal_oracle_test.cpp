@@ -25,6 +25,7 @@ namespace {
 using posenc::FrequencyRule;
 using posenc::Layout;
 using posenc::OddDim;
+using posenc::PaperForm;
 using posenc::Regime;
 using posenc::SinusoidalSpec;
 using namespace posenc::reference;
@@ -41,6 +42,7 @@ rc::Gen<SinusoidalSpec> genSpec(bool emulated_allowed, std::size_t max_dim = 102
                             : *rc::gen::inRange<std::size_t>(2, 129);
     s.dim = std::min(s.dim, max_dim);
     s.rule = *rc::gen::element(FrequencyRule::paper, FrequencyRule::tensor2tensor, FrequencyRule::fairseq);
+    if (s.rule == FrequencyRule::paper && *rc::gen::arbitrary<bool>()) s.paper_form = PaperForm::pow;
     s.layout = *rc::gen::element(Layout::interleaved, Layout::halves);
     if (s.rule == FrequencyRule::fairseq && s.dim < 4) s.dim = 4 + s.dim;
     if (s.dim % 2 == 1 || *rc::gen::arbitrary<bool>()) s.odd_dim = OddDim::zero_pad;
@@ -154,6 +156,7 @@ RC_GTEST_PROP(SinusoidalOracleClosedForm, FirstFrequencyIsMinTimescale, ()) {
 RC_GTEST_PROP(SinusoidalOracleClosedForm, Tensor2TensorLastFrequencyIsOneOverMaxTimescale, ()) {
   SinusoidalSpec s = *genSpec(false);
   s.rule = FrequencyRule::tensor2tensor;
+  s.paper_form = PaperForm::exp;  // the pow form belongs to the paper rule
   const std::size_t h = posenc::pair_count(s);
   RC_PRE(h >= 2);
   const Real f = frequency(s, h - 1);
@@ -320,6 +323,11 @@ Real hp_exp(float x) {
   mpfr_exp(raw(y), raw(make_real(double(x), 64)), MPFR_RNDN);
   return y;
 }
+Real hp_pow(float x, float y) {
+  Real r = make_real(300);
+  mpfr_pow(raw(r), raw(make_real(double(x), 64)), raw(make_real(double(y), 64)), MPFR_RNDN);
+  return r;
+}
 Real hp_sin(float x) {
   Real y = make_real(300);
   mpfr_sin(raw(y), raw(make_real(double(x), 64)), MPFR_RNDN);
@@ -408,24 +416,38 @@ RC_GTEST_PROP(SinusoidalOracleEmulated, EmulatedMatchesPlainFloatArithmetic, ())
   Real ln_hp = make_real(300);
   mpfr_log(raw(ln_hp), raw(make_real(s.base, 64)), MPFR_RNDN);
   RC_PRE(round_to_double(ln_hp) == ln);
-  volatile float arg;
-  if (s.rule == FrequencyRule::tensor2tensor) {
-    volatile float inc = static_cast<float>(ln) / static_cast<float>(std::max<std::size_t>(h - 1, 1));
-    arg = static_cast<float>(k) * -inc;
-  } else if (s.rule == FrequencyRule::paper) {
-    // PyTorch's exp form (HF NEZHA): arange(0, d, 2).float() * (-math.log(base) / d).
-    volatile double c = -ln / static_cast<double>(s.dim);
-    volatile float c32 = static_cast<float>(c);
-    arg = static_cast<float>(2 * k) * c32;
+  volatile float w;
+  if (s.rule == FrequencyRule::paper && s.paper_form == PaperForm::pow) {
+    // PyTorch's pow form (Transformer-XL, XLNet): 1 / (base ** (arange(0.0, d, 2.0) / d)), all float32. The
+    // float pow from the double pow, used only where that is the correctly rounded float32 pow.
+    volatile float t = static_cast<float>(2 * k) / static_cast<float>(s.dim);
+    const float b32 = static_cast<float>(s.base);
+    const float pw = static_cast<float>(std::pow(static_cast<double>(b32), static_cast<double>(t)));
+    RC_PRE(is_rn32_of(pw, hp_pow(b32, t)));
+    w = 1.0f / pw;
+    if (s.min_timescale != 1.0) w = static_cast<float>(s.min_timescale) * w;
+    RC_CLASSIFY(true, "paper (PyTorch pow form)");
   } else {
-    volatile double emb = ln / static_cast<double>(h - 1);
-    volatile float neg_emb = static_cast<float>(-emb);
-    arg = static_cast<float>(k) * neg_emb;
+    volatile float arg;
+    if (s.rule == FrequencyRule::tensor2tensor) {
+      volatile float inc = static_cast<float>(ln) / static_cast<float>(std::max<std::size_t>(h - 1, 1));
+      arg = static_cast<float>(k) * -inc;
+    } else if (s.rule == FrequencyRule::paper) {
+      // PyTorch's exp form (HF NEZHA): arange(0, d, 2).float() * (-math.log(base) / d).
+      volatile double c = -ln / static_cast<double>(s.dim);
+      volatile float c32 = static_cast<float>(c);
+      arg = static_cast<float>(2 * k) * c32;
+    } else {
+      volatile double emb = ln / static_cast<double>(h - 1);
+      volatile float neg_emb = static_cast<float>(-emb);
+      arg = static_cast<float>(k) * neg_emb;
+    }
+    const float e = std::exp(static_cast<float>(arg));
+    RC_PRE(is_rn32_of(e, hp_exp(arg)));
+    w = e;
+    if (s.rule == FrequencyRule::tensor2tensor || s.min_timescale != 1.0) w = static_cast<float>(s.min_timescale) * e;
+    RC_CLASSIFY(s.rule == FrequencyRule::paper, "paper (PyTorch exp form)");
   }
-  const float e = std::exp(static_cast<float>(arg));
-  RC_PRE(is_rn32_of(e, hp_exp(arg)));
-  volatile float w = e;
-  if (s.rule == FrequencyRule::tensor2tensor || s.min_timescale != 1.0) w = static_cast<float>(s.min_timescale) * e;
   RC_LOG() << posenc::describe(s) << " k=" << k << " p=" << p << std::hexfloat << " w=" << w << "\n";
   RC_ASSERT(holds(emulated_frequency(s, k), w));
   volatile float angle = static_cast<float>(p) * w;
@@ -436,7 +458,38 @@ RC_GTEST_PROP(SinusoidalOracleEmulated, EmulatedMatchesPlainFloatArithmetic, ())
   RC_CLASSIFY(!sin_ok || !cos_ok, "libm sinf/cosf not correctly rounded here (entry skipped)");
   RC_CLASSIFY(std::llabs(p) > (1 << 24), "|p| > 2^24");
   RC_CLASSIFY(s.rule == FrequencyRule::fairseq, "fairseq");
-  RC_CLASSIFY(s.rule == FrequencyRule::paper, "paper (PyTorch exp form)");
+}
+
+// Transformer-XL's PositionalEmbedding(demb = 16) with plain C arithmetic: inv_freq = 1 / powf-like(10000, 2k / 16)
+// in float32, angle = float(p) * inv_freq (torch.ger), entry = sinf/cosf(angle); the exact regime's frequencies
+// are the paper rule's, whatever the form.
+TEST(SinusoidalOracleEmulated, TransformerXlDim16MatchesPlainFloatArithmetic) {
+  SinusoidalSpec s = posenc::sinusoidal_preset("transformer-xl", 16);
+  s.regime = Regime::emulated;
+  int verified = 0, total = 0;
+  for (int k = 0; k < 8; ++k) {
+    volatile float t = static_cast<float>(2 * k) / 16.0f;
+    const float pw = static_cast<float>(std::pow(10000.0, static_cast<double>(t)));
+    if (!is_rn32_of(pw, hp_pow(10000.0f, t))) continue;  // the double pow rounded twice: no expectation
+    ++verified;
+    volatile float w = 1.0f / pw;
+    EXPECT_EQ(to_d(emulated_frequency(s, k)), double(w)) << "k=" << k;
+    SinusoidalSpec ex = s;
+    ex.regime = Regime::exact;
+    SinusoidalSpec paper = posenc::marian_spec(16);
+    EXPECT_TRUE(same(frequency(ex, k), frequency(paper, k))) << "k=" << k;
+    for (std::int64_t p : {0, 1, 7, 511, 4095, 100000}) {
+      volatile float angle = static_cast<float>(p) * w;
+      const float sv = std::sin(static_cast<float>(angle)), cv = std::cos(static_cast<float>(angle));
+      if (is_rn32_of(sv, hp_sin(angle)) && is_rn32_of(cv, hp_cos(angle))) {
+        ++total;
+        EXPECT_EQ(to_d(value(s, p, k)), double(sv)) << "p=" << p << " k=" << k;       // halves: sin at k
+        EXPECT_EQ(to_d(value(s, p, 8 + k)), double(cv)) << "p=" << p << " k=" << k;   // cos at 8 + k
+      }
+    }
+  }
+  EXPECT_GE(verified, 6) << "too few correctly rounded float32 pows to check against";
+  EXPECT_GE(total, 30);
 }
 
 RC_GTEST_PROP(SinusoidalOracleEmulated, EmulatedValuesAreFloatsAndExactAtZero, ()) {

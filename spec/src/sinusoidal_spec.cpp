@@ -19,14 +19,18 @@ constexpr SinusoidalSpec kTensor2Tensor{.layout = Layout::halves, .rule = Freque
                                         .odd_dim = OddDim::zero_pad};
 constexpr SinusoidalSpec kFairseq{.layout = Layout::halves, .rule = FrequencyRule::fairseq, .odd_dim = OddDim::zero_pad,
                                   .first_position = 2, .padding_row = 1};
+// Transformer-XL's R and XLNet's pos_emb: [sin | cos] of the paper frequencies in PyTorch's pow form (the emulated
+// regime's float32 steps); XLNet's positions run klen .. -qlen + 1 (and the mirrored backward half with bi_data).
+constexpr SinusoidalSpec kTransformerXl{.layout = Layout::halves, .paper_form = PaperForm::pow};
+constexpr SinusoidalSpec kXlnet{.layout = Layout::halves, .paper_form = PaperForm::pow, .signed_positions = true};
 
-constexpr std::array<Preset<SinusoidalSpec>, 4> kPresets{{
+constexpr std::array<Preset<SinusoidalSpec>, 6> kPresets{{
     {"vaswani", "interleaved sin(2k)/cos(2k+1), omega_k = 10000^(-2k/d), positions from 0, odd d rejected",
      "HF xlm/modeling_xlm.py create_sinusoidal_embeddings (float64 numpy, cast to float32); Vaswani et al. 2017",
      "huggingface/transformers@3e80c232adccced9188b55ed6c78278d5bdfc391", kVaswani},
     {"marian", "[sin | cos] halves, omega_k = 10000^(-2k/d), positions from past length (0), odd d rejected",
-     "HF marian/modeling_marian.py MarianSinusoidalPositionalEmbedding._init_weight (also RoFormer; Transformer-XL, "
-     "XLNet and GPT-NeoX tables have the same values)",
+     "HF marian/modeling_marian.py MarianSinusoidalPositionalEmbedding._init_weight (also RoFormer; the exact "
+     "Transformer-XL and XLNet tables have the same values, their float32 steps are the transformer-xl preset's)",
      "huggingface/transformers@d02747e153da5844c1abaa36eec184b0177247c0", kMarian},
     {"tensor2tensor",
      "[sin | cos] halves, omega_k = min_ts*(max_ts/min_ts)^(-k/max(h-1,1)), odd d zero-padded, positions from start_index 0",
@@ -36,6 +40,16 @@ constexpr std::array<Preset<SinusoidalSpec>, 4> kPresets{{
      "[sin | cos] halves, omega_k = 10000^(-k/(h-1)) (d >= 4), odd d zero-padded, row padding_idx (1) zero, first token at row 2",
      "fairseq modules/sinusoidal_positional_embedding.py get_embedding + utils.make_positions",
      "facebookresearch/fairseq@3d262bb25690e4eb2e7d3c1309b1e9c406ca4b99", kFairseq},
+    {"transformer-xl",
+     "[sin | cos] halves, omega_k = 10000^(-2k/d); emulated: inv_freq = 1 / 10000 ** (arange(0, d, 2) / d) and "
+     "torch.ger(pos_seq, inv_freq) in float32; pos_seq = klen - 1 .. 0",
+     "Transformer-XL pytorch/mem_transformer.py PositionalEmbedding (R of the relative attention; also HF transfo_xl)",
+     "kimiyoung/transformer-xl@01102106eeb627c592a023cd7f9f799b7d11b27f", kTransformerXl},
+    {"xlnet",
+     "[sin | cos] halves, omega_k = 10000^(-2k/d); emulated: inv_freq = 1 / torch.pow(10000, arange(0, d, 2) / d) "
+     "in float32; signed positions klen .. -qlen + 1 (bi_data: also -klen .. qlen - 1)",
+     "HF models/xlnet/modeling_xlnet.py XLNetModel.relative_positional_encoding + positional_embedding",
+     "huggingface/transformers@98ad48f2eee8e1ff50e153df239fe1d591dde386", kXlnet},
 }};
 
 std::string str(double x) { return format_real(x); }

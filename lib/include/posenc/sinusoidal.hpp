@@ -18,7 +18,8 @@
 //                                 are correctly rounded but within ~5.5e-4 ulp of a midpoint);
 //   exact regime, double output: sinusoidal.table.exact.f64.scaled;
 //   emulated regime: the float32 number of tensor2tensor / fairseq (CONVENTIONS.md §2.1) or, for the paper rule,
-//                    of PyTorch's exp form (HF NEZHA, CONVENTIONS.md §2.4), replayed step by step
+//                    of PyTorch's exp form (HF NEZHA, CONVENTIONS.md §2.4) or pow form (paper_form = pow:
+//                    Transformer-XL, HF XLNet, CONVENTIONS.md §2.5), replayed step by step
 //                    with correctly rounded float32 operations: sinusoidal.table.emulated.{f32,f64}.{scaled,kernel};
 //                    a double output holds that float32 number exactly.
 //   every entry lies in [-1, 1] (sinusoidal.table.range); PE(0), zero-pad columns and the padding row are exact

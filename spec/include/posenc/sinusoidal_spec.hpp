@@ -15,10 +15,12 @@
 //   odd dim with OddDim::zero_pad: one zero column appended (slot dim-1), as t2t and fairseq do.
 //   position == padding_row: the whole row is zero (fairseq's padding_idx row).
 // Emulated regime (Regime::emulated): the float32 rounding steps of the implementation that defines
-// the frequency rule (tensor2tensor's get_timing_signal_1d, fairseq's get_embedding; for the paper rule the
-// PyTorch form `exp(arange(0, d, 2).float() * (-math.log(base) / d))` of HF's NEZHA table and the PyTorch
-// tutorial's PositionalEncoding), see CONVENTIONS.md §2.1, §2.4 and posenc/sinusoidal.hpp; the result is that
-// implementation's float32 number.
+// the frequency rule (tensor2tensor's get_timing_signal_1d, fairseq's get_embedding; for the paper rule one of
+// two PyTorch forms, chosen by paper_form: exp, `exp(arange(0, d, 2).float() * (-math.log(base) / d))` of HF's
+// NEZHA table and the PyTorch tutorial's PositionalEncoding; pow, `1 / (base ** (arange(0.0, d, 2.0) / d))` of
+// Transformer-XL's PositionalEmbedding and HF XLNet's relative_positional_encoding), see CONVENTIONS.md §2.1,
+// §2.4, §2.5 and posenc/sinusoidal.hpp; the result is that implementation's float32 number. The exact regime
+// does not depend on paper_form (both forms compute the same real omega_k).
 #pragma once
 
 #include <cstddef>
@@ -36,6 +38,8 @@ namespace posenc {
 
 enum class FrequencyRule { paper, tensor2tensor, fairseq };
 enum class OddDim { reject, zero_pad };
+// Which float32 formula the emulated regime follows for the paper rule (the same real omega_k either way).
+enum class PaperForm { exp, pow };
 
 template <>
 struct EnumTraits<FrequencyRule> {
@@ -43,6 +47,16 @@ struct EnumTraits<FrequencyRule> {
       {FrequencyRule::paper, "paper", "omega_k = base^(-2k/d) (Vaswani et al., XLM, Marian, Transformer-XL)"},
       {FrequencyRule::tensor2tensor, "tensor2tensor", "omega_k = base^(-k/max(h-1, 1)) (get_timing_signal_1d)"},
       {FrequencyRule::fairseq, "fairseq", "omega_k = base^(-k/(h-1)), d >= 4 (get_embedding)"},
+  }};
+};
+
+template <>
+struct EnumTraits<PaperForm> {
+  static constexpr std::array<EnumValue<PaperForm>, 2> values{{
+      {PaperForm::exp, "exp",
+       "omega_k = exp(2k * (-ln base / d)) in float32 (HF NEZHA, the PyTorch tutorial; other rules: their own form)"},
+      {PaperForm::pow, "pow",
+       "omega_k = 1 / base ** (2k / d) in float32 (Transformer-XL mem_transformer.py, HF XLNet; paper rule only)"},
   }};
 };
 
@@ -63,6 +77,7 @@ struct SinusoidalSpec {
   FrequencyRule rule = FrequencyRule::paper;
   OddDim odd_dim = OddDim::reject;
   Regime regime = Regime::exact;
+  PaperForm paper_form = PaperForm::exp;   // the emulated regime's float32 formula for the paper rule
   std::size_t dim = 512;                   // d: columns of a row, including a zero-pad column
   double base = 10000.0;                   // t2t: max_timescale / min_timescale (a double, as t2t's Python computes it)
   double min_timescale = 1.0;              // omega_0; t2t multiplies by min_timescale (CONVENTIONS §2.1.3)
@@ -106,6 +121,17 @@ struct SpecTraits<SinusoidalSpec> {
             "exact (the real value, rounded once) or emulated (the float32 steps of t2t, fairseq, or for the paper "
             "rule PyTorch's exp form: NEZHA, the PyTorch tutorial)",
             "DESIGN.md §2; CONVENTIONS.md §2.1, §2.4"),
+      field("paper_form", "--paper-form", &S::paper_form,
+            "the emulated regime's float32 formula for the paper rule: exp (NEZHA, PyTorch tutorial) or pow "
+            "(Transformer-XL, XLNet); the exact regime is the same for both",
+            "kimiyoung/transformer-xl@01102106 pytorch/mem_transformer.py PositionalEmbedding; "
+            "huggingface/transformers@98ad48f2 models/xlnet/modeling_xlnet.py relative_positional_encoding",
+            +[](const S& s) {
+              return s.rule == FrequencyRule::paper
+                         ? Choice{}
+                         : Choice{enum_bit(PaperForm::exp), "pow is the paper rule's Transformer-XL form; the "
+                                                            "tensor2tensor and fairseq rules have their own (exp)"};
+            }),
       field("dim", "--dim", &S::dim, "columns per row d, including a zero-pad column", "CONVENTIONS.md §2.1",
             +[](const S& s) {
               const bool fairseq = s.rule == FrequencyRule::fairseq, even = s.odd_dim == OddDim::reject;
@@ -144,7 +170,8 @@ struct SpecTraits<SinusoidalSpec> {
 };
 
 // ---- presets ----------------------------------------------------------------------------------------------
-// SpecTraits<SinusoidalSpec>::presets(): vaswani, marian, tensor2tensor, fairseq (data in sinusoidal_spec.cpp).
+// SpecTraits<SinusoidalSpec>::presets(): vaswani, marian, tensor2tensor, fairseq, transformer-xl, xlnet (data in
+// sinusoidal_spec.cpp).
 
 // The preset called `name` with dim set (throws Error naming "preset" or "dim").
 SinusoidalSpec sinusoidal_preset(std::string_view name, std::size_t dim);

@@ -79,8 +79,10 @@ Real shift_sin(const SinusoidalSpec&, std::int64_t k, std::size_t pair, unsigned
 //
 // The emulation envelope (budget row sinusoidal.check.envelope): how far a real implementation of the
 // emulated float32 steps may be from posenc's correctly rounded emulation e, given how many float32 ulps its
-// exp (A_exp) and sin/cos (A_trig) may be from correctly rounded:
-//   A_w = A_exp (min_timescale == 1) or 2 A_exp + 1 (every rule multiplies by min_timescale after the exp),
+// exp or pow (A_exp) and sin/cos (A_trig) may be from correctly rounded:
+//   A_w = A_exp for the exp forms, 2 A_exp + 1 for the paper rule's pow form (the reciprocal of a pow A_exp ulps
+//   off: 2 A_exp ulps of w where it crosses a binade, plus its own rounding); then 2 A_w + 1 when min_timescale
+//   != 1 (every rule multiplies by min_timescale last),
 //   dw = A_w ulp32(w32),  dt = |p32| dw + ulp32(|t32| + |p32| dw),
 //   E  = dt + (A_trig + 1) ulp32(min(1, |e| + dt)),
 // with t32 = RN32(p32 w32) the emulated angle; zero columns and padding rows are stored, not computed: E = 0.
