@@ -28,16 +28,8 @@ class CliData:
             return self._cache[args]
         if self.error:
             return None
-        cmd = [self.cli, *args, "--format", "json"]
-        self.calls += 1
-        try:
-            proc = subprocess.run(cmd, capture_output=True, text=True, timeout=self.timeout)
-        except (OSError, subprocess.TimeoutExpired) as e:
-            self.error = f"could not run {self.cli}: {e}"
-            return None
-        if proc.returncode != 0:
-            msg = (proc.stderr.strip().splitlines() or ["(no message)"])[-1]
-            self.error = f"`posenc {' '.join(args)}` exited {proc.returncode}: {msg}"
+        proc = self.execute((*args, "--format", "json"), args)
+        if proc is None:
             return None
         try:
             data = json.loads(proc.stdout)
@@ -48,6 +40,22 @@ class CliData:
             return None
         self._cache[args] = data
         return data
+
+    def execute(self, cmd_args: tuple, shown: tuple | None = None):
+        """Runs `posenc *cmd_args` once (counted in `calls`); the finished process, or None (and `error` set, naming
+        `shown`, by default cmd_args) when it could not run or exited non-zero."""
+        shown = cmd_args if shown is None else shown
+        self.calls += 1
+        try:
+            proc = subprocess.run([self.cli, *cmd_args], capture_output=True, text=True, timeout=self.timeout)
+        except (OSError, subprocess.TimeoutExpired) as e:
+            self.error = f"could not run {self.cli}: {e}"
+            return None
+        if proc.returncode != 0:
+            msg = (proc.stderr.strip().splitlines() or ["(no message)"])[-1]
+            self.error = f"`posenc {' '.join(shown)}` exited {proc.returncode}: {msg}"
+            return None
+        return proc
 
     def fail(self, args: tuple, why: str) -> None:
         """Marks the source failed: the output of `posenc *args` was not what the caller expected."""

@@ -16,7 +16,6 @@ import math
 import os
 import random
 import struct
-import subprocess
 import tempfile
 
 from .. import md
@@ -291,15 +290,7 @@ class DebertaCli(CliData):
                 "--out", out, "--format", "npy")
         if args in self._cache:
             return self._cache[args]
-        self.calls += 1
-        try:
-            proc = subprocess.run([self.cli, *args], capture_output=True, text=True, timeout=self.timeout)
-        except (OSError, subprocess.TimeoutExpired) as e:
-            self.error = f"could not run {self.cli}: {e}"
-            return None
-        if proc.returncode != 0:
-            msg = (proc.stderr.strip().splitlines() or ["(no message)"])[-1]
-            self.error = f"`posenc {' '.join(args)}` exited {proc.returncode}: {msg}"
+        if self.execute(args) is None:
             return None
         try:
             with open(out, "rb") as f:
