@@ -897,6 +897,72 @@ expect_error 2 index nezha --preset nezha-cn-base --key-length 4 --mask causal -
 expect_error 2 scores nezha --preset nezha-cn-base --q nzq.npy --k nzk.npy --out out.npy
 expect_error 2 check nezha --preset nezha-cn-base --in nzq.npy
 
+# Transformer-XL (row c of R = the distance min(klen - 1 - c, clamp_len), [sin | cos]; entry (i, j) reads row klen - 1 -
+# (q_i - j), undefined for j > q_i: index -1, scores -inf); XLNet (pos_seq klen .. -qlen + 1, row qlen - i + j, the
+# segment term); TENER (rows t = -L .. L - 1, the query term at j - i, the key term at i - j, unscaled). With d = 2
+# (one frequency, w = 1), q = (1, 0), k = 0 and zero biases the score is the sin column of the row read, and
+# W = identity keeps it: scale sin(distance) for TXL and XLNet, sin(j - i) + 0 for TENER.
+"$PY" - <<'PYEOF'
+import npyio
+npyio.write("rq.npy", "<f8", (1, 2, 2), [1, 0] * 2)
+npyio.write("rk.npy", "<f8", (1, 5, 2), [0, 0] * 5)
+npyio.write("rw.npy", "<f8", (2, 2), [1, 0, 0, 1])
+npyio.write("rtq.npy", "<f8", (1, 3, 4), [1, 0, 0, 0] * 3)
+npyio.write("rtk.npy", "<f8", (1, 3, 4), [0, 0, 0, 0] * 3)
+PYEOF
+if "$POSENC" table transformer_xl --d-model 2 --key-length 5 --regime exact --dtype f64 --format json >txt.json &&
+   "$POSENC" index transformer_xl --d-model 2 --query-length 2 --key-length 5 --format json >txi.json &&
+   "$POSENC" scores transformer_xl --d-model 2 --q rq.npy --k rk.npy --r-net rw.npy --scale 1 --format json >txs.json &&
+   "$POSENC" scores transformer_xl --d-model 2 --q rq.npy --k rk.npy --r-net rw.npy --scale 1 --form direct --format json >txd.json &&
+   "$POSENC" table xlnet --d-model 2 --query-length 2 --key-length 5 --regime exact --dtype f64 --format json >xlt.json &&
+   "$POSENC" index xlnet --attn-type uni --query-length 2 --key-length 5 --format json >xli.json &&
+   "$POSENC" scores xlnet --d-model 2 --q rq.npy --k rk.npy --r rw.npy --scale 1 --format json >xls.json &&
+   "$POSENC" table tener --d-head 4 --length 3 --regime exact --dtype f64 --format json >tnt.json &&
+   "$POSENC" scores tener --q rtq.npy --k rtk.npy --format json >tns.json &&
+   "$PY" - <<'PYEOF'
+import json, math
+t = json.load(open("txt.json"))
+assert t["position"] == [4, 3, 2, 1, 0], t["position"]
+assert all(abs(r[0] - math.sin(p)) < 1e-15 and abs(r[1] - math.cos(p)) < 1e-15 for r, p in zip(t["table"], t["position"]))
+assert json.load(open("txi.json"))["indices"] == [[1, 2, 3, 4, -1], [0, 1, 2, 3, 4]]
+for f in ("txs.json", "txd.json"):
+    s = json.load(open(f))["scores"]
+    for i in range(2):
+        for j in range(5):
+            d = 3 + i - j
+            want = math.sin(d) if d >= 0 else None
+            assert (s[i][j] is None or s[i][j] == "-inf" or s[i][j] == float("-inf")) if want is None else abs(s[i][j] - want) < 1e-12, (f, i, j, s)
+x = json.load(open("xlt.json"))
+assert x["position"] == [5, 4, 3, 2, 1, 0, -1], x["position"]
+assert json.load(open("xli.json"))["indices"] == [[2, 3, 4, 5, -1], [1, 2, 3, 4, 5]]
+s = json.load(open("xls.json"))["scores"]
+for i in range(2):
+    for j in range(5):
+        assert abs(s[i][j] - math.sin(3 + i - j)) < 1e-12, ("xlnet", i, j, s)
+tn = json.load(open("tnt.json"))
+assert tn["t"] == [-3, -2, -1, 0, 1, 2], tn["t"]
+assert tn["table"][3] == [0, 0, 1, 1], tn["table"][3]
+s = json.load(open("tns.json"))["scores"]
+for i in range(3):
+    for j in range(3):
+        assert abs(s[i][j] - math.sin(j - i)) < 1e-12, ("tener", i, j, s)
+PYEOF
+then pass; else fail "transformer_xl / xlnet / tener: tables, indices (junk marked -1), scores (both forms) from the definition"; fi
+if "$POSENC" table transformer_xl --preset txl-wt103-base --d-model 16 --key-length 704 --out txp.npy &&
+   "$POSENC" check transformer_xl --preset txl-wt103-base --d-model 16 --in txp.npy | grep -q '\*\*PASS\*\*' &&
+   "$POSENC" table tener --preset tener-ontonotes --d-head 8 --length 700 --out tnp.npy &&
+   "$POSENC" check tener --preset tener-ontonotes --d-head 8 --in tnp.npy | grep -q '\*\*PASS\*\*'
+then
+  "$POSENC" check transformer_xl --preset txl-wt103-base --d-model 16 --regime exact --in txp.npy >/dev/null; rc=$?
+  [[ $rc -eq 1 ]] && pass || fail "check transformer_xl: the float32 table held to the exact regime must fail with exit 1 (got $rc)"
+else fail "check transformer_xl / tener pass their tables"; fi
+expect_error 2 table transformer_xl --d-model 7 --out out.npy
+expect_error 2 index transformer_xl --key-length 4 --key-mask 0111 --out out.npy
+expect_error 2 scores transformer_xl --d-model 2 --q rq.npy --k rk.npy --out out.npy
+expect_error 2 scores tener --q rq.npy --k rk.npy --out out.npy
+expect_error 2 scores xlnet --d-model 2 --q rq.npy --k rk.npy --r rw.npy --token-types 0,1,1 --out out.npy
+expect_error 2 check xlnet --in rq.npy
+
 # DeBERTa (rel = i - j, query i at position i, log buckets with ceil; c2p index clamp(b + span, 0, 2 span - 1)); scores
 # add q.K_r[c] + k.Q_r[c] before the 1/sqrt(3 d) scale; check passes the matrix and fails it negated (exit 1)
 "$PY" - <<'PYEOF'

@@ -18,6 +18,9 @@
 #include "posenc/nezha.hpp"
 #include "posenc/shaw.hpp"
 #include "posenc/t5.hpp"
+#include "posenc/tener.hpp"
+#include "posenc/transformer_xl.hpp"
+#include "posenc/xlnet.hpp"
 #include "posenc/learned.hpp"
 #include "posenc/linalg.hpp"
 #include "posenc/rope.hpp"
@@ -579,4 +582,143 @@ TEST(Misuse, ShawSpecsTablesAndCalls) {
   EXPECT_ERROR_NAMING(plan.attend(std::span<const float>(q), k, std::span<const float>(v).first(5), 2, g34, std::nullopt, o), "v");
   EXPECT_ERROR_NAMING(plan.attend(std::span<const float>(q), k, v, kHuge, g34, std::nullopt, o), "heads");
   EXPECT_EQ(big.back(), 7.0f) << "a refused call wrote past what it was given";
+}
+
+TEST(Misuse, TransformerXlSpecsWeightsTablesAndCalls) {
+  const posenc::TransformerXlSpec base{.d_model = 4, .heads = 1, .d_head = 2};
+  const posenc::TransformerXlWeights w{{0.1, 0.2}, {0.3, 0.4}, std::vector<double>(8, 0.5)};
+  for (auto [field, mutate] : std::vector<std::pair<std::string, void (*)(posenc::TransformerXlSpec&)>>{
+           {"d_model", [](posenc::TransformerXlSpec& s) { s.d_model = 3; }},
+           {"d_model", [](posenc::TransformerXlSpec& s) { s.d_model = kHuge; }},
+           {"heads", [](posenc::TransformerXlSpec& s) { s.heads = 0; }},
+           {"d_head", [](posenc::TransformerXlSpec& s) { s.d_head = kHuge; }},
+           {"clamp_len", [](posenc::TransformerXlSpec& s) { s.clamp_len = kMin; }},
+           {"mem_len", [](posenc::TransformerXlSpec& s) { s.mem_len = kHuge; }},
+           {"regime", [](posenc::TransformerXlSpec& s) { s.regime = static_cast<posenc::Regime>(9); }},
+       }) {
+    posenc::TransformerXlSpec s = base;
+    mutate(s);
+    std::vector<float> t(3 * 4);
+    std::vector<double> t64(3 * 4);
+    EXPECT_ERROR_NAMING((posenc::TransformerXlPlan{s, w}), field);
+    EXPECT_ERROR_NAMING(posenc::make_plan(s, w), field);
+    EXPECT_ERROR_NAMING(posenc::transformer_xl_table(s, 3, std::span<float>(t)), field);
+    EXPECT_ERROR_NAMING(posenc::transformer_xl_table(s, 3, std::span<double>(t64)), field);
+    EXPECT_ERROR_NAMING(posenc::transformer_xl_scores_size(s, {.query_length = 1, .key_length = 2}), field);
+  }
+  EXPECT_ERROR_NAMING((posenc::TransformerXlPlan{base, {}}), "r_w_bias");
+  EXPECT_ERROR_NAMING((posenc::TransformerXlPlan{base, {w.r_w_bias, w.r_r_bias, {1.0, NAN, 1, 1, 1, 1, 1, 1}}}), "r_net");
+  std::vector<float> big(3 * 4 + 1, 7.0f);
+  EXPECT_ERROR_NAMING(posenc::transformer_xl_table(base, 3, std::span<float>(big.data(), 11)), "out.size()");
+  EXPECT_ERROR_NAMING(posenc::transformer_xl_table(base, 0, std::span<float>(big.data(), 12)), "key_length");
+  EXPECT_EQ(big.back(), 7.0f) << "a refused call wrote past what it was given";
+  const posenc::TransformerXlPlan plan(base, w);
+  std::vector<std::int32_t> idx(12 + 1, 7);
+  EXPECT_ERROR_NAMING(plan.indices({.query_length = 3, .key_length = 4}, std::span<std::int32_t>(idx.data(), 11)), "out");
+  EXPECT_ERROR_NAMING(plan.indices({.query_length = 5, .key_length = 4}, std::span<std::int32_t>(idx.data(), 12)), "query_length");
+  EXPECT_EQ(idx.back(), 7) << "a refused call wrote past what it was given";
+  const posenc::BiasGeometry g{.query_length = 3, .key_length = 4};
+  std::vector<float> q(3 * 2), k(4 * 2), sc(3 * 4 + 1, 7.0f);
+  EXPECT_ERROR_NAMING(plan.scores(std::span<const float>(q).first(5), k, g, std::nullopt, std::span<float>(sc.data(), 12)), "q");
+  EXPECT_ERROR_NAMING(plan.scores(std::span<const float>(q), k, g, std::nullopt, std::span<float>(sc.data(), 11)), "scores");
+  EXPECT_ERROR_NAMING(plan.scores(std::span<const float>(q), k, g, std::nan(""), std::span<float>(sc.data(), 12)), "scale");
+  EXPECT_ERROR_NAMING(plan.scores(std::span<const float>(q), k, {.query_length = 3, .key_length = 4, .key_mask = std::vector<std::uint8_t>{1, 2, 1, 1}}, std::nullopt, std::span<float>(sc.data(), 12)), "key_mask");
+  EXPECT_EQ(sc.back(), 7.0f) << "a refused call wrote past what it was given";
+  std::vector<double> x(12), y(12 + 1, 7.0);
+  EXPECT_ERROR_NAMING(posenc::transformer_xl_rel_shift(std::span<const double>(x), 3, 4, std::span<double>(y.data(), 11)), "out");
+  EXPECT_ERROR_NAMING(posenc::transformer_xl_rel_shift(std::span<const double>(x), 0, 4, std::span<double>(y.data(), 12)), "query_length");
+  std::vector<float> xf(12), yf(12);
+  EXPECT_ERROR_NAMING(posenc::transformer_xl_rel_shift(std::span<const float>(xf).first(11), 3, 4, std::span<float>(yf)), "x");
+  EXPECT_EQ(y.back(), 7.0) << "a refused call wrote past what it was given";
+}
+
+TEST(Misuse, XlnetSpecsWeightsTablesAndCalls) {
+  const posenc::XlnetSpec base{.d_model = 4, .heads = 1, .d_head = 2};
+  const posenc::XlnetWeights w{{0.1, 0.2}, {0.3, 0.4}, {0.5, 0.6}, {0.1, 0.2, 0.3, 0.4}, std::vector<double>(8, 0.5)};
+  for (auto [field, mutate] : std::vector<std::pair<std::string, void (*)(posenc::XlnetSpec&)>>{
+           {"d_model", [](posenc::XlnetSpec& s) { s.d_model = 0; }},
+           {"heads", [](posenc::XlnetSpec& s) { s.heads = kHuge; }},
+           {"d_head", [](posenc::XlnetSpec& s) { s.d_head = 0; }},
+           {"attn_type", [](posenc::XlnetSpec& s) { s.attn_type = static_cast<posenc::XlnetAttnType>(5); }},
+           {"direction", [](posenc::XlnetSpec& s) { s.direction = static_cast<posenc::XlnetDirection>(5); }},
+           {"clamp_len", [](posenc::XlnetSpec& s) { s.clamp_len = -7; }},
+           {"same_length", [](posenc::XlnetSpec& s) { s.same_length = true; }},
+       }) {
+    posenc::XlnetSpec s = base;
+    mutate(s);
+    std::vector<float> t(5 * 4);
+    std::vector<double> t64(5 * 4);
+    EXPECT_ERROR_NAMING((posenc::XlnetPlan{s, w}), field);
+    EXPECT_ERROR_NAMING(posenc::make_plan(s, w), field);
+    EXPECT_ERROR_NAMING(posenc::xlnet_table(s, 2, 3, std::span<float>(t)), field);
+    EXPECT_ERROR_NAMING(posenc::xlnet_table(s, 2, 3, std::span<double>(t64)), field);
+    EXPECT_ERROR_NAMING(posenc::xlnet_scores_size(s, {.query_length = 1, .key_length = 2}), field);
+  }
+  EXPECT_ERROR_NAMING((posenc::XlnetPlan{base, {w.r_w_bias, w.r_r_bias, w.r_s_bias, {0.1}, w.r}}), "seg_embed");
+  std::vector<float> big(5 * 4 + 1, 7.0f);
+  EXPECT_ERROR_NAMING(posenc::xlnet_table(base, 2, 3, std::span<float>(big.data(), 19)), "out.size()");
+  EXPECT_ERROR_NAMING(posenc::xlnet_table(base, 4, 3, std::span<float>(big.data(), 20)), "query_length");
+  EXPECT_EQ(big.back(), 7.0f) << "a refused call wrote past what it was given";
+  const posenc::XlnetPlan plan(base, w);
+  std::vector<std::int32_t> idx(12 + 1, 7);
+  EXPECT_ERROR_NAMING(plan.indices({.query_length = 3, .key_length = 4}, std::span<std::int32_t>(idx.data(), 11)), "out");
+  EXPECT_EQ(idx.back(), 7) << "a refused call wrote past what it was given";
+  const posenc::BiasGeometry g{.query_length = 3, .key_length = 4};
+  std::vector<float> q(3 * 2), k(4 * 2), sc(3 * 4 + 1, 7.0f);
+  const std::vector<std::int64_t> types{0, 1};
+  EXPECT_ERROR_NAMING(plan.scores(std::span<const float>(q), k, g, types, std::nullopt, std::span<float>(sc.data(), 12)), "token_types");
+  EXPECT_ERROR_NAMING(plan.scores(std::span<const float>(q), std::span<const float>(k).first(7), g, {}, std::nullopt, std::span<float>(sc.data(), 12)), "k");
+  EXPECT_ERROR_NAMING(plan.scores(std::span<const float>(q), k, g, {}, INFINITY, std::span<float>(sc.data(), 12)), "scale");
+  EXPECT_EQ(sc.back(), 7.0f) << "a refused call wrote past what it was given";
+  std::vector<double> x(3 * 7), y(3 * 4 + 1, 7.0);
+  EXPECT_ERROR_NAMING(posenc::xlnet_rel_shift(std::span<const double>(x), 3, 7, 4, std::span<double>(y.data(), 11)), "out");
+  EXPECT_ERROR_NAMING(posenc::xlnet_rel_shift(std::span<const double>(x), 3, 7, 7, std::span<double>(y.data(), 12)), "key_length");
+  std::vector<float> xf(3 * 7), yf(12);
+  EXPECT_ERROR_NAMING(posenc::xlnet_rel_shift(std::span<const float>(xf), 3, 1, 4, std::span<float>(yf)), "rows");
+  EXPECT_EQ(y.back(), 7.0) << "a refused call wrote past what it was given";
+}
+
+TEST(Misuse, TenerSpecsWeightsTablesAndCalls) {
+  const posenc::TenerSpec base{.heads = 1, .d_head = 4, .init_size = 8};
+  const posenc::TenerWeights w{{0.1, 0.2, 0.3, 0.4}, {0.5, 0.6, 0.7, 0.8}};
+  for (auto [field, mutate] : std::vector<std::pair<std::string, void (*)(posenc::TenerSpec&)>>{
+           {"heads", [](posenc::TenerSpec& s) { s.heads = 0; }},
+           {"d_head", [](posenc::TenerSpec& s) { s.d_head = 3; }},
+           {"d_head", [](posenc::TenerSpec& s) { s.d_head = kHuge; }},
+           {"init_size", [](posenc::TenerSpec& s) { s.init_size = 7; }},
+           {"regime", [](posenc::TenerSpec& s) { s.regime = static_cast<posenc::Regime>(9); }},
+       }) {
+    posenc::TenerSpec s = base;
+    mutate(s);
+    std::vector<float> t(2 * 3 * 4);
+    std::vector<double> t64(2 * 3 * 4);
+    EXPECT_ERROR_NAMING((posenc::TenerPlan{s, w}), field);
+    EXPECT_ERROR_NAMING(posenc::make_plan(s, w), field);
+    EXPECT_ERROR_NAMING(posenc::tener_table(s, 3, std::span<float>(t)), field);
+    EXPECT_ERROR_NAMING(posenc::tener_table(s, 3, std::span<double>(t64)), field);
+    EXPECT_ERROR_NAMING(posenc::tener_scores_size(s, {.query_length = 2, .key_length = 2}), field);
+  }
+  EXPECT_ERROR_NAMING((posenc::TenerPlan{base, {w.r_r_bias, {0.1}}}), "r_w_bias");
+  std::vector<float> big(2 * 3 * 4 + 1, 7.0f);
+  EXPECT_ERROR_NAMING(posenc::tener_table(base, 3, std::span<float>(big.data(), 23)), "out.size()");
+  EXPECT_ERROR_NAMING(posenc::tener_table(base, 0, std::span<float>(big.data(), 24)), "length");
+  EXPECT_EQ(big.back(), 7.0f) << "a refused call wrote past what it was given";
+  const posenc::TenerPlan plan(base, w);
+  std::vector<std::int32_t> idx(9 + 1, 7);
+  EXPECT_ERROR_NAMING(plan.indices({.query_length = 3, .key_length = 3}, std::span<std::int32_t>(idx.data(), 8)), "out");
+  EXPECT_ERROR_NAMING(plan.indices({.query_length = 2, .key_length = 3}, std::span<std::int32_t>(idx.data(), 6)), "query_length");
+  EXPECT_EQ(idx.back(), 7) << "a refused call wrote past what it was given";
+  const posenc::BiasGeometry g{.query_length = 3, .key_length = 3};
+  std::vector<float> q(3 * 4), k(3 * 4), sc(9 + 1, 7.0f);
+  EXPECT_ERROR_NAMING(plan.scores(std::span<const float>(q).first(11), k, g, std::nullopt, std::span<float>(sc.data(), 9)), "q");
+  EXPECT_ERROR_NAMING(plan.scores(std::span<const float>(q), k, g, std::nullopt, std::span<float>(sc.data(), 8)), "scores");
+  EXPECT_ERROR_NAMING(plan.scores(std::span<const float>(q), k, {.query_length = 2, .key_length = 3}, std::nullopt, std::span<float>(sc.data(), 6)), "query_length");
+  EXPECT_EQ(sc.back(), 7.0f) << "a refused call wrote past what it was given";
+  std::vector<double> x(18), y(9 + 1, 7.0);
+  EXPECT_ERROR_NAMING(posenc::tener_shift(std::span<const double>(x), 3, std::span<double>(y.data(), 8)), "out");
+  EXPECT_ERROR_NAMING(posenc::tener_transpose_shift(std::span<const double>(x).first(17), 3, std::span<double>(y.data(), 9)), "x");
+  std::vector<float> xf(18), yf(9);
+  EXPECT_ERROR_NAMING(posenc::tener_shift(std::span<const float>(xf), 0, std::span<float>(yf)), "length");
+  EXPECT_ERROR_NAMING(posenc::tener_transpose_shift(std::span<const float>(xf), 3, std::span<float>(yf).first(8)), "out");
+  EXPECT_EQ(y.back(), 7.0) << "a refused call wrote past what it was given";
 }

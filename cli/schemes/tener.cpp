@@ -1,0 +1,246 @@
+// cli/schemes/tener.cpp — TENER's relative attention on the command line: its registration (description, presets and
+// flags come from SpecTraits<TenerSpec>, cli/spec_options.hpp) and its verbs:
+//   posenc table tener     the table of a call of --length L [2L, d_head] (t = -L .. L - 1, the zero row at -L when
+//                          L > init_size / 2)
+//   posenc index tener     the row each score entry reads: L + j - i (query term), with --key L + i - j (key term)
+//   posenc scores tener    pre-softmax scores for q, k [heads, L, d_head] with the layer's r_r_bias and r_w_bias
+//                          (.npy [heads, d_head]; zeros when not given), unscaled unless the spec's scale says so
+//   posenc check tener     a user's table [2L, d_head] against the exact table and get_embedding's float32 steps
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "args.hpp"
+#include "bias_verbs.hpp"
+#include "output.hpp"
+#include "posenc/error.hpp"
+#include "posenc/tener.hpp"
+#include "registry.hpp"
+#include "relative_verbs.hpp"
+#include "spec_options.hpp"
+#include "tener/check.hpp"
+#include "verbs.hpp"
+
+namespace posenc::cli {
+namespace {
+
+using Spec = TenerSpec;
+constexpr const char* kScheme = "tener";
+
+std::function<void(const BiasGeometry&)> size_check(const Spec& s) {
+  return [s](const BiasGeometry& g) { (void)tener_scores_size(s, g); };
+}
+
+TenerWeights zero_weights(const Spec& s) {
+  return {std::vector<double>(s.heads * s.d_head, 0.0), std::vector<double>(s.heads * s.d_head, 0.0)};
+}
+
+// ---- table -------------------------------------------------------------------------------------------
+
+struct TableCommand {
+  SpecOptions<Spec> spec;
+  RelativeTableFlags table;
+  std::string length = "8";
+};
+
+void run_table(TableCommand& f) {
+  const Spec s = f.spec.build();
+  const std::size_t L = parse_length("--length", f.length);
+  if (L > static_cast<std::size_t>(kTenerMaxLength))
+    throw UsageError("--length: " + f.length + " is out of range; accepted: an integer in [1, 2^30 - 1]");
+  std::vector<std::int64_t> t(2 * L);
+  for (std::size_t c = 0; c < 2 * L; ++c) t[c] = static_cast<std::int64_t>(c) - static_cast<std::int64_t>(L);
+  f.table.run(
+      2 * L, s.d_head, result_head(s),
+      "row c = [sin | cos] of t = c - L, w_k = 10000^(-k/(h - 1)); the row of t = -L is zero when L > init_size / 2",
+      t, "t",
+      [&](std::span<float> o, const TableOptions& opts) { tener_table(s, L, o, opts); },
+      [&](std::span<double> o, const TableOptions& opts) { tener_table(s, L, o, opts); });
+}
+
+// ---- index -------------------------------------------------------------------------------------------
+
+struct IndexFlags {
+  SpecOptions<Spec> spec;
+  OutFlags out;
+  BiasGeometryFlags geometry;
+  std::string threads;
+  bool key = false;
+};
+
+void run_index(IndexFlags& f) {
+  const Spec s = f.spec.build();
+  const BiasGeometry g = f.geometry.geometry(size_check(s));
+  if (g.mask != BiasMask::none || !g.key_mask.empty())
+    throw UsageError("--mask / --key-mask: an index matrix has no mask (it is an index); give them to scores");
+  const TableOptions opts = parse_threads(f.threads);
+  const Format format = choose_format(f.out.format, f.out.out);
+  Output out(f.out.out, format == Format::npy);
+  const std::size_t Lq = g.query_length, Lk = g.key_length, n = Lq * Lk;
+  auto i32 = allocate<std::int32_t>(n, "an index matrix of " + std::to_string(Lq) + " x " + std::to_string(Lk) + " entries");
+  const std::span<std::int32_t> idx(i32.get(), n);
+  TenerPlan(s, zero_weights(s)).indices(g, idx, f.key, opts);
+  Json head = result_head(s);
+  head["note"] = f.key ? "L + i - j: the row of `posenc table` the key term k_j . R(i - j) of entry (i, j) reads "
+                         "(_transpose_shift)"
+                       : "L + j - i: the row of `posenc table` the query term (q_i + r_w_bias) . R(j - i) of entry (i, j) "
+                         "reads (_shift)";
+  write_index_matrix(out, format, head, "indices", idx, Lq, Lk);
+}
+
+// ---- scores ------------------------------------------------------------------------------------------
+
+struct ScoresCommand {
+  SpecOptions<Spec> spec;
+  RelativeScoresFlags scores;
+  std::optional<std::string> a, b;
+};
+
+void run_scores(ScoresCommand& f) {
+  const ScoresInput in = read_scores_input(f.scores.scores.q_path, f.scores.scores.k_path);
+  if (in.query_length != in.key_length)
+    throw UsageError("--q: " + std::to_string(in.query_length) + " queries but --k has " + std::to_string(in.key_length) +
+                     " keys; TENER is self-attention (as many queries as keys)");
+  Spec s = f.spec.build();
+  if (!f.spec.given("--spec") && !f.spec.given("--preset")) {
+    if (!f.spec.given("--heads")) s.heads = in.heads;
+    if (!f.spec.given("--d-head")) s.d_head = in.head_dim;
+    validate(s);
+  }
+  check_heads(in, s.heads, s.d_head, "--heads", "--d-head");
+  const std::size_t H = s.heads, d = s.d_head;
+  TenerWeights w;
+  w.r_r_bias = read_weight("--r-r-bias", f.a, H * d, {{H, d}, {H * d}}, true);
+  w.r_w_bias = read_weight("--r-w-bias", f.b, H * d, {{H, d}, {H * d}}, true);
+  std::optional<TenerPlan> plan;
+  try {
+    plan.emplace(s, w);
+  } catch (const Error& e) {
+    const std::string p = e.parameter();
+    throw Error(e.where(), p == "r_r_bias" ? "--r-r-bias" : p == "r_w_bias" ? "--r-w-bias" : p, e.value(), e.accepted(),
+                e.problem());
+  }
+  Json head = result_head(s);
+  head["note"] = "scores[h][i][j] = ((q + r_r_bias).k + (q + r_w_bias).R(j - i) + k.R(i - j)) scale, scale 1 (TENER's "
+                 "default) or 1/sqrt(d_head) with --scale-scores true; -inf at padded keys";
+  run_relative_scores(f.scores, in, head, s.scale ? 1.0 / std::sqrt(static_cast<double>(d)) : 1.0, size_check(s),
+                      [&](auto q, auto k, const BiasGeometry& g, double scale, auto o, const TableOptions& opts,
+                          RelativeScoresForm form) { plan->scores(q, k, g, scale, o, opts, form); });
+}
+
+// ---- check -------------------------------------------------------------------------------------------
+
+struct CheckFlags {
+  SpecOptions<Spec> spec;
+  InputFlags in;
+  ReportFlags report;
+  std::string threads;
+  double ulp_pow = 2.0, ulp_trig = 2.0;  // --ulp-exp (get_embedding's exp), --ulp-trig
+};
+
+void run_check(CheckFlags& f, CLI::App* app) {
+  const NpyArray a = f.in.read();
+  if (a.shape.size() != 2)
+    throw UsageError("--in: '" + f.in.path + "' holds an array of shape " + shape_text(a.shape) +
+                     "; accepted: a table [2L, d_head] (pos_embed of one call)");
+  check_ulp_allowance(app, "--ulp-exp", f.ulp_pow);
+  check_ulp_allowance(app, "--ulp-trig", f.ulp_trig);
+  const TableOptions opts = parse_threads(f.threads);
+  test::CheckReport rep;
+  try {
+    Spec s = f.spec.build();
+    if (!f.spec.given("--spec") && !f.spec.given("--preset") && !f.spec.given("--d-head")) {
+      s.d_head = a.shape[1];
+      validate(s);
+    }
+    if (a.shape[0] % 2 != 0)
+      throw UsageError("--in: '" + f.in.path + "' has " + std::to_string(a.shape[0]) +
+                       " rows; a TENER table of length L has 2L rows (t = -L .. L - 1)");
+    test::relative::TableInput in{a.values, a.shape[0], a.shape[1], dtype_of(a.stored), {}};
+    in.describe = {{"file", f.in.path}, {"stored", std::string(to_string(a.stored))}, {"shape", shape_text(a.shape)}};
+    rep = test::tener::check_table(s, a.shape[0] / 2, in, reference::EnvelopeAllowance{f.ulp_pow, f.ulp_trig},
+                                   opts.threads);
+  } catch (const Error& e) {
+    throw SpecOptions<Spec>::renamed(e);
+  }
+  f.report.write(rep.to_json(), rep.to_markdown());
+  exit_status() = rep.passed() ? 0 : 1;
+}
+
+}  // namespace
+
+POSENC_CLI_SCHEME(tener) {
+  registry.add_scheme({kScheme, describe_scheme<Spec>()});
+  const std::string mask_help = "0/1 per key (1 token, 0 padding), e.g. 0011111: padding keys get -inf";
+  {
+    auto f = std::make_shared<TableCommand>();
+    CLI::App* c = registry.command("table", kScheme,
+                                   "The table of a call of length L [2L, d_head]: row c = [sin | cos] of t = c - L (the "
+                                   "h - 1 denominator), the row of -L zero when L > init_size / 2");
+    f->spec.add_to(c);
+    c->add_option("--length", f->length, "L: the tokens of the call (default 8)")->type_name("N")->group("Geometry");
+    f->table.add_to(c);
+    c->footer("Example: posenc table tener --preset tener-conll2003 --length 128 --out pos_embed.npy\n"
+              "Example: posenc table tener --d-head 4 --length 3 --regime exact --format csv");
+    c->callback([f] { run_table(*f); });
+  }
+  {
+    auto f = std::make_shared<IndexFlags>();
+    CLI::App* c = registry.command("index", kScheme,
+                                   "The row of the table each score entry reads: L + j - i (query term), with --key L + "
+                                   "i - j (key term) [L, L]");
+    f->spec.add_to(c);
+    f->geometry.add_to(c, mask_help + " (not for index: an index matrix has no mask)");
+    c->add_option("--threads", f->threads, "threads (0: OpenMP's default count; capped at the processors)")->type_name("N");
+    f->out.add_to(c, "npy | json | csv");
+    c->add_flag("--key", f->key, "the key term's rows L + i - j instead of the query term's")->group("Output");
+    c->footer("Example: posenc index tener --query-length 5 --key-length 5 --format csv");
+    c->callback([f] { run_index(*f); });
+  }
+  {
+    auto f = std::make_shared<ScoresCommand>();
+    CLI::App* c = registry.command(
+        "scores", kScheme,
+        "((q + r_r_bias).k + _shift((q + r_w_bias) R^T) + _transpose_shift(k R^T)) scale for q, k [heads, L, d_head]; "
+        "-inf at padded keys");
+    f->spec.add_to(c);
+    f->scores.add_to(c, mask_help, "default 1/sqrt(d_head)");
+    c->add_option("--r-r-bias", f->a, "r_r_bias (the content term's bias): .npy [heads, d_head] (default zeros)")
+        ->type_name("FILE")
+        ->group("Weights");
+    c->add_option("--r-w-bias", f->b, "r_w_bias (the position term's bias): .npy [heads, d_head] (default zeros)")
+        ->type_name("FILE")
+        ->group("Weights");
+    c->footer("heads and d_head come from --q unless given; f64 when --q and --k are f64, else f32.\n"
+              "Example: posenc scores tener --q q.npy --k k.npy --r-r-bias a.npy --r-w-bias b.npy --out s.npy");
+    c->callback([f] { run_scores(*f); });
+  }
+  {
+    auto f = std::make_shared<CheckFlags>();
+    CLI::App* c = registry.command(
+        "check", kScheme,
+        "Your table (.npy [2L, d_head], pos_embed of one call) against the exact table (budget rows "
+        "sinusoidal.check.exact.<dtype>) and get_embedding's float32 steps (emulation envelope); exit 0 pass, 1 fail");
+    f->spec.add_to(c);
+    f->in.add_to(c);
+    c->add_option("--ulp-exp", f->ulp_pow, "Envelope: ulps a float32 exp may be off correctly rounded (default 2)")
+        ->type_name("A")
+        ->check(CLI::Range(0.0, 1.0e6))
+        ->group("Envelope");
+    c->add_option("--ulp-trig", f->ulp_trig, "Envelope: ulps a float32 sin/cos may be off correctly rounded (default 2)")
+        ->type_name("A")
+        ->check(CLI::Range(0.0, 1.0e6))
+        ->group("Envelope");
+    c->add_option("--threads", f->threads, "OpenMP threads for the oracle (0: default)")->type_name("N");
+    f->report.add_to(c);
+    c->footer("L and d_head come from the table's shape unless given. The verdict is held to the regime.\n"
+              "Example: posenc check tener --preset tener-ontonotes --in pos_embed.npy --format json");
+    c->callback([f, c] { run_check(*f, c); });
+  }
+}
+
+}  // namespace posenc::cli

@@ -1,0 +1,296 @@
+// cli/schemes/xlnet.cpp — XLNet's relative attention on the command line: its registration (description, presets and
+// flags come from SpecTraits<XlnetSpec>, cli/spec_options.hpp) and its verbs:
+//   posenc table xlnet     the table of a call [rows, d_model] (pos_seq klen .. -qlen + 1 for bi, klen .. 0 for uni)
+//   posenc index xlnet     the row each score entry reads, -1 where uni leaves it undefined [Lq, Lk]
+//   posenc scores xlnet    pre-softmax scores for q [heads, Lq, d_head], k [heads, Lk, d_head] (Lk = memory + Lq) with
+//                          the layer's r_w_bias, r_r_bias, r_s_bias (.npy [heads, d_head]; zeros when not given),
+//                          seg_embed (.npy [2, heads, d_head]), r (.npy [d_model, heads, d_head]) and the queries'
+//                          --token-types (the segment term; none: no segment term)
+//   posenc check xlnet     a user's table of a call against the exact table and the float32 steps
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "args.hpp"
+#include "bias_verbs.hpp"
+#include "output.hpp"
+#include "posenc/error.hpp"
+#include "posenc/xlnet.hpp"
+#include "registry.hpp"
+#include "relative_verbs.hpp"
+#include "spec_options.hpp"
+#include "xlnet/check.hpp"
+#include "verbs.hpp"
+
+namespace posenc::cli {
+namespace {
+
+using Spec = XlnetSpec;
+constexpr const char* kScheme = "xlnet";
+
+std::function<void(const BiasGeometry&)> size_check(const Spec& s) {
+  return [s](const BiasGeometry& g) { (void)xlnet_scores_size(s, g); };
+}
+
+// --token-types: one digit per query ("0011") or comma-separated integers in [0, 2^31) ("0,0,1,2"), one per query.
+std::vector<std::int64_t> parse_token_types(const std::string& text, std::size_t queries) {
+  std::vector<std::int64_t> out;
+  const bool commas = text.find(',') != std::string::npos;
+  std::size_t at = 0;
+  while (at <= text.size() && !text.empty()) {
+    const std::size_t end = commas ? std::min(text.find(',', at), text.size()) : std::min(at + 1, text.size());
+    const std::string item = text.substr(at, end - at);
+    std::int64_t v = -1;
+    const bool digits = !item.empty() && item.size() <= 10 && item.find_first_not_of("0123456789") == std::string::npos;
+    if (digits) v = std::stoll(item);
+    if (!digits || v >= (std::int64_t{1} << 31))
+      throw UsageError("--token-types: '" + text + "' is not a list of token types; accepted: one digit per query "
+                       "(0011) or comma-separated integers in [0, 2^31) (0,0,1,2)");
+    out.push_back(v);
+    if (end >= text.size()) break;
+    at = commas ? end + 1 : end;
+  }
+  if (out.size() != queries)
+    throw UsageError("--token-types: '" + text + "' gives " + std::to_string(out.size()) + " types for " +
+                     std::to_string(queries) + " queries; accepted: one per query (the memory keys have type 0)");
+  return out;
+}
+
+XlnetWeights zero_weights(const Spec& s) {
+  const std::size_t hd = s.heads * s.d_head;
+  return {std::vector<double>(hd, 0.0), std::vector<double>(hd, 0.0), std::vector<double>(hd, 0.0),
+          std::vector<double>(2 * hd, 0.0), std::vector<double>(s.d_model * hd, 0.0)};
+}
+
+// ---- table -------------------------------------------------------------------------------------------
+
+struct TableCommand {
+  SpecOptions<Spec> spec;
+  RelativeTableFlags table;
+  std::string query_length = "4", key_length = "8";
+};
+
+void run_table(TableCommand& f) {
+  const Spec s = f.spec.build();
+  const std::size_t lq = parse_length("--query-length", f.query_length), lk = parse_length("--key-length", f.key_length);
+  std::size_t rows = 0;
+  try {
+    rows = xlnet_table_rows(s, lq, lk);
+  } catch (const Error& e) {
+    throw UsageError(std::string(e.parameter() == "query_length" ? "--query-length" : "--key-length") + ": " + e.what());
+  }
+  std::vector<std::int64_t> pos(rows);
+  for (std::size_t c = 0; c < rows; ++c) pos[c] = xlnet_position(s, c, lq, lk);
+  f.table.run(
+      rows, s.d_model, result_head(s),
+      "row c = [sin | cos] of pos_seq[c]: klen - c (bi: c < klen + qlen; uni: c <= klen), negated for the backward "
+      "direction, clamped to [-clamp_len, clamp_len]; w_k = 10000^(-2k/d_model)",
+      pos, "position",
+      [&](std::span<float> t, const TableOptions& o) { xlnet_table(s, lq, lk, t, o); },
+      [&](std::span<double> t, const TableOptions& o) { xlnet_table(s, lq, lk, t, o); });
+}
+
+// ---- index -------------------------------------------------------------------------------------------
+
+struct IndexFlags {
+  SpecOptions<Spec> spec;
+  OutFlags out;
+  BiasGeometryFlags geometry;
+  std::string threads;
+};
+
+void run_index(IndexFlags& f) {
+  const Spec s = f.spec.build();
+  const BiasGeometry g = f.geometry.geometry(size_check(s));
+  if (g.mask != BiasMask::none || !g.key_mask.empty())
+    throw UsageError("--mask / --key-mask: an index matrix has no mask (it is an index); give them to scores");
+  const TableOptions opts = parse_threads(f.threads);
+  const Format format = choose_format(f.out.format, f.out.out);
+  Output out(f.out.out, format == Format::npy);
+  const std::size_t Lq = g.query_length, Lk = g.key_length, n = Lq * Lk;
+  auto i32 = allocate<std::int32_t>(n, "an index matrix of " + std::to_string(Lq) + " x " + std::to_string(Lk) + " entries");
+  const std::span<std::int32_t> idx(i32.get(), n);
+  XlnetPlan(s, zero_weights(s)).indices(g, idx, opts);
+  Json head = result_head(s);
+  head["note"] = "c(i, j) = query_length - i + j: the row of `posenc table` (the rel_shift_bnij column) that entry (i, "
+                 "j) reads, -1 where uni leaves the entry undefined (j > q_i: rel_shift_bnij leaves junk there)";
+  write_index_matrix(out, format, head, "indices", idx, Lq, Lk);
+}
+
+// ---- scores ------------------------------------------------------------------------------------------
+
+struct ScoresCommand {
+  SpecOptions<Spec> spec;
+  RelativeScoresFlags scores;
+  std::optional<std::string> u, v, sb, seg, r, types;
+};
+
+void run_scores(ScoresCommand& f) {
+  const ScoresInput in = read_scores_input(f.scores.scores.q_path, f.scores.scores.k_path);
+  Spec s = f.spec.build();
+  // The inputs' shape gives heads and d_head unless the flags (or a preset / --spec) say otherwise.
+  if (!f.spec.given("--spec") && !f.spec.given("--preset")) {
+    if (!f.spec.given("--heads")) s.heads = in.heads;
+    if (!f.spec.given("--d-head")) s.d_head = in.head_dim;
+    validate(s);
+  }
+  check_heads(in, s.heads, s.d_head, "--heads", "--d-head");
+  const std::size_t H = s.heads, d = s.d_head, dm = s.d_model;
+  XlnetWeights w;
+  w.r_w_bias = read_weight("--r-w-bias", f.u, H * d, {{H, d}, {H * d}}, true);
+  w.r_r_bias = read_weight("--r-r-bias", f.v, H * d, {{H, d}, {H * d}}, true);
+  w.r_s_bias = read_weight("--r-s-bias", f.sb, H * d, {{H, d}, {H * d}}, true);
+  w.seg_embed = read_weight("--seg-embed", f.seg, 2 * H * d, {{2, H, d}, {2, H * d}}, true);
+  w.r = read_weight("--r", f.r, dm * H * d, {{dm, H, d}, {dm, H * d}}, false);
+  const std::vector<std::int64_t> types = f.types ? parse_token_types(*f.types, in.query_length) : std::vector<std::int64_t>{};
+  std::optional<XlnetPlan> plan;
+  try {
+    plan.emplace(s, w);
+  } catch (const Error& e) {
+    const std::string p = e.parameter();
+    const std::string flag = p == "r_w_bias"  ? "--r-w-bias"
+                             : p == "r_r_bias" ? "--r-r-bias"
+                             : p == "r_s_bias" ? "--r-s-bias"
+                             : p == "seg_embed" ? "--seg-embed"
+                             : p == "r"        ? "--r"
+                                               : p;
+    throw Error(e.where(), flag, e.value(), e.accepted(), e.problem());
+  }
+  Json head = result_head(s);
+  head["note"] = "scores[h][i][j] = scale ((q + r_w_bias).k + (q + r_r_bias).R[c(i, j)] r + [token types] (q + "
+                 "r_s_bias).seg_embed[different segment]), c(i, j) = qlen - i + j; -inf where uni leaves the entry "
+                 "undefined or its mask hides it and at padded keys (HF subtracts 1e30 there)";
+  if (!types.empty()) head["token_types"] = types;
+  run_relative_scores(f.scores, in, head, 1.0 / std::sqrt(static_cast<double>(d)), size_check(s),
+                      [&](auto q, auto k, const BiasGeometry& g, double scale, auto o, const TableOptions& opts,
+                          RelativeScoresForm form) { plan->scores(q, k, g, types, scale, o, opts, form); });
+}
+
+// ---- check -------------------------------------------------------------------------------------------
+
+struct CheckFlags {
+  SpecOptions<Spec> spec;
+  InputFlags in;
+  ReportFlags report;
+  std::string threads, query_length;
+  double ulp_pow = 2.0, ulp_trig = 2.0;
+};
+
+void run_check(CheckFlags& f, CLI::App* app) {
+  const NpyArray a = f.in.read();
+  if (a.shape.size() != 2)
+    throw UsageError("--in: '" + f.in.path + "' holds an array of shape " + shape_text(a.shape) +
+                     "; accepted: a table [rows, d_model] (pos_emb of one call)");
+  check_ulp_allowance(app, "--ulp-pow", f.ulp_pow);
+  check_ulp_allowance(app, "--ulp-trig", f.ulp_trig);
+  const TableOptions opts = parse_threads(f.threads);
+  test::CheckReport rep;
+  try {
+    Spec s = f.spec.build();
+    if (!f.spec.given("--spec") && !f.spec.given("--preset") && !f.spec.given("--d-model")) {
+      s.d_model = a.shape[1];
+      validate(s);
+    }
+    // The rows give klen for a query length: bi rows = klen + qlen, uni rows = klen + 1.
+    const std::size_t lq = parse_length("--query-length", f.query_length.empty() ? "1" : f.query_length);
+    const std::size_t rows = a.shape[0];
+    const bool bi = s.attn_type == XlnetAttnType::bi;
+    if (rows <= (bi ? lq : 1))
+      throw UsageError("--in: " + std::to_string(rows) + " rows cannot be a table with --query-length " +
+                       std::to_string(lq) + " (bi: klen + qlen rows, uni: klen + 1)");
+    const std::size_t lk = bi ? rows - lq : rows - 1;
+    test::relative::TableInput in{a.values, a.shape[0], a.shape[1], dtype_of(a.stored), {}};
+    in.describe = {{"file", f.in.path}, {"stored", std::string(to_string(a.stored))}, {"shape", shape_text(a.shape)}};
+    rep = test::xlnet::check_table(s, lq, lk, in, reference::EnvelopeAllowance{f.ulp_pow, f.ulp_trig}, opts.threads);
+  } catch (const Error& e) {
+    throw SpecOptions<Spec>::renamed(e);
+  }
+  f.report.write(rep.to_json(), rep.to_markdown());
+  exit_status() = rep.passed() ? 0 : 1;
+}
+
+}  // namespace
+
+POSENC_CLI_SCHEME(xlnet) {
+  registry.add_scheme({kScheme, describe_scheme<Spec>()});
+  const std::string mask_help = "0/1 per key (1 token, 0 padding), e.g. 0011111: padding keys get -inf";
+  {
+    auto f = std::make_shared<TableCommand>();
+    CLI::App* c = registry.command("table", kScheme,
+                                   "The table of a call [rows, d_model]: row c = [sin | cos] of pos_seq[c] (klen .. -qlen "
+                                   "+ 1 for bi, klen .. 0 for uni; negated for the backward direction; clamp_len)");
+    f->spec.add_to(c);
+    c->add_option("--query-length", f->query_length, "qlen: the queries (default 4)")->type_name("N")->group("Geometry");
+    c->add_option("--key-length", f->key_length, "klen = memory + qlen (default 8)")->type_name("N")->group("Geometry");
+    f->table.add_to(c);
+    c->footer("Example: posenc table xlnet --preset xlnet-base-cased --query-length 512 --key-length 1024 --out pos_emb.npy\n"
+              "Example: posenc table xlnet --d-model 8 --query-length 2 --key-length 3 --regime exact --format csv");
+    c->callback([f] { run_table(*f); });
+  }
+  {
+    auto f = std::make_shared<IndexFlags>();
+    CLI::App* c = registry.command("index", kScheme,
+                                   "The row c(i, j) = qlen - i + j of the table each score entry reads, -1 where uni "
+                                   "leaves it undefined (keys after the query) [query_length, key_length]");
+    f->spec.add_to(c);
+    f->geometry.add_to(c, mask_help + " (not for index: an index matrix has no mask)");
+    c->add_option("--threads", f->threads, "threads (0: OpenMP's default count; capped at the processors)")->type_name("N");
+    f->out.add_to(c, "npy | json | csv");
+    c->footer("Example: posenc index xlnet --attn-type uni --query-length 4 --key-length 7 --format csv");
+    c->callback([f] { run_index(*f); });
+  }
+  {
+    auto f = std::make_shared<ScoresCommand>();
+    CLI::App* c = registry.command(
+        "scores", kScheme,
+        "scale ((q + r_w_bias).k + rel_shift_bnij((q + r_r_bias) R r) + (q + r_s_bias).seg_embed[s]) for q [heads, Lq, "
+        "d_head], k [heads, Lk, d_head] (Lk = memory + Lq); -inf where undefined or hidden");
+    f->spec.add_to(c);
+    f->scores.add_to(c, mask_help, "default 1/sqrt(d_head)");
+    c->add_option("--r-w-bias", f->u, "r_w_bias: .npy [heads, d_head] (default zeros)")->type_name("FILE")->group("Weights");
+    c->add_option("--r-r-bias", f->v, "r_r_bias: .npy [heads, d_head] (default zeros)")->type_name("FILE")->group("Weights");
+    c->add_option("--r-s-bias", f->sb, "r_s_bias: .npy [heads, d_head] (default zeros)")->type_name("FILE")->group("Weights");
+    c->add_option("--seg-embed", f->seg, "seg_embed: .npy [2, heads, d_head] (default zeros)")->type_name("FILE")->group("Weights");
+    c->add_option("--r", f->r, "r: .npy [d_model, heads, d_head] (required)")->type_name("FILE")->group("Weights");
+    c->add_option("--token-types", f->types,
+                  "the queries' token types, one digit each (00011) or comma-separated (0,0,1,2): adds the segment term "
+                  "(the memory keys have type 0)")
+        ->type_name("BITS")
+        ->group("Input");
+    c->footer("heads and d_head come from --q unless given; f64 when --q and --k are f64, else f32.\n"
+              "Example: posenc scores xlnet --d-model 16 --q q.npy --k k.npy --r r.npy --token-types 0011 --out s.npy");
+    c->callback([f] { run_scores(*f); });
+  }
+  {
+    auto f = std::make_shared<CheckFlags>();
+    CLI::App* c = registry.command(
+        "check", kScheme,
+        "Your table (.npy [rows, d_model], pos_emb of one call) against the exact table (budget rows "
+        "sinusoidal.check.exact.<dtype>) and relative_positional_encoding's float32 steps (emulation envelope); exit 0 "
+        "pass, 1 fail");
+    f->spec.add_to(c);
+    f->in.add_to(c);
+    c->add_option("--ulp-pow", f->ulp_pow, "Envelope: ulps a float32 pow may be off correctly rounded (default 2)")
+        ->type_name("A")
+        ->check(CLI::Range(0.0, 1.0e6))
+        ->group("Envelope");
+    c->add_option("--ulp-trig", f->ulp_trig, "Envelope: ulps a float32 sin/cos may be off correctly rounded (default 2)")
+        ->type_name("A")
+        ->check(CLI::Range(0.0, 1.0e6))
+        ->group("Envelope");
+    c->add_option("--query-length", f->query_length, "qlen of the call (default 1); klen follows from the rows")
+        ->type_name("N")
+        ->group("Geometry");
+    c->add_option("--threads", f->threads, "OpenMP threads for the oracle (0: default)")->type_name("N");
+    f->report.add_to(c);
+    c->footer("d_model comes from the table's shape unless given. The verdict is held to the regime.\n"
+              "Example: posenc check xlnet --preset xlnet-base-cased --query-length 512 --in pos_emb.npy --format json");
+    c->callback([f, c] { run_check(*f, c); });
+  }
+}
+
+}  // namespace posenc::cli

@@ -1,0 +1,133 @@
+// The TENER part of the accuracy sweep (support/sweep.hpp):
+//  * for every preset, in both regimes, the table rows of t = 0 .. 64, then 4 per octave up to 2^30 - 1, of both
+//    signs, every column, against the oracle, f32 and f64; series: the largest error per |t|;
+//  * the scores of a call of L = 2048, both forms, f32 and f64, the preset's sizes (one head), sampled entries against
+//    the oracle, series: the largest ratio to B per octave of the distance.
+//   default: 24 query rows x 24 keys per form; --long: 64 x 64; --smoke: 3 x 4 and the table at 1 point per octave.
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <limits>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "posenc/reference/tener.hpp"
+#include "posenc/tener.hpp"
+#include "support/bias_measure.hpp"
+#include "support/harness.hpp"
+#include "support/relative_measure.hpp"
+#include "support/sweep.hpp"
+#include "tener/budget.hpp"
+
+namespace {
+
+using namespace posenc;
+using namespace posenc::test;
+using nlohmann::json;
+namespace rf = posenc::reference;
+using R = TenerRow;
+
+double emit_err(const Sink& sink, const BudgetRow& row, double y, const Real& r, const Describe& what, double scale = 0.0) {
+  const Measure m = measure(row, y, r, scale);
+  sink(row, m, y, &r, what);
+  return m.ok() ? m.err : std::numeric_limits<double>::infinity();
+}
+
+void measure_table(SweepContext& ctx, const TenerSpec& s, const std::string& name, int steps) {
+  const bool emu = s.regime == Regime::emulated;
+  std::vector<std::int64_t> grid;
+  for (std::int64_t a : distance_grid(steps, 64))
+    if (a < (std::int64_t{1} << 30) - 1) grid.push_back(a);
+  // A call's row of t is the sinusoidal plan's row of t (TENER-REPRO-1; the zero row aside): both signs of the grid.
+  // L = 2^30 - 1 puts every grid point inside one call (only t = -L would be its zero row: not on the grid).
+  const std::size_t L = (std::size_t{1} << 30) - 1, d = s.d_head;
+  const SinusoidalPlan plan(tener_sinusoidal_spec(s, 1));
+  json p32 = json::array(), p64 = json::array();
+  for (const std::int64_t sign : {1, -1}) {
+    std::vector<std::int64_t> pos;
+    for (std::int64_t a : grid) pos.push_back(sign * a);
+    std::vector<float> t32(pos.size() * d);
+    std::vector<double> t64(pos.size() * d);
+    plan.rows(std::span<const std::int64_t>(pos), std::span<float>(t32));
+    plan.rows(std::span<const std::int64_t>(pos), std::span<double>(t64));
+    for (std::size_t n = 0; n < pos.size(); ++n) {
+      double m32 = 0, m64 = 0;
+      for (std::size_t m = 0; m < d; ++m) {
+        const Real e = rf::tener_table_value(s, pos[n], m, L);
+        auto what = [&] { return describe(s) + " t=" + std::to_string(pos[n]) + " m=" + std::to_string(m); };
+        m32 = std::max(m32, emit_err(ctx.aggregate, budget(emu ? R::table_emulated : R::table_exact_f32), t32[n * d + m], e, what));
+        m64 = std::max(m64, emit_err(ctx.aggregate, budget(emu ? R::table_emulated : R::table_exact_f64), t64[n * d + m], e, what));
+      }
+      if (sign > 0) {
+        p32.push_back({{"distance", grid[n]}, {"max_error", m32}});
+        p64.push_back({{"distance", grid[n]}, {"max_error", m64}});
+      }
+    }
+  }
+  const std::string metric = emu ? "ulp_f32 distance from get_embedding's float32 steps" : "err_S (S = 1), ulp of the dtype";
+  for (const auto& [dt, pts] : {std::pair<const char*, const json&>{"f32", p32}, {"f64", p64}})
+    ctx.series.push_back({{"scheme", "tener"}, {"preset", name}, {"regime", to_string(s.regime)}, {"dtype", dt},
+                          {"dim", d}, {"metric", metric}, {"x", "distance"}, {"points", pts}});
+}
+
+void measure_scores(SweepContext& ctx, const TenerSpec& base, const std::string& name, std::size_t rows,
+                    std::size_t cols) {
+  TenerSpec s = base;
+  s.heads = 1;
+  std::mt19937_64 rng(0x7e4eull + s.d_head);
+  const std::size_t d = s.d_head, L = 2048;
+  const TenerWeights w{random_floats(rng, d), random_floats(rng, d)};
+  const TenerPlan plan(s, w);
+  const rf::TenerOracle o(s, w);
+  const std::vector<double> q = random_floats(rng, L * d), k = random_floats(rng, L * d);
+  const std::vector<float> q32(q.begin(), q.end()), k32(k.begin(), k.end());
+  std::vector<double> table(2 * L * d);
+  plan.table(L, std::span<double>(table));  // |R| for B's magnitudes (TENER-TABLE-1 holds it to the oracle)
+  const bool emu = s.regime == Regime::emulated;
+  const double sc = s.scale ? 1 / std::sqrt(static_cast<double>(d)) : 1.0;
+  const std::vector<double> ones(d, 1.0);
+  for (RelativeScoresForm form : {RelativeScoresForm::blas, RelativeScoresForm::direct}) {
+    std::vector<float> s32(L * L);
+    std::vector<double> s64(L * L);
+    plan.scores(std::span<const float>(q32), std::span<const float>(k32), {L, L}, std::nullopt, std::span<float>(s32), {}, form);
+    plan.scores(std::span<const double>(q), std::span<const double>(k), {L, L}, std::nullopt, std::span<double>(s64), {}, form);
+    BandMaxima bands;
+    for (std::size_t i : sample_indices(L, rows, {255, 256, 1024}))
+      for (std::size_t j : sample_indices(L, cols, {i, i + 1, 0, L - 1})) {
+        const std::size_t at = i * L + j;
+        auto what = [&] { return describe(s) + " " + std::string(to_string(form)) + " i=" + std::to_string(i) + " j=" + std::to_string(j); };
+        const auto qs = std::span<const double>(q).subspan(i * d, d), ks = std::span<const double>(k).subspan(j * d, d);
+        const Real e = o.score(qs, ks, 0, i, j, L);
+        RelativeMagnitudes mg;
+        mg.content = relative::sum_abs(qs, w.r_r_bias, ks);
+        mg.position = relative::sum_abs(qs, w.r_w_bias, std::span<const double>(table).subspan((L + j - i) * d, d));
+        mg.key = relative::sum_abs(ks, {}, std::span<const double>(table).subspan((L + i - j) * d, d));
+        mg.weights = relative::sum_abs(qs, w.r_w_bias, ones) + relative::sum_abs(ks, {}, ones);
+        const double r32 = emit_err(ctx.aggregate, budget(R::scores_f32), s32[at], e, what,
+                                    relative_scores_bound(DType::f32, form, d, 0, 3, sc, mg, relative_table_rho(DType::f32, emu)));
+        const double r64 = emit_err(ctx.aggregate, budget(R::scores_f64), s64[at], e, what,
+                                    relative_scores_bound(DType::f64, form, d, 0, 3, sc, mg, relative_table_rho(DType::f64, emu)));
+        bands.add(static_cast<std::int64_t>(j) - static_cast<std::int64_t>(i), r32, r64);
+      }
+    bands.push(ctx.series, {{"scheme", "tener"}, {"preset", name + " (" + std::string(to_string(form)) + ")"},
+                            {"regime", to_string(s.regime)}, {"dim", d}, {"metric", "|score - exact| / B"}});
+  }
+  std::fprintf(stderr, "%-24s scores L=%zu d_head=%zu: %zu x %zu entries, both forms  (%.0f s)\n", name.c_str(), L, d,
+               rows, cols, ctx.elapsed_seconds());
+}
+
+}  // namespace
+
+POSENC_SWEEP(tener) {
+  const bool smoke = ctx.mode == SweepMode::smoke, long_mode = ctx.mode == SweepMode::extended;
+  const int steps = smoke ? 1 : long_mode ? 16 : 4;
+  const std::size_t rows = smoke ? 3 : long_mode ? 64 : 24, cols = smoke ? 4 : long_mode ? 64 : 24;
+  for (const auto& info : SpecTraits<TenerSpec>::presets())
+    for (Regime regime : {Regime::exact, Regime::emulated}) {
+      TenerSpec s = info.spec;
+      s.regime = regime;
+      measure_table(ctx, s, std::string(info.name), steps);
+      measure_scores(ctx, s, std::string(info.name), rows, cols);
+    }
+}

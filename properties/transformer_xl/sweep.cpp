@@ -1,0 +1,146 @@
+// The Transformer-XL part of the accuracy sweep (support/sweep.hpp):
+//  * for every preset, in both regimes, the table rows of distances 0 .. 64, then 4 per octave up to 2^31 - 1 (each
+//    clamped as the preset clamps it; without the clamp too), every column, against the oracle, f32 and f64; series:
+//    the largest error per distance;
+//  * the scores of a call with L = 2048 queries after 512 memory keys (the size), both forms, f32 and f64,
+//    with the preset's sizes (one head), sampled entries against the oracle, series: the largest ratio to B per
+//    octave of the distance.
+//   default: 24 query rows x 24 keys per form; --long: 64 x 64; --smoke: 3 x 4 and the table at 1 point per octave.
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <limits>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "posenc/reference/transformer_xl.hpp"
+#include "posenc/transformer_xl.hpp"
+#include "support/bias_measure.hpp"
+#include "support/harness.hpp"
+#include "support/relative_measure.hpp"
+#include "support/sweep.hpp"
+#include "transformer_xl/budget.hpp"
+
+namespace {
+
+using namespace posenc;
+using namespace posenc::test;
+using nlohmann::json;
+namespace rf = posenc::reference;
+using R = TransformerXlRow;
+
+double emit_err(const Sink& sink, const BudgetRow& row, double y, const Real& r, const Describe& what, double scale = 0.0) {
+  const Measure m = measure(row, y, r, scale);
+  sink(row, m, y, &r, what);
+  return m.ok() ? m.err : std::numeric_limits<double>::infinity();
+}
+
+void measure_table(SweepContext& ctx, const TransformerXlSpec& s, const std::string& name, int steps) {
+  const bool emu = s.regime == Regime::emulated;
+  const std::vector<std::int64_t> grid = distance_grid(steps, 64);
+  // One call per distance would be klen = distance + 1 rows: the sinusoidal plan's rows at pos(distance) are the
+  // same bytes (TXL-REPRO-1), so the rows of the grid come from it directly.
+  std::vector<std::int64_t> pos;
+  for (std::int64_t a : grid) pos.push_back(transformer_xl_position(s, a));
+  const std::size_t dm = s.d_model;
+  std::vector<float> t32(pos.size() * dm);
+  std::vector<double> t64(pos.size() * dm);
+  const SinusoidalPlan plan(transformer_xl_sinusoidal_spec(s));
+  plan.rows(std::span<const std::int64_t>(pos), std::span<float>(t32));
+  plan.rows(std::span<const std::int64_t>(pos), std::span<double>(t64));
+  json p32 = json::array(), p64 = json::array();
+  for (std::size_t n = 0; n < grid.size(); ++n) {
+    double m32 = 0, m64 = 0;
+    for (std::size_t m = 0; m < dm; ++m) {
+      const Real e = rf::transformer_xl_table_value(s, pos[n], m);
+      auto what = [&] { return describe(s) + " distance=" + std::to_string(grid[n]) + " m=" + std::to_string(m); };
+      m32 = std::max(m32, emit_err(ctx.aggregate, budget(emu ? R::table_emulated : R::table_exact_f32), t32[n * dm + m], e, what));
+      m64 = std::max(m64, emit_err(ctx.aggregate, budget(emu ? R::table_emulated : R::table_exact_f64), t64[n * dm + m], e, what));
+    }
+    p32.push_back({{"distance", grid[n]}, {"max_error", m32}});
+    p64.push_back({{"distance", grid[n]}, {"max_error", m64}});
+  }
+  const std::string metric = emu ? "ulp_f32 distance from PositionalEmbedding's float32 steps" : "err_S (S = 1), ulp of the dtype";
+  for (const auto& [dt, pts] : {std::pair<const char*, const json&>{"f32", p32}, {"f64", p64}})
+    ctx.series.push_back({{"scheme", "transformer_xl"}, {"preset", name}, {"regime", to_string(s.regime)}, {"dtype", dt},
+                          {"dim", dm}, {"metric", metric}, {"x", "distance"}, {"points", pts}});
+}
+
+void measure_scores(SweepContext& ctx, const TransformerXlSpec& base, const std::string& name, std::size_t rows,
+                    std::size_t cols) {
+  TransformerXlSpec s = base;
+  s.heads = 1;
+  std::mt19937_64 rng(0x7853ull + s.d_model);
+  const std::size_t d = s.d_head, dm = s.d_model, Lq = 2048, Lk = Lq + 512;
+  const TransformerXlWeights w{random_floats(rng, d), random_floats(rng, d), random_floats(rng, d * dm)};
+  const TransformerXlPlan plan(s, w);
+  const rf::TransformerXlOracle o(s, w);
+  const std::vector<double> q = random_floats(rng, Lq * d), k = random_floats(rng, Lk * d);
+  const std::vector<float> q32(q.begin(), q.end()), k32(k.begin(), k.end());
+  // The magnitudes of B need |R| only to a part in 10^9: the plan's own double table (TXL-TABLE-1 holds it to the
+  // oracle) instead of the oracle's Lk x d_model sin/cos at 300 bits.
+  std::vector<double> table(Lk * dm);
+  plan.table(Lk, std::span<double>(table));
+  const bool emu = s.regime == Regime::emulated;
+  for (RelativeScoresForm form : {RelativeScoresForm::blas, RelativeScoresForm::direct}) {
+    std::vector<float> s32(Lq * Lk);
+    std::vector<double> s64(Lq * Lk);
+    plan.scores(std::span<const float>(q32), std::span<const float>(k32), {Lq, Lk}, std::nullopt, std::span<float>(s32), {}, form);
+    plan.scores(std::span<const double>(q), std::span<const double>(k), {Lq, Lk}, std::nullopt, std::span<double>(s64), {}, form);
+    BandMaxima bands;
+    for (std::size_t i : sample_indices(Lq, rows, {255, 256, 1024}))
+      for (std::size_t j : sample_indices(Lk, cols, {Lk - Lq + i, Lk - Lq + i + 1})) {
+        const std::size_t at = i * Lk + j, qi = Lk - Lq + i;
+        auto what = [&] { return describe(s) + " " + std::string(to_string(form)) + " i=" + std::to_string(i) + " j=" + std::to_string(j); };
+        if (!o.visible({}, i, j, Lq, Lk)) {
+          masked_entry(ctx.aggregate, budget(R::masked), s32[at], what);
+          masked_entry(ctx.aggregate, budget(R::masked), s64[at], what);
+          continue;
+        }
+        const auto qs = std::span<const double>(q).subspan(i * d, d), ks = std::span<const double>(k).subspan(j * d, d);
+        const Real e = o.score(qs, ks, 0, i, j, Lq, Lk);
+        RelativeMagnitudes mg;
+        mg.content = relative::sum_abs(qs, w.r_w_bias, ks);
+        const std::size_t row = Lk - 1 - (qi - j);
+        for (std::size_t x = 0; x < d; ++x) {
+          double A = 0, B = 0;
+          for (std::size_t m = 0; m < dm; ++m) {
+            A += std::fabs(w.r_net[x * dm + m] * table[row * dm + m]);
+            B += std::fabs(w.r_net[x * dm + m]);
+          }
+          mg.position += (std::fabs(qs[x]) + std::fabs(w.r_r_bias[x])) * A;
+          mg.weights += (std::fabs(qs[x]) + std::fabs(w.r_r_bias[x])) * B;
+        }
+        const double sc = 1 / std::sqrt(static_cast<double>(d));
+        const double r32 = emit_err(ctx.aggregate, budget(R::scores_f32), s32[at], e, what,
+                                    relative_scores_bound(DType::f32, form, d, dm, 2, sc, mg, relative_table_rho(DType::f32, emu)));
+        const double r64 = emit_err(ctx.aggregate, budget(R::scores_f64), s64[at], e, what,
+                                    relative_scores_bound(DType::f64, form, d, dm, 2, sc, mg, relative_table_rho(DType::f64, emu)));
+        bands.add(static_cast<std::int64_t>(qi - j), r32, r64);
+      }
+    bands.push(ctx.series, {{"scheme", "transformer_xl"}, {"preset", name + " (" + std::string(to_string(form)) + ")"},
+                            {"regime", to_string(s.regime)}, {"dim", d}, {"metric", "|score - exact| / B"}});
+  }
+  std::fprintf(stderr, "%-24s scores L=%zu M=512 d_model=%zu d_head=%zu: %zu x %zu entries, both forms  (%.0f s)\n",
+               name.c_str(), Lq, dm, d, rows, cols, ctx.elapsed_seconds());
+}
+
+}  // namespace
+
+POSENC_SWEEP(transformer_xl) {
+  const bool smoke = ctx.mode == SweepMode::smoke, long_mode = ctx.mode == SweepMode::extended;
+  const int steps = smoke ? 1 : long_mode ? 16 : 4;
+  const std::size_t rows = smoke ? 3 : long_mode ? 64 : 24, cols = smoke ? 4 : long_mode ? 64 : 24;
+  for (const auto& info : SpecTraits<TransformerXlSpec>::presets())
+    for (Regime regime : {Regime::exact, Regime::emulated}) {
+      TransformerXlSpec s = info.spec;
+      s.regime = regime;
+      const std::string name(info.name);
+      measure_table(ctx, s, name, steps);
+      TransformerXlSpec unclamped = s;
+      unclamped.clamp_len = -1;
+      measure_table(ctx, unclamped, name + " without clamp_len", steps);
+      measure_scores(ctx, s, name, rows, cols);
+    }
+}

@@ -1,0 +1,153 @@
+// The XLNet part of the accuracy sweep (support/sweep.hpp):
+//  * for every preset, in both regimes, the table rows of pos_seq values 0 .. 64, then 4 per octave up to 2^30 - 1,
+//    of both signs (the backward direction), every column, against the oracle, f32 and f64; series: the largest error
+//    per |position|;
+//  * the scores of a bi call with L = 2048 queries after 512 memory keys, token types of two segments, both forms,
+//    f32 and f64, the preset's sizes (one head), sampled entries against the oracle, series: the largest ratio to B
+//    per octave of the distance.
+//   default: 24 query rows x 24 keys per form; --long: 64 x 64; --smoke: 3 x 4 and the table at 1 point per octave.
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <limits>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "posenc/reference/xlnet.hpp"
+#include "posenc/xlnet.hpp"
+#include "support/bias_measure.hpp"
+#include "support/harness.hpp"
+#include "support/relative_measure.hpp"
+#include "support/sweep.hpp"
+#include "xlnet/budget.hpp"
+
+namespace {
+
+using namespace posenc;
+using namespace posenc::test;
+using nlohmann::json;
+namespace rf = posenc::reference;
+using R = XlnetRow;
+
+double emit_err(const Sink& sink, const BudgetRow& row, double y, const Real& r, const Describe& what, double scale = 0.0) {
+  const Measure m = measure(row, y, r, scale);
+  sink(row, m, y, &r, what);
+  return m.ok() ? m.err : std::numeric_limits<double>::infinity();
+}
+
+void measure_table(SweepContext& ctx, const XlnetSpec& s, const std::string& name, int steps) {
+  const bool emu = s.regime == Regime::emulated;
+  std::vector<std::int64_t> grid;
+  for (std::int64_t a : distance_grid(steps, 64))
+    if (a < (std::int64_t{1} << 30)) grid.push_back(a);
+  // A call's row of pos_seq value p is the sinusoidal plan's row of p (XLNET-REPRO-1): the grid's rows, both signs.
+  std::vector<std::int64_t> pos;
+  for (std::int64_t a : grid) pos.push_back(s.direction == XlnetDirection::backward ? -a : a);
+  const std::size_t dm = s.d_model;
+  std::vector<float> t32(pos.size() * dm);
+  std::vector<double> t64(pos.size() * dm);
+  const SinusoidalPlan plan(xlnet_sinusoidal_spec(s));
+  plan.rows(std::span<const std::int64_t>(pos), std::span<float>(t32));
+  plan.rows(std::span<const std::int64_t>(pos), std::span<double>(t64));
+  json p32 = json::array(), p64 = json::array();
+  for (std::size_t n = 0; n < grid.size(); ++n) {
+    double m32 = 0, m64 = 0;
+    for (std::size_t m = 0; m < dm; ++m) {
+      const Real e = rf::xlnet_table_value(s, pos[n], m);
+      auto what = [&] { return describe(s) + " position=" + std::to_string(pos[n]) + " m=" + std::to_string(m); };
+      m32 = std::max(m32, emit_err(ctx.aggregate, budget(emu ? R::table_emulated : R::table_exact_f32), t32[n * dm + m], e, what));
+      m64 = std::max(m64, emit_err(ctx.aggregate, budget(emu ? R::table_emulated : R::table_exact_f64), t64[n * dm + m], e, what));
+    }
+    p32.push_back({{"distance", grid[n]}, {"max_error", m32}});
+    p64.push_back({{"distance", grid[n]}, {"max_error", m64}});
+  }
+  const std::string metric = emu ? "ulp_f32 distance from relative_positional_encoding's float32 steps" : "err_S (S = 1), ulp of the dtype";
+  for (const auto& [dt, pts] : {std::pair<const char*, const json&>{"f32", p32}, {"f64", p64}})
+    ctx.series.push_back({{"scheme", "xlnet"}, {"preset", name}, {"regime", to_string(s.regime)}, {"dtype", dt},
+                          {"dim", dm}, {"metric", metric}, {"x", "distance"}, {"points", pts}});
+}
+
+void measure_scores(SweepContext& ctx, const XlnetSpec& base, const std::string& name, std::size_t rows,
+                    std::size_t cols) {
+  XlnetSpec s = base;
+  s.heads = 1;
+  std::mt19937_64 rng(0x71e7ull + s.d_model);
+  const std::size_t d = s.d_head, dm = s.d_model, Lq = 2048, Lk = Lq + 512;
+  const XlnetWeights w{random_floats(rng, d), random_floats(rng, d), random_floats(rng, d), random_floats(rng, 2 * d),
+                       random_floats(rng, dm * d)};
+  const XlnetPlan plan(s, w);
+  const rf::XlnetOracle o(s, w);
+  const std::vector<double> q = random_floats(rng, Lq * d), k = random_floats(rng, Lk * d);
+  const std::vector<float> q32(q.begin(), q.end()), k32(k.begin(), k.end());
+  std::vector<std::int64_t> types(Lq, 0);
+  for (std::size_t i = Lq / 2; i < Lq; ++i) types[i] = 1;  // two segments
+  const std::size_t trows = xlnet_table_rows(s, Lq, Lk);
+  // The magnitudes of B need |R| only to a part in 10^9: the plan's own double table (XLNET-TABLE-1 holds it).
+  std::vector<double> table(trows * dm);
+  plan.table(Lq, Lk, std::span<double>(table));
+  const bool emu = s.regime == Regime::emulated;
+  const std::size_t H = 1, M = Lk - Lq;
+  for (RelativeScoresForm form : {RelativeScoresForm::blas, RelativeScoresForm::direct}) {
+    std::vector<float> s32(Lq * Lk);
+    std::vector<double> s64(Lq * Lk);
+    plan.scores(std::span<const float>(q32), std::span<const float>(k32), {Lq, Lk}, types, std::nullopt, std::span<float>(s32), {}, form);
+    plan.scores(std::span<const double>(q), std::span<const double>(k), {Lq, Lk}, types, std::nullopt, std::span<double>(s64), {}, form);
+    BandMaxima bands;
+    for (std::size_t i : sample_indices(Lq, rows, {255, 256, 1024}))
+      for (std::size_t j : sample_indices(Lk, cols, {Lk - Lq + i, Lk - Lq + i + 1})) {
+        const std::size_t at = i * Lk + j, qi = Lk - Lq + i;
+        auto what = [&] { return describe(s) + " " + std::string(to_string(form)) + " i=" + std::to_string(i) + " j=" + std::to_string(j); };
+        if (!o.visible({}, i, j, Lq, Lk)) {
+          masked_entry(ctx.aggregate, budget(R::masked), s32[at], what);
+          masked_entry(ctx.aggregate, budget(R::masked), s64[at], what);
+          continue;
+        }
+        const auto qs = std::span<const double>(q).subspan(i * d, d), ks = std::span<const double>(k).subspan(j * d, d);
+        const Real e = o.score(qs, ks, 0, i, j, Lq, Lk, types);
+        RelativeMagnitudes mg;
+        mg.content = relative::sum_abs(qs, w.r_w_bias, ks);
+        const std::size_t row = Lq - i + j;
+        for (std::size_t x = 0; x < d; ++x) {
+          double A = 0, B = 0;
+          for (std::size_t m = 0; m < dm; ++m) {
+            A += std::fabs(w.r[(m * H) * d + x] * table[row * dm + m]);
+            B += std::fabs(w.r[(m * H) * d + x]);
+          }
+          mg.position += (std::fabs(qs[x]) + std::fabs(w.r_r_bias[x])) * A;
+          mg.weights += (std::fabs(qs[x]) + std::fabs(w.r_r_bias[x])) * B;
+        }
+        const std::int64_t tj = j < M ? 0 : types[j - M];
+        mg.segment = relative::sum_abs(qs, w.r_s_bias, std::span<const double>(w.seg_embed).subspan((types[i] != tj ? 1 : 0) * d, d));
+        const double sc = 1 / std::sqrt(static_cast<double>(d));
+        const double r32 = emit_err(ctx.aggregate, budget(R::scores_f32), s32[at], e, what,
+                                    relative_scores_bound(DType::f32, form, d, dm, 3, sc, mg, relative_table_rho(DType::f32, emu)));
+        const double r64 = emit_err(ctx.aggregate, budget(R::scores_f64), s64[at], e, what,
+                                    relative_scores_bound(DType::f64, form, d, dm, 3, sc, mg, relative_table_rho(DType::f64, emu)));
+        bands.add(static_cast<std::int64_t>(qi) - static_cast<std::int64_t>(j), r32, r64);
+      }
+    bands.push(ctx.series, {{"scheme", "xlnet"}, {"preset", name + " (" + std::string(to_string(form)) + ")"},
+                            {"regime", to_string(s.regime)}, {"dim", d}, {"metric", "|score - exact| / B"}});
+  }
+  std::fprintf(stderr, "%-24s scores L=%zu M=512 d_model=%zu d_head=%zu: %zu x %zu entries, both forms  (%.0f s)\n",
+               name.c_str(), Lq, dm, d, rows, cols, ctx.elapsed_seconds());
+}
+
+}  // namespace
+
+POSENC_SWEEP(xlnet) {
+  const bool smoke = ctx.mode == SweepMode::smoke, long_mode = ctx.mode == SweepMode::extended;
+  const int steps = smoke ? 1 : long_mode ? 16 : 4;
+  const std::size_t rows = smoke ? 3 : long_mode ? 64 : 24, cols = smoke ? 4 : long_mode ? 64 : 24;
+  for (const auto& info : SpecTraits<XlnetSpec>::presets())
+    for (Regime regime : {Regime::exact, Regime::emulated}) {
+      XlnetSpec s = info.spec;
+      s.regime = regime;
+      const std::string name(info.name);
+      measure_table(ctx, s, name, steps);
+      XlnetSpec backward = s;
+      backward.direction = XlnetDirection::backward;
+      measure_table(ctx, backward, name + " backward", steps);
+      measure_scores(ctx, s, name, rows, cols);
+    }
+}

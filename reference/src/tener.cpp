@@ -1,0 +1,478 @@
+#include "posenc/reference/tener.hpp"
+
+#include <mpfr.h>
+
+#include <algorithm>
+#include <bit>
+#include <cmath>
+#include <stdexcept>
+#include <string>
+#include <utility>
+
+#include "mpfr_util.hpp"
+#include "posenc/error.hpp"
+
+namespace posenc::reference {
+namespace {
+
+constexpr const char* kWhere = "tener oracle";
+constexpr mpfr_prec_t kZivLimit = mpfr_prec_t{1} << 20;
+constexpr mpfr_prec_t kMargin = 64;  // first Ziv precision: bits + kMargin + (the exponent of the error terms)
+
+using detail::raw;
+
+// An mpfr_t of any precision, cleared on scope exit, movable (terms of an exact sum live in a vector).
+class Num {
+ public:
+  explicit Num(mpfr_prec_t prec) { mpfr_init2(v_, std::max<mpfr_prec_t>(prec, MPFR_PREC_MIN)); }
+  Num(Num&& o) noexcept {
+    mpfr_init2(v_, MPFR_PREC_MIN);
+    mpfr_swap(v_, o.v_);
+  }
+  Num& operator=(Num&& o) noexcept {
+    mpfr_swap(v_, o.v_);
+    return *this;
+  }
+  Num(const Num&) = delete;
+  Num& operator=(const Num&) = delete;
+  ~Num() { mpfr_clear(v_); }
+  mpfr_ptr get() { return v_; }
+  mpfr_srcptr get() const { return v_; }
+
+ private:
+  mpfr_t v_;
+};
+
+// ---- validation ------------------------------------------------------------------------------------------------
+
+void check_length(std::size_t length) {
+  if (length == 0 || length > static_cast<std::size_t>(kTenerMaxLength))
+    throw Error(kWhere, "length", std::to_string(length), "1 .. 2^30 - 1 tokens (TENER is self-attention: Lq = Lk = L)");
+}
+
+void check_t(std::int64_t t, std::size_t length) {
+  const auto l = static_cast<std::int64_t>(length);
+  if (t < -l || t > l - 1)
+    throw Error(kWhere, "t", std::to_string(t),
+                "a signed distance of the call's table, -L .. L - 1 = " + std::to_string(-l) + " .. " +
+                    std::to_string(l - 1));
+}
+
+void check_m(const TenerSpec& s, std::size_t m) {
+  if (m >= s.d_head)
+    throw Error(kWhere, "m", std::to_string(m), "a column 0 .. d_head - 1 = " + std::to_string(s.d_head - 1));
+}
+
+void check_token(const char* name, std::size_t v, std::size_t length) {
+  if (v >= length)
+    throw Error(kWhere, name, std::to_string(v), std::string("a token 0 <= ") + name + " < length = " +
+                                                    std::to_string(length));
+}
+
+void check_vector(const char* name, std::span<const double> v, std::size_t d_head) {
+  if (v.size() != d_head)
+    throw Error(kWhere, name, "a vector of " + std::to_string(v.size()) + " values",
+                "exactly d_head = " + std::to_string(d_head) + " finite values", "has the wrong length");
+  for (std::size_t c = 0; c < v.size(); ++c)
+    if (!std::isfinite(v[c]))
+      throw Error(kWhere, name, format_real(v[c]) + " in channel " + std::to_string(c), "finite numbers",
+                  "is not finite");
+}
+
+// ---- the table, transcribed ------------------------------------------------------------------------------------
+
+// A fresh module's call of length L returns a zero row at t = -L exactly when L > init_size / 2 (tener_spec.hpp).
+bool is_zero_row(const TenerSpec& s, std::int64_t t, std::size_t length) {
+  return length > s.init_size / 2 && t == -static_cast<std::int64_t>(length);
+}
+
+// |t| < 2^b.
+int magnitude_bits(std::int64_t t) {
+  const auto a = static_cast<std::uint64_t>(t < 0 ? -t : t);
+  return static_cast<int>(std::bit_width(a));
+}
+
+// w (its precision W) = RN(exp(-RN(RN(RN(ln 10000) k) / (h - 1)))): relative error <= 28.7 * 2^-W (header).
+void exact_frequency(mpfr_ptr w, std::size_t k, std::size_t h) {
+  Num x(mpfr_get_prec(w));
+  mpfr_log_ui(x.get(), 10000UL, MPFR_RNDN);
+  mpfr_mul_ui(x.get(), x.get(), static_cast<unsigned long>(k), MPFR_RNDN);
+  mpfr_div_ui(x.get(), x.get(), static_cast<unsigned long>(h - 1), MPFR_RNDN);
+  mpfr_neg(x.get(), x.get(), MPFR_RNDN);
+  mpfr_exp(w, x.get(), MPFR_RNDN);
+}
+
+// y (precision W) = RN(sin / cos(RN(t w))), w from exact_frequency at W: |y - trig(t w_k)| < 2^(5 + b - W) +
+// 2^(EXP(y) - W - 1), |t| < 2^b (header).
+void trig_approx(mpfr_ptr y, mpfr_srcptr w, std::int64_t t, bool cosine) {
+  Num a(mpfr_get_prec(y));
+  mpfr_mul_si(a.get(), w, static_cast<long>(t), MPFR_RNDN);
+  if (cosine)
+    mpfr_cos(y, a.get(), MPFR_RNDN);
+  else
+    mpfr_sin(y, a.get(), MPFR_RNDN);
+}
+
+// sin / cos(t w_k) correctly rounded to `bits`. `cached`, when given, is w_k from exact_frequency at its own
+// precision, used on the first pass if that precision is at least the first one the loop would pick.
+Real exact_trig(std::size_t h, std::size_t k, std::int64_t t, bool cosine, unsigned bits, mpfr_srcptr cached) {
+  Real out = make_real(bits);
+  if (t == 0) {
+    if (cosine)
+      mpfr_set_ui(raw(out), 1, MPFR_RNDN);
+    else
+      mpfr_set_zero(raw(out), 1);
+    return out;
+  }
+  const int b = magnitude_bits(t);
+  mpfr_prec_t w_prec = static_cast<mpfr_prec_t>(bits) + kMargin + b;
+  const bool use_cache = cached != nullptr && mpfr_get_prec(cached) >= w_prec;
+  if (use_cache) w_prec = mpfr_get_prec(cached);
+  for (bool first = true;; w_prec += w_prec / 2, first = false) {
+    if (w_prec > kZivLimit) throw std::logic_error("tener oracle: sin/cos(t w_k) did not round within 2^20 bits");
+    Num w(w_prec), y(w_prec);
+    if (first && use_cache)
+      mpfr_set(w.get(), cached, MPFR_RNDN);  // same precision: exact
+    else
+      exact_frequency(w.get(), k, h);
+    trig_approx(y.get(), w.get(), t, cosine);
+    // error < 2^(5 + b - W) + 2^(EXP(y) - W - 1) <= 2^(max(5 + b, EXP(y) - 1) + 1 - W)
+    const mpfr_exp_t ey = mpfr_get_exp(y.get());
+    const mpfr_exp_t err_exp = std::max<mpfr_exp_t>(5 + b, ey - 1) + 1 - w_prec;
+    const mpfr_exp_t err = ey - err_exp;
+    if (err > 0 && mpfr_can_round(y.get(), err, MPFR_RNDN, MPFR_RNDZ, static_cast<mpfr_prec_t>(bits) + 1)) {
+      mpfr_set(raw(out), y.get(), MPFR_RNDN);
+      return out;
+    }
+  }
+}
+
+// get_embedding's float32 steps (header), each correctly rounded; 64-bit Reals holding binary32/64 numbers.
+constexpr unsigned kEmuBits = 64;
+
+Real emulated_frequency(std::size_t k, std::size_t h) {
+  constexpr Binary F = Binary::f32, D = Binary::f64;
+  const Real ln64 = rn_log(D, make_real(std::int64_t{10000}, kEmuBits), kEmuBits);  // math.log(10000)
+  const Real c64 = rn_div(D, ln64, make_real(static_cast<std::int64_t>(h - 1), kEmuBits), kEmuBits);  // / (h - 1)
+  Real neg = make_real(kEmuBits);
+  mpfr_neg(raw(neg), raw(c64), MPFR_RNDN);
+  const Real neg32 = rn(F, neg, kEmuBits);  // the Python float -emb cast to the tensor's float32
+  const Real k32 = rn(F, make_real(static_cast<std::int64_t>(k), kEmuBits), kEmuBits);  // arange(half_dim).float()
+  return rn_exp(F, rn_mul(F, k32, neg32, kEmuBits), kEmuBits);
+}
+
+Real emulated_trig(const Real& w32, std::int64_t t, bool cosine) {
+  constexpr Binary F = Binary::f32;
+  const Real t32 = rn(F, make_real(t, kEmuBits), kEmuBits);  // arange(-N//2, N//2, dtype=float)
+  const Real a32 = rn_mul(F, t32, w32, kEmuBits);
+  return cosine ? rn_cos(F, a32, kEmuBits) : rn_sin(F, a32, kEmuBits);
+}
+
+// R(t)[m] after every check.
+Real entry(const TenerSpec& s, std::int64_t t, std::size_t m, std::size_t length, unsigned bits) {
+  const std::size_t h = s.d_head / 2;
+  if (m >= 2 * h || is_zero_row(s, t, length)) {
+    Real z = make_real(bits);
+    mpfr_set_zero(raw(z), 1);
+    return z;
+  }
+  const bool cosine = m >= h;
+  const std::size_t k = cosine ? m - h : m;
+  if (s.regime == Regime::exact) return exact_trig(h, k, t, cosine, bits, nullptr);
+  return with_bits(emulated_trig(emulated_frequency(k, h), t, cosine), bits);
+}
+
+// ---- exact sums ------------------------------------------------------------------------------------------------
+
+// x * y exactly (106 bits), appended to terms unless zero.
+void push_product(std::vector<Num>& terms, double x, double y) {
+  if (x == 0.0 || y == 0.0) return;
+  Num p(106);
+  mpfr_set_d(p.get(), x, MPFR_RNDN);
+  if (mpfr_mul_d(p.get(), p.get(), y, MPFR_RNDN) != 0)
+    throw std::logic_error("tener oracle: a product of two doubles was rounded");
+  terms.push_back(std::move(p));
+}
+
+// v * x exactly (v any number, x a double), appended to terms unless zero.
+void push_scaled(std::vector<Num>& terms, mpfr_srcptr v, double x) {
+  if (x == 0.0 || mpfr_zero_p(v)) return;
+  Num p(mpfr_get_prec(v) + 53);
+  if (mpfr_mul_d(p.get(), v, x, MPFR_RNDN) != 0)
+    throw std::logic_error("tener oracle: a product with a double was rounded");
+  terms.push_back(std::move(p));
+}
+
+// The exact sum of finite terms: a precision covering every bit (top exponent - lowest bit + carries), mpfr_sum.
+Num exact_sum(std::vector<Num>& terms) {
+  mpfr_exp_t top = 0, low = 0;
+  bool any = false;
+  for (const Num& t : terms) {
+    if (mpfr_zero_p(t.get())) continue;
+    const mpfr_exp_t e = mpfr_get_exp(t.get());
+    const mpfr_exp_t lsb = e - static_cast<mpfr_exp_t>(mpfr_get_prec(t.get()));
+    top = any ? std::max(top, e) : e;
+    low = any ? std::min(low, lsb) : lsb;
+    any = true;
+  }
+  if (!any) {
+    Num z(2);
+    mpfr_set_zero(z.get(), 1);
+    return z;
+  }
+  const auto n = static_cast<unsigned long>(terms.size());
+  Num out(static_cast<mpfr_prec_t>(top - low) + static_cast<mpfr_prec_t>(std::bit_width(n)) + 1);
+  std::vector<mpfr_ptr> ptrs;
+  ptrs.reserve(terms.size());
+  for (Num& t : terms) ptrs.push_back(t.get());
+  if (mpfr_sum(out.get(), ptrs.data(), n, MPFR_RNDN) != 0)
+    throw std::logic_error("tener oracle: an exact sum was rounded");
+  return out;
+}
+
+// x + y + z for doubles, exactly.
+Num exact_sum3(double x, double y, double z) {
+  std::vector<Num> terms;
+  for (double v : {x, y, z}) {
+    if (v == 0.0) continue;
+    Num n(53);
+    mpfr_set_d(n.get(), v, MPFR_RNDN);
+    terms.push_back(std::move(n));
+  }
+  return exact_sum(terms);
+}
+
+// m when d = m^2, else 0.
+unsigned long exact_root(std::size_t d) {
+  unsigned long m = 0;
+  while ((m + 1) * (m + 1) <= d) ++m;
+  return m * m == d ? m : 0;
+}
+
+}  // namespace
+
+// ---- the table -------------------------------------------------------------------------------------------------
+
+Real tener_table_value(const TenerSpec& s, std::int64_t t, std::size_t m, std::size_t length, unsigned bits) {
+  validate(s);
+  check_bits(bits);
+  check_length(length);
+  check_t(t, length);
+  check_m(s, m);
+  return entry(s, t, m, length, bits);
+}
+
+std::vector<double> tener_table_f64(const TenerSpec& s, std::size_t length) {
+  validate(s);
+  check_length(length);
+  const std::size_t d = s.d_head, h = d / 2;
+  if (2 * length > std::vector<double>().max_size() / d)
+    throw Error(kWhere, "length", std::to_string(length), "a length whose [2L][d_head] table can be allocated");
+  std::vector<double> out(2 * length * d, 0.0);
+  const auto l = static_cast<std::int64_t>(length);
+  const mpfr_prec_t w_prec = 53 + kMargin + magnitude_bits(l);  // the first Ziv precision of every |t| <= L
+  for (std::size_t k = 0; k < h; ++k) {
+    Num w(w_prec);
+    Real w32;
+    if (s.regime == Regime::exact)
+      exact_frequency(w.get(), k, h);
+    else
+      w32 = emulated_frequency(k, h);
+    for (std::size_t c = 0; c < 2 * length; ++c) {
+      const std::int64_t t = static_cast<std::int64_t>(c) - l;
+      if (is_zero_row(s, t, length)) continue;
+      for (bool cosine : {false, true}) {
+        const Real v = s.regime == Regime::exact ? exact_trig(h, k, t, cosine, 53, w.get())
+                                                 : emulated_trig(w32, t, cosine);
+        out[c * d + (cosine ? h + k : k)] = round_to_double(v);
+      }
+    }
+  }
+  return out;
+}
+
+// ---- the oracle ------------------------------------------------------------------------------------------------
+
+TenerOracle::TenerOracle(const TenerSpec& spec, const TenerWeights& weights, unsigned bits)
+    : spec_(spec), bits_(bits) {
+  validate(spec_);
+  check_tener_weights(spec_, weights);
+  check_bits(bits);
+  weights_ = weights;
+}
+
+bool TenerOracle::visible(std::span<const std::uint8_t> key_mask, std::size_t i, std::size_t j,
+                          std::size_t length) const {
+  check_length(length);
+  check_token("i", i, length);
+  check_token("j", j, length);
+  if (!key_mask.empty() && key_mask.size() != length)
+    throw Error(kWhere, "key_mask", "a mask of " + std::to_string(key_mask.size()) + " entries",
+                "empty (every key real) or length = " + std::to_string(length) + " entries (0 = padding)");
+  return key_mask.empty() || key_mask[j] != 0;
+}
+
+Real TenerOracle::score(std::span<const double> q, std::span<const double> k, std::size_t head, std::size_t i,
+                        std::size_t j, std::size_t length, std::optional<double> scale) const {
+  const std::size_t d = spec_.d_head, h = d / 2;
+  check_vector("q", q, d);
+  check_vector("k", k, d);
+  if (head >= spec_.heads)
+    throw Error(kWhere, "head", std::to_string(head), "a head 0 .. heads - 1 = " + std::to_string(spec_.heads - 1));
+  check_length(length);
+  check_token("i", i, length);
+  check_token("j", j, length);
+  if (scale && !std::isfinite(*scale))
+    throw Error(kWhere, "scale", format_real(*scale), "a finite number, or none for the spec's scale",
+                "is not finite");
+
+  Real out = make_real(bits_);
+  if (scale && *scale == 0.0) {
+    // Zero, signed as B * scale: B's sign from the unscaled score (correctly rounded, so its sign is B's).
+    const Real unscaled = score(q, k, head, i, j, length, 1.0);
+    mpfr_mul_d(raw(out), raw(unscaled), *scale, MPFR_RNDN);
+    return out;
+  }
+
+  const std::span<const double> a = std::span<const double>(weights_.r_r_bias).subspan(head * d, d);
+  const std::span<const double> b = std::span<const double>(weights_.r_w_bias).subspan(head * d, d);
+  const std::int64_t tq = static_cast<std::int64_t>(j) - static_cast<std::int64_t>(i);  // query term: R(j - i)
+  const std::int64_t tk = static_cast<std::int64_t>(i) - static_cast<std::int64_t>(j);  // key term: R(i - j)
+
+  // C = <q + a, k>, exactly (products of doubles).
+  std::vector<Num> content;
+  content.reserve(2 * d);
+  for (std::size_t c = 0; c < d; ++c) {
+    push_product(content, q[c], k[c]);
+    push_product(content, a[c], k[c]);
+  }
+
+  // The exact regime with t != 0: B = C + sum_k alpha_k sin(|t| w_k) + beta_k cos(|t| w_k) (header).
+  std::vector<Num> alpha, beta;
+  bool transcendental = false;
+  if (spec_.regime == Regime::exact && tq != 0) {
+    const double sq = tq > 0 ? 1.0 : -1.0, sk = tk > 0 ? 1.0 : -1.0;  // sin(t x) = sgn(t) sin(|t| x)
+    for (std::size_t p = 0; p < h; ++p) {
+      alpha.push_back(exact_sum3(sq * q[p], sq * b[p], sk * k[p]));
+      beta.push_back(exact_sum3(q[h + p], b[h + p], k[h + p]));
+      transcendental = transcendental || !mpfr_zero_p(alpha.back().get()) || !mpfr_zero_p(beta.back().get());
+    }
+  }
+
+  if (!transcendental) {
+    // B is dyadic: emulated (float32 table), t = 0 (R(0) = [0 | 1]), or every alpha_k = beta_k = 0 (B = C).
+    std::vector<Num> terms = std::move(content);
+    if (spec_.regime == Regime::emulated || tq == 0) {
+      for (std::size_t c = 0; c < 2 * h; ++c) {
+        const Real r1 = entry(spec_, tq, c, length, 64);  // exact: a float32 number or 0 / 1
+        const Real r2 = entry(spec_, tk, c, length, 64);
+        push_scaled(terms, raw(r1), q[c]);
+        push_scaled(terms, raw(r1), b[c]);
+        push_scaled(terms, raw(r2), k[c]);
+      }
+    }
+    const Num sum = exact_sum(terms);
+    if (scale) {
+      mpfr_mul_d(raw(out), sum.get(), *scale, MPFR_RNDN);  // one rounding
+      return out;
+    }
+    if (!spec_.scale) {
+      mpfr_set(raw(out), sum.get(), MPFR_RNDN);
+      return out;
+    }
+    if (const unsigned long root = exact_root(d); root != 0) {
+      mpfr_div_ui(raw(out), sum.get(), root, MPFR_RNDN);
+      return out;
+    }
+    if (mpfr_zero_p(sum.get())) {
+      mpfr_set_zero(raw(out), 1);
+      return out;
+    }
+    // B / sqrt(d_head), irrational: t~ = RN_W(B RN_W(1/sqrt(d))) within (2u + u^2)|e| < 2^(EXP(t~) - W + 2).
+    Num dd(64);
+    mpfr_set_ui(dd.get(), static_cast<unsigned long>(d), MPFR_RNDN);
+    for (mpfr_prec_t w = static_cast<mpfr_prec_t>(bits_) + kMargin;; w += w / 2) {
+      if (w > kZivLimit) throw std::logic_error("tener oracle: B/sqrt(d_head) did not round within 2^20 bits");
+      Num r(w), e(w);
+      mpfr_rec_sqrt(r.get(), dd.get(), MPFR_RNDN);
+      mpfr_mul(e.get(), sum.get(), r.get(), MPFR_RNDN);
+      if (mpfr_can_round(e.get(), w - 2, MPFR_RNDN, MPFR_RNDZ, static_cast<mpfr_prec_t>(bits_) + 1)) {
+        mpfr_set(raw(out), e.get(), MPFR_RNDN);
+        return out;
+      }
+    }
+  }
+
+  // Transcendental B: Ziv loop (header). M = sum |alpha_k| + |beta_k| < 2^m.
+  Num mag(64);
+  mpfr_set_zero(mag.get(), 1);
+  for (std::size_t p = 0; p < h; ++p) {
+    Num x(64);
+    mpfr_abs(x.get(), alpha[p].get(), MPFR_RNDU);
+    mpfr_add(mag.get(), mag.get(), x.get(), MPFR_RNDU);
+    mpfr_abs(x.get(), beta[p].get(), MPFR_RNDU);
+    mpfr_add(mag.get(), mag.get(), x.get(), MPFR_RNDU);
+  }
+  const mpfr_exp_t m_exp = mpfr_get_exp(mag.get());
+  const std::int64_t t_abs = tq > 0 ? tq : -tq;
+  const int bt = magnitude_bits(t_abs);
+  mpfr_exp_t s_exp = 1;  // |s| < 2^S; s = 1 unless given or spec.scale
+  if (scale) {
+    int e2 = 0;
+    std::frexp(*scale, &e2);  // |scale| in [2^(e2-1), 2^e2)
+    s_exp = e2;
+  }
+  Num dd(64);
+  mpfr_set_ui(dd.get(), static_cast<unsigned long>(d), MPFR_RNDN);
+  const mpfr_exp_t first = static_cast<mpfr_exp_t>(bits_) + kMargin + 6 + bt + std::max<mpfr_exp_t>(m_exp, 0);
+  for (mpfr_prec_t w = first;; w += w / 2) {
+    if (w > kZivLimit) throw std::logic_error("tener oracle: a score did not round within 2^20 bits");
+    std::vector<Num> terms;
+    terms.reserve(content.size() + 2 * h);
+    for (const Num& c : content) {
+      Num copy(mpfr_get_prec(c.get()));
+      mpfr_set(copy.get(), c.get(), MPFR_RNDN);  // exact
+      terms.push_back(std::move(copy));
+    }
+    for (std::size_t p = 0; p < h; ++p) {
+      Num wk(w);
+      exact_frequency(wk.get(), p, h);
+      for (bool cosine : {false, true}) {
+        const Num& coef = cosine ? beta[p] : alpha[p];
+        if (mpfr_zero_p(coef.get())) continue;
+        Num y(w);
+        trig_approx(y.get(), wk.get(), t_abs, cosine);  // within 2^(6 + bt - W) of the real value
+        Num prod(w + mpfr_get_prec(coef.get()));
+        if (mpfr_mul(prod.get(), y.get(), coef.get(), MPFR_RNDN) != 0)
+          throw std::logic_error("tener oracle: alpha_k y_k was rounded");
+        terms.push_back(std::move(prod));
+      }
+    }
+    std::vector<mpfr_ptr> ptrs;
+    ptrs.reserve(terms.size());
+    for (Num& t : terms) ptrs.push_back(t.get());
+    Num bsum(w), e(w);
+    mpfr_sum(bsum.get(), ptrs.data(), static_cast<unsigned long>(ptrs.size()), MPFR_RNDN);
+    if (mpfr_zero_p(bsum.get())) continue;
+    mpfr_exp_t s_bound = s_exp;
+    if (scale) {
+      mpfr_mul_d(e.get(), bsum.get(), *scale, MPFR_RNDN);
+    } else if (spec_.scale) {
+      Num r(w);
+      mpfr_rec_sqrt(r.get(), dd.get(), MPFR_RNDN);
+      s_bound = mpfr_get_exp(r.get()) + 1;
+      mpfr_mul(e.get(), bsum.get(), r.get(), MPFR_RNDN);
+    } else {
+      mpfr_set(e.get(), bsum.get(), MPFR_RNDN);
+    }
+    const mpfr_exp_t x = std::max<mpfr_exp_t>(6 + bt + m_exp, mpfr_get_exp(bsum.get()));
+    const mpfr_exp_t err_exp = std::max<mpfr_exp_t>(s_bound + x + 2, mpfr_get_exp(e.get())) + 1 - w;
+    const mpfr_exp_t err = mpfr_get_exp(e.get()) - err_exp;
+    if (err > 0 && mpfr_can_round(e.get(), err, MPFR_RNDN, MPFR_RNDZ, static_cast<mpfr_prec_t>(bits_) + 1)) {
+      mpfr_set(raw(out), e.get(), MPFR_RNDN);
+      return out;
+    }
+  }
+}
+
+}  // namespace posenc::reference

@@ -1,0 +1,595 @@
+#include "posenc/reference/xlnet.hpp"
+
+#include <mpfr.h>
+
+#include <algorithm>
+#include <bit>
+#include <cmath>
+#include <stdexcept>
+#include <string>
+#include <utility>
+
+#include "mpfr_util.hpp"
+#include "posenc/error.hpp"
+
+namespace posenc::reference {
+namespace {
+
+constexpr const char* kWhere = "xlnet oracle";
+constexpr mpfr_prec_t kZivLimit = mpfr_prec_t{1} << 20;
+
+using detail::raw;
+
+// An mpfr_t of any precision, cleared on scope exit, movable (so it can live in a vector).
+class Num {
+ public:
+  explicit Num(mpfr_prec_t prec) { mpfr_init2(v_, std::max<mpfr_prec_t>(prec, MPFR_PREC_MIN)); }
+  Num(Num&& o) noexcept {
+    mpfr_init2(v_, MPFR_PREC_MIN);
+    mpfr_swap(v_, o.v_);
+  }
+  Num& operator=(Num&& o) noexcept {
+    mpfr_swap(v_, o.v_);
+    return *this;
+  }
+  Num(const Num&) = delete;
+  Num& operator=(const Num&) = delete;
+  ~Num() { mpfr_clear(v_); }
+  mpfr_ptr get() { return v_; }
+  mpfr_srcptr get() const { return v_; }
+
+ private:
+  mpfr_t v_;
+};
+
+// ---- validation ----------------------------------------------------------------------------------------------
+
+void check_position(std::int64_t p) {
+  if (p < -kXlnetMaxLength || p > kXlnetMaxLength)
+    throw Error(kWhere, "position", std::to_string(p),
+                "a pos_seq value -(2^30 - 1) .. 2^30 - 1 (|p| <= max(key_length, query_length - 1))");
+}
+
+void check_column(const XlnetSpec& s, std::size_t m) {
+  if (m >= s.d_model)
+    throw Error(kWhere, "m", std::to_string(m), "a column 0 .. d_model - 1 = " + std::to_string(s.d_model - 1));
+}
+
+void check_site(std::size_t i, std::size_t j, std::size_t query_length, std::size_t key_length) {
+  check_xlnet_lengths(query_length, key_length);
+  if (i >= query_length)
+    throw Error(kWhere, "i", std::to_string(i), "a query row 0 <= i < query_length = " + std::to_string(query_length));
+  if (j >= key_length)
+    throw Error(kWhere, "j", std::to_string(j), "a key 0 <= j < key_length = " + std::to_string(key_length));
+}
+
+void check_vector(const char* name, std::span<const double> v, std::size_t want) {
+  if (v.size() != want)
+    throw Error(kWhere, name, "a vector of " + std::to_string(v.size()) + " values",
+                "exactly d_head = " + std::to_string(want) + " finite values", "has the wrong length");
+  for (std::size_t c = 0; c < v.size(); ++c)
+    if (!std::isfinite(v[c]))
+      throw Error(kWhere, name, format_real(v[c]) + " at entry " + std::to_string(c), "finite numbers",
+                  "is not finite");
+}
+
+void check_scale(std::optional<double> scale) {
+  if (scale && !std::isfinite(*scale))
+    throw Error(kWhere, "scale", format_real(*scale), "a finite number, or none for 1/sqrt(d_head)", "is not finite");
+}
+
+void check_key_mask(std::span<const std::uint8_t> key_mask, std::size_t key_length) {
+  if (!key_mask.empty() && key_mask.size() != key_length)
+    throw Error(kWhere, "key_mask", "a mask of " + std::to_string(key_mask.size()) + " entries",
+                "empty (every key real) or key_length = " + std::to_string(key_length) + " entries");
+  for (std::size_t j = 0; j < key_mask.size(); ++j)
+    if (key_mask[j] > 1)
+      throw Error(kWhere, "key_mask", std::to_string(key_mask[j]) + " at key " + std::to_string(j),
+                  "0 (padding) or 1 (a real key)");
+}
+
+// ---- the definition, transcribed -----------------------------------------------------------------------------
+
+std::int64_t memory_of(std::size_t query_length, std::size_t key_length) {
+  return static_cast<std::int64_t>(key_length) - static_cast<std::int64_t>(query_length);
+}
+
+// q_i = M + i.
+std::int64_t query_position(std::size_t i, std::size_t query_length, std::size_t key_length) {
+  return memory_of(query_length, key_length) + static_cast<std::int64_t>(i);
+}
+
+// arange(klen, -qlen, -1) (bi) or arange(klen, -1, -1) (uni): rows and the value of row c.
+std::size_t rows_of(const XlnetSpec& s, std::size_t query_length, std::size_t key_length) {
+  return s.attn_type == XlnetAttnType::bi ? key_length + query_length : key_length + 1;
+}
+
+std::int64_t pos_seq_of(const XlnetSpec& s, std::size_t c, std::size_t key_length) {
+  std::int64_t p = static_cast<std::int64_t>(key_length) - static_cast<std::int64_t>(c);
+  if (s.direction == XlnetDirection::backward) p = -p;  // bwd_pos_seq = arange(-beg, -end, 1)
+  if (s.clamp_len > 0) p = std::clamp(p, -s.clamp_len, s.clamp_len);
+  return p;
+}
+
+// rel_shift_bnij leaves (i, j) at column Lq - i + j of the unshifted [Lq][rlen] matrix.
+std::size_t row_of(std::size_t i, std::size_t j, std::size_t query_length) { return query_length - i + j; }
+
+bool defined_of(const XlnetSpec& s, std::size_t i, std::size_t j, std::size_t query_length, std::size_t key_length) {
+  return s.attn_type == XlnetAttnType::bi ||
+         static_cast<std::int64_t>(j) <= query_position(i, query_length, key_length);
+}
+
+// create_mask: cat(zeros[Lq][M], triu(ones[Lq][Lq], 1)) hides j > q_i; same_length adds tril(ones[Lq][Lq], -1) to
+// the first Lq columns, hiding j < Lq with j < i.
+bool hidden_of(const XlnetSpec& s, std::size_t i, std::size_t j, std::size_t query_length, std::size_t key_length) {
+  if (s.attn_type == XlnetAttnType::bi) return false;
+  if (!defined_of(s, i, j, query_length, key_length)) return true;
+  return s.same_length && j < query_length && j < i;
+}
+
+// ---- the table -----------------------------------------------------------------------------------------------
+
+// k of column m and whether it is a sin column ([sin | cos] halves).
+std::pair<std::size_t, bool> pair_of(const XlnetSpec& s, std::size_t m) {
+  const std::size_t h = s.d_model / 2;
+  return m < h ? std::pair{m, true} : std::pair{m - h, false};
+}
+
+// |p| < 2^b.
+int bit_width_of(std::int64_t p) {
+  return static_cast<int>(std::bit_width(static_cast<std::uint64_t>(p < 0 ? -p : p)));
+}
+
+// out (its own precision W) = R~: within eps_W(p) = 2^(b + 5 - W) of R[p][m] (header), p != 0.
+void approx_entry(mpfr_ptr out, const XlnetSpec& s, std::int64_t p, std::size_t m) {
+  const mpfr_prec_t w = mpfr_get_prec(out);
+  const auto [k, is_sin] = pair_of(s, m);
+  Num x(w), freq(w), angle(w);
+  mpfr_set_ui(x.get(), static_cast<unsigned long>(2 * k), MPFR_RNDN);                  // exact
+  mpfr_div_ui(x.get(), x.get(), static_cast<unsigned long>(s.d_model), MPFR_RNDN);    // 2k/d
+  mpfr_neg(x.get(), x.get(), MPFR_RNDN);
+  mpfr_ui_pow(freq.get(), 10000UL, x.get(), MPFR_RNDN);                               // 10000^(-2k/d)
+  mpfr_mul_si(angle.get(), freq.get(), static_cast<long>(p), MPFR_RNDN);              // p w_k
+  if (is_sin)
+    mpfr_sin(out, angle.get(), MPFR_RNDN);
+  else
+    mpfr_cos(out, angle.get(), MPFR_RNDN);
+}
+
+// R at p = 0: sin 0 = 0, cos 0 = 1, exactly.
+void zero_row_entry(mpfr_ptr out, const XlnetSpec& s, std::size_t m) {
+  if (pair_of(s, m).second)
+    mpfr_set_zero(out, 1);
+  else
+    mpfr_set_ui(out, 1, MPFR_RNDN);
+}
+
+Real exact_value(const XlnetSpec& s, std::int64_t p, std::size_t m, unsigned bits) {
+  Real out = make_real(bits);
+  if (p == 0) {
+    zero_row_entry(raw(out), s, m);
+    return out;
+  }
+  const int b = bit_width_of(p);
+  for (mpfr_prec_t w = static_cast<mpfr_prec_t>(bits) + kXlnetWorkingMargin;; w += w / 2) {
+    if (w > kZivLimit) throw std::logic_error("xlnet oracle: a table entry did not round within 2^20 bits");
+    Num t(w);
+    approx_entry(t.get(), s, p, m);
+    if (mpfr_zero_p(t.get())) continue;
+    // |t - R| <= 2^(b + 5 - w) = 2^(EXP(t) - err)
+    const mpfr_exp_t err = mpfr_get_exp(t.get()) + w - b - 5;
+    if (err > static_cast<mpfr_exp_t>(bits) + 1 &&
+        mpfr_can_round(t.get(), err, MPFR_RNDN, MPFR_RNDZ, static_cast<mpfr_prec_t>(bits) + 1)) {
+      mpfr_set(raw(out), t.get(), MPFR_RNDN);
+      return out;
+    }
+  }
+}
+
+// relative_positional_encoding's float32 steps, each correctly rounded (header).
+Real emulated_value(const XlnetSpec& s, std::int64_t p, std::size_t m, unsigned bits) {
+  constexpr Binary F = Binary::f32;
+  constexpr unsigned b = 64;
+  const auto [k, is_sin] = pair_of(s, m);
+  const Real freq_seq = rn(F, make_real(static_cast<std::int64_t>(2 * k), b), b);          // arange(0, d, 2.0)
+  const Real x = rn_div(F, freq_seq, make_real(static_cast<std::int64_t>(s.d_model), b), b);  // freq_seq / d_model
+  const Real pw = rn_pow(F, make_real(10000.0, b), x, b);                                    // torch.pow(10000, x)
+  const Real inv = rn_div(F, make_real(1.0, b), pw, b);                                      // 1 / pw
+  const Real pos = rn(F, make_real(p, b), b);                                                // float32 pos_seq
+  const Real a = rn_mul(F, pos, inv, b);                                                     // einsum('i,d->id')
+  return with_bits(is_sin ? rn_sin(F, a, b) : rn_cos(F, a, b), bits);
+}
+
+Real table_value(const XlnetSpec& s, std::int64_t p, std::size_t m, unsigned bits) {
+  return s.regime == Regime::exact ? exact_value(s, p, m, bits) : emulated_value(s, p, m, bits);
+}
+
+// ---- exact arithmetic ----------------------------------------------------------------------------------------
+
+// x * y exactly (106 bits), appended to terms unless zero.
+void push_product(std::vector<Num>& terms, double x, double y) {
+  if (x == 0.0 || y == 0.0) return;
+  Num t(106);
+  mpfr_set_d(t.get(), x, MPFR_RNDN);  // exact
+  if (mpfr_mul_d(t.get(), t.get(), y, MPFR_RNDN) != 0)
+    throw std::logic_error("xlnet oracle: a product of two doubles was rounded");
+  terms.push_back(std::move(t));
+}
+
+// a * b exactly (precision of a + precision of b), appended to terms unless zero.
+void push_product(std::vector<Num>& terms, mpfr_srcptr a, mpfr_srcptr b) {
+  if (mpfr_zero_p(a) || mpfr_zero_p(b)) return;
+  Num t(mpfr_get_prec(a) + mpfr_get_prec(b));
+  if (mpfr_mul(t.get(), a, b, MPFR_RNDN) != 0) throw std::logic_error("xlnet oracle: an exact product was rounded");
+  terms.push_back(std::move(t));
+}
+
+std::vector<mpfr_ptr> pointers(std::vector<Num>& terms) {
+  std::vector<mpfr_ptr> p;
+  p.reserve(terms.size());
+  for (Num& t : terms) p.push_back(t.get());
+  return p;
+}
+
+// The exact sum of finite terms: |sum| < n 2^top and the sum is a multiple of 2^low, so top - low + bit_width(n) + 1
+// bits hold it (checked: mpfr_sum's ternary value is 0).
+Num exact_sum(std::vector<Num>& terms) {
+  mpfr_exp_t top = 0, low = 0;
+  bool any = false;
+  for (const Num& t : terms) {
+    if (mpfr_zero_p(t.get())) continue;
+    const mpfr_exp_t e = mpfr_get_exp(t.get());
+    const mpfr_exp_t lsb = e - static_cast<mpfr_exp_t>(mpfr_get_prec(t.get()));
+    top = any ? std::max(top, e) : e;
+    low = any ? std::min(low, lsb) : lsb;
+    any = true;
+  }
+  if (!any) {
+    Num z(2);
+    mpfr_set_zero(z.get(), 1);
+    return z;
+  }
+  const auto n = static_cast<unsigned long>(terms.size());
+  Num out(static_cast<mpfr_prec_t>(top - low) + static_cast<mpfr_prec_t>(std::bit_width(n)) + 1);
+  std::vector<mpfr_ptr> ptrs = pointers(terms);
+  if (mpfr_sum(out.get(), ptrs.data(), n, MPFR_RNDN) != 0) throw std::logic_error("xlnet oracle: an exact sum was rounded");
+  return out;
+}
+
+// n when d = n^2, else 0.
+unsigned long exact_root(std::size_t d) {
+  unsigned long n = 0;
+  while ((n + 1) * (n + 1) <= d) ++n;
+  return n * n == d ? n : 0;
+}
+
+// ---- the score -----------------------------------------------------------------------------------------------
+
+// T dyadic: RN_bits(scale T) (header).
+Real scale_exact(const Num& t, std::optional<double> scale, std::size_t d_head, unsigned bits) {
+  Real out = make_real(bits);
+  if (scale) {
+    mpfr_mul_d(raw(out), t.get(), *scale, MPFR_RNDN);
+    return out;
+  }
+  if (const unsigned long n = exact_root(d_head); n != 0) {
+    mpfr_div_ui(raw(out), t.get(), n, MPFR_RNDN);
+    return out;
+  }
+  if (mpfr_zero_p(t.get())) {
+    mpfr_set_zero(raw(out), 1);
+    return out;
+  }
+  // T / sqrt(d_head), irrational: |RN_W(T RN_W(1/sqrt d)) - e| <= (2u + u^2)|e| < 2^(EXP - W + 2), u = 2^-W.
+  Num d(64);
+  mpfr_set_ui(d.get(), static_cast<unsigned long>(d_head), MPFR_RNDN);
+  for (mpfr_prec_t w = static_cast<mpfr_prec_t>(bits) + kXlnetWorkingMargin;; w += w / 2) {
+    if (w > kZivLimit) throw std::logic_error("xlnet oracle: T/sqrt(d_head) did not round within 2^20 bits");
+    Num r(w), e(w);
+    mpfr_rec_sqrt(r.get(), d.get(), MPFR_RNDN);
+    mpfr_mul(e.get(), t.get(), r.get(), MPFR_RNDN);
+    if (mpfr_can_round(e.get(), w - 2, MPFR_RNDN, MPFR_RNDZ, static_cast<mpfr_prec_t>(bits) + 1)) {
+      mpfr_set(raw(out), e.get(), MPFR_RNDN);
+      return out;
+    }
+  }
+}
+
+// 2^e as an upper-bound term, added upward into acc.
+void add_pow2_up(mpfr_ptr acc, mpfr_exp_t e) {
+  Num t(8);
+  mpfr_set_ui_2exp(t.get(), 1, e, MPFR_RNDN);
+  mpfr_add(acc, acc, t.get(), MPFR_RNDU);
+}
+
+}  // namespace
+
+// ---- free functions --------------------------------------------------------------------------------------------
+
+Real xlnet_table_value(const XlnetSpec& spec, std::int64_t position, std::size_t m, unsigned bits) {
+  validate(spec);
+  check_bits(bits);
+  check_position(position);
+  check_column(spec, m);
+  return table_value(spec, position, m, bits);
+}
+
+std::int64_t xlnet_pos_seq(const XlnetSpec& spec, std::size_t c, std::size_t query_length, std::size_t key_length) {
+  validate(spec);
+  check_xlnet_lengths(query_length, key_length);
+  const std::size_t rows = rows_of(spec, query_length, key_length);
+  if (c >= rows) throw Error(kWhere, "c", std::to_string(c), "a table row 0 .. rows - 1 = " + std::to_string(rows - 1));
+  return pos_seq_of(spec, c, key_length);
+}
+
+std::vector<double> xlnet_table_f64(const XlnetSpec& spec, std::size_t query_length, std::size_t key_length) {
+  validate(spec);
+  check_xlnet_lengths(query_length, key_length);
+  const std::size_t rows = rows_of(spec, query_length, key_length);
+  std::vector<double> t(rows * spec.d_model);
+  for (std::size_t c = 0; c < rows; ++c) {
+    const std::int64_t p = pos_seq_of(spec, c, key_length);
+    for (std::size_t m = 0; m < spec.d_model; ++m)
+      t[c * spec.d_model + m] = round_to_double(table_value(spec, p, m, 53));  // |R| > 2^-1022: exact
+  }
+  return t;
+}
+
+// ---- XlnetOracle -----------------------------------------------------------------------------------------------
+
+XlnetOracle::XlnetOracle(const XlnetSpec& spec, const XlnetWeights& weights, unsigned bits)
+    : spec_(spec), weights_(weights), bits_(bits) {
+  validate(spec_);
+  check_xlnet_weights(spec_, weights_);
+  check_bits(bits_);
+}
+
+bool XlnetOracle::defined(std::size_t i, std::size_t j, std::size_t query_length, std::size_t key_length) const {
+  check_site(i, j, query_length, key_length);
+  return defined_of(spec_, i, j, query_length, key_length);
+}
+
+bool XlnetOracle::visible(std::span<const std::uint8_t> key_mask, std::size_t i, std::size_t j,
+                          std::size_t query_length, std::size_t key_length) const {
+  check_site(i, j, query_length, key_length);
+  check_key_mask(key_mask, key_length);
+  if (hidden_of(spec_, i, j, query_length, key_length)) return false;
+  return key_mask.empty() || key_mask[j] != 0;
+}
+
+Real XlnetOracle::score(std::span<const double> q, std::span<const double> k, std::size_t head, std::size_t i,
+                        std::size_t j, std::size_t query_length, std::size_t key_length,
+                        std::span<const std::int64_t> token_types, std::optional<double> scale) const {
+  const std::size_t dh = spec_.d_head, dm = spec_.d_model, hd = spec_.heads * dh;
+  check_site(i, j, query_length, key_length);
+  if (head >= spec_.heads)
+    throw Error(kWhere, "head", std::to_string(head), "a head 0 .. heads - 1 = " + std::to_string(spec_.heads - 1));
+  if (!defined_of(spec_, i, j, query_length, key_length))
+    throw Error(kWhere, "j", std::to_string(j),
+                "a key j <= q_i = " + std::to_string(query_position(i, query_length, key_length)) +
+                    " (uni: rel_shift_bnij leaves junk past the query; the entry is masked, its score -inf)",
+                "is not a defined entry");
+  check_vector("q", q, dh);
+  check_vector("k", k, dh);
+  check_xlnet_token_types(token_types, query_length);
+  check_scale(scale);
+
+  const std::int64_t p = pos_seq_of(spec_, row_of(i, j, query_length), key_length);
+  const double* u = weights_.r_w_bias.data() + head * dh;
+  const double* v = weights_.r_r_bias.data() + head * dh;
+  const double* sb = weights_.r_s_bias.data() + head * dh;
+  const double* g = nullptr;
+  if (!token_types.empty()) {
+    const std::int64_t mem = memory_of(query_length, key_length);
+    const auto jj = static_cast<std::int64_t>(j);
+    const std::int64_t type_j = jj < mem ? 0 : token_types[static_cast<std::size_t>(jj - mem)];  // mem_pad: zeros
+    const std::size_t diff = token_types[i] != type_j ? 1 : 0;  // one_hot index: 1 = not the same segment
+    g = weights_.seg_embed.data() + diff * hd + head * dh;
+  }
+
+  std::vector<Num> dyadic;
+  dyadic.reserve(4 * dh);
+  for (std::size_t e = 0; e < dh; ++e) {
+    push_product(dyadic, q[e], k[e]);
+    push_product(dyadic, u[e], k[e]);
+    if (g != nullptr) {
+      push_product(dyadic, q[e], g[e]);
+      push_product(dyadic, sb[e], g[e]);
+    }
+  }
+  std::vector<Num> cm;
+  cm.reserve(dm);
+  bool all_zero = true;
+  for (std::size_t m = 0; m < dm; ++m) {
+    std::vector<Num> terms;
+    terms.reserve(2 * dh);
+    const double* rm = weights_.r.data() + m * hd + head * dh;
+    for (std::size_t e = 0; e < dh; ++e) {
+      push_product(terms, q[e], rm[e]);
+      push_product(terms, v[e], rm[e]);
+    }
+    cm.push_back(exact_sum(terms));
+    all_zero = all_zero && mpfr_zero_p(cm.back().get());
+  }
+
+  if (spec_.regime == Regime::emulated || p == 0 || all_zero) {
+    // T dyadic: R_m exact (binary32 numbers, or 0 / 1 at p = 0), every term exact.
+    std::vector<Num> terms = std::move(dyadic);
+    if (!all_zero) {
+      for (std::size_t m = 0; m < dm; ++m) {
+        if (mpfr_zero_p(cm[m].get())) continue;
+        Num rv(64);
+        if (p == 0) {
+          zero_row_entry(rv.get(), spec_, m);
+        } else {
+          const Real r32 = emulated_value(spec_, p, m, 64);  // mpfr_set is a macro: no temporaries in it
+          mpfr_set(rv.get(), raw(r32), MPFR_RNDN);           // a binary32 number: exact
+        }
+        push_product(terms, cm[m].get(), rv.get());
+      }
+    }
+    const Num t = exact_sum(terms);
+    return scale_exact(t, scale, dh, bits_);
+  }
+
+  // Exact regime, p != 0, some C_m != 0: T transcendental, Ziv loop (header).
+  const int b = bit_width_of(p);
+  Num sum_c(64);  // sum_m |C_m|, rounded up
+  mpfr_set_zero(sum_c.get(), 1);
+  for (const Num& c : cm) {
+    Num a(64);
+    mpfr_abs(a.get(), c.get(), MPFR_RNDU);
+    mpfr_add(sum_c.get(), sum_c.get(), a.get(), MPFR_RNDU);
+  }
+  const unsigned long root = scale ? 0 : exact_root(dh);
+  Real out = make_real(bits_);
+  for (mpfr_prec_t w = static_cast<mpfr_prec_t>(bits_) + kXlnetWorkingMargin;; w += w / 2) {
+    if (w > kZivLimit) throw std::logic_error("xlnet oracle: a score did not round within 2^20 bits");
+    std::vector<Num> rt;  // R~_m C_m, exact products
+    rt.reserve(dm);
+    for (std::size_t m = 0; m < dm; ++m) {
+      if (mpfr_zero_p(cm[m].get())) continue;
+      Num rv(w);
+      approx_entry(rv.get(), spec_, p, m);
+      push_product(rt, cm[m].get(), rv.get());
+    }
+    std::vector<mpfr_ptr> ptrs = pointers(dyadic);
+    for (Num& x : rt) ptrs.push_back(x.get());
+    Num t(w);
+    mpfr_sum(t.get(), ptrs.data(), static_cast<unsigned long>(ptrs.size()), MPFR_RNDN);
+
+    // E_T = 2^(b + 5 - W) sum |C_m| + ulp_W(T~)/2, upward.
+    Num et(64);
+    mpfr_mul_2si(et.get(), sum_c.get(), static_cast<long>(b + 5 - w), MPFR_RNDU);
+    if (!mpfr_zero_p(t.get())) add_pow2_up(et.get(), mpfr_get_exp(t.get()) - w - 1);
+
+    if (scale && *scale == 0.0) {
+      // e = T * (+-0): a zero whose sign is that of T scale, once |T~| > E_T decides the sign of T.
+      if (mpfr_cmpabs(t.get(), et.get()) > 0) {
+        mpfr_mul_d(raw(out), t.get(), *scale, MPFR_RNDN);
+        return out;
+      }
+      continue;
+    }
+    Num e(w), err(64);
+    if (scale) {
+      mpfr_mul_d(e.get(), t.get(), *scale, MPFR_RNDN);
+      mpfr_mul_d(err.get(), et.get(), std::fabs(*scale), MPFR_RNDU);
+    } else if (root != 0) {
+      mpfr_div_ui(e.get(), t.get(), root, MPFR_RNDN);
+      mpfr_div_ui(err.get(), et.get(), root, MPFR_RNDU);
+    } else {
+      Num d(64), r(w);
+      mpfr_set_ui(d.get(), static_cast<unsigned long>(dh), MPFR_RNDN);
+      mpfr_rec_sqrt(r.get(), d.get(), MPFR_RNDN);
+      mpfr_mul(e.get(), t.get(), r.get(), MPFR_RNDN);
+      Num tail(64);  // 2^-W |T~|
+      mpfr_abs(tail.get(), t.get(), MPFR_RNDU);
+      mpfr_mul_2si(tail.get(), tail.get(), -static_cast<long>(w), MPFR_RNDU);
+      mpfr_add(err.get(), et.get(), tail.get(), MPFR_RNDU);
+    }
+    if (mpfr_zero_p(e.get())) continue;
+    add_pow2_up(err.get(), mpfr_get_exp(e.get()) - w - 1);
+    // err < 2^EXP(err) = 2^(EXP(e~) - bound)
+    const mpfr_exp_t bound = mpfr_get_exp(e.get()) - mpfr_get_exp(err.get());
+    if (bound > static_cast<mpfr_exp_t>(bits_) + 1 &&
+        mpfr_can_round(e.get(), bound, MPFR_RNDN, MPFR_RNDZ, static_cast<mpfr_prec_t>(bits_) + 1)) {
+      mpfr_set(raw(out), e.get(), MPFR_RNDN);
+      return out;
+    }
+  }
+}
+
+double XlnetOracle::score_magnitude(std::span<const double> q, std::span<const double> k, std::size_t head,
+                                    std::size_t i, std::size_t j, std::size_t query_length, std::size_t key_length,
+                                    std::span<const std::int64_t> token_types, std::optional<double> scale) const {
+  const std::size_t dh = spec_.d_head, dm = spec_.d_model, hd = spec_.heads * dh;
+  // The checks of score, in its order.
+  check_site(i, j, query_length, key_length);
+  if (head >= spec_.heads)
+    throw Error(kWhere, "head", std::to_string(head), "a head 0 .. heads - 1 = " + std::to_string(spec_.heads - 1));
+  if (!defined_of(spec_, i, j, query_length, key_length))
+    throw Error(kWhere, "j", std::to_string(j),
+                "a key j <= q_i = " + std::to_string(query_position(i, query_length, key_length)) +
+                    " (uni: rel_shift_bnij leaves junk past the query; the entry is masked, its score -inf)",
+                "is not a defined entry");
+  check_vector("q", q, dh);
+  check_vector("k", k, dh);
+  check_xlnet_token_types(token_types, query_length);
+  check_scale(scale);
+
+  const std::int64_t p = pos_seq_of(spec_, row_of(i, j, query_length), key_length);
+  const double* u = weights_.r_w_bias.data() + head * dh;
+  const double* v = weights_.r_r_bias.data() + head * dh;
+  const double* sb = weights_.r_s_bias.data() + head * dh;
+  const double* g = nullptr;
+  if (!token_types.empty()) {
+    const std::int64_t mem = memory_of(query_length, key_length);
+    const auto jj = static_cast<std::int64_t>(j);
+    const std::int64_t type_j = jj < mem ? 0 : token_types[static_cast<std::size_t>(jj - mem)];
+    g = weights_.seg_embed.data() + (token_types[i] != type_j ? 1 : 0) * hd + head * dh;
+  }
+
+  constexpr mpfr_prec_t P = 128;
+  // |x + y| rounded up.
+  auto abs_sum_up = [](mpfr_ptr out, double x, double y) {
+    Num a(P);
+    mpfr_set_d(a.get(), x, MPFR_RNDN);  // exact
+    mpfr_add_d(out, a.get(), y, MPFR_RNDU);
+    if (mpfr_sgn(out) < 0) {
+      mpfr_set_d(a.get(), x, MPFR_RNDN);
+      mpfr_add_d(out, a.get(), y, MPFR_RNDD);
+      mpfr_neg(out, out, MPFR_RNDN);
+    }
+  };
+  // |R_m| rounded up: exact values, or |R~_m| + eps_W(p) at W = P.
+  std::vector<Num> rabs;
+  rabs.reserve(dm);
+  for (std::size_t m = 0; m < dm; ++m) {
+    Num rv(P);
+    if (p == 0) {
+      zero_row_entry(rv.get(), spec_, m);
+    } else if (spec_.regime == Regime::emulated) {
+      const Real r32 = emulated_value(spec_, p, m, 64);
+      mpfr_set(rv.get(), raw(r32), MPFR_RNDN);  // exact
+    } else {
+      approx_entry(rv.get(), spec_, p, m);
+      mpfr_abs(rv.get(), rv.get(), MPFR_RNDN);
+      add_pow2_up(rv.get(), bit_width_of(p) + 5 - P);
+    }
+    mpfr_abs(rv.get(), rv.get(), MPFR_RNDN);
+    rabs.push_back(std::move(rv));
+  }
+  Num acc(P), x(P), y(P);
+  mpfr_set_zero(acc.get(), 1);
+  for (std::size_t e = 0; e < dh; ++e) {
+    abs_sum_up(x.get(), q[e], u[e]);
+    mpfr_mul_d(y.get(), x.get(), std::fabs(k[e]), MPFR_RNDU);
+    mpfr_add(acc.get(), acc.get(), y.get(), MPFR_RNDU);
+    if (g != nullptr) {
+      abs_sum_up(x.get(), q[e], sb[e]);
+      mpfr_mul_d(y.get(), x.get(), std::fabs(g[e]), MPFR_RNDU);
+      mpfr_add(acc.get(), acc.get(), y.get(), MPFR_RNDU);
+    }
+    abs_sum_up(x.get(), q[e], v[e]);
+    for (std::size_t m = 0; m < dm; ++m) {
+      const double r = std::fabs(weights_.r[m * hd + head * dh + e]);
+      if (r == 0.0) continue;
+      mpfr_mul(y.get(), x.get(), rabs[m].get(), MPFR_RNDU);
+      mpfr_mul_d(y.get(), y.get(), r, MPFR_RNDU);
+      mpfr_add(acc.get(), acc.get(), y.get(), MPFR_RNDU);
+    }
+  }
+  Num sc(P);
+  if (scale) {
+    mpfr_set_d(sc.get(), std::fabs(*scale), MPFR_RNDN);  // exact
+  } else {
+    Num d(64);
+    mpfr_set_ui(d.get(), static_cast<unsigned long>(dh), MPFR_RNDN);
+    mpfr_rec_sqrt(sc.get(), d.get(), MPFR_RNDU);
+  }
+  mpfr_mul(acc.get(), acc.get(), sc.get(), MPFR_RNDU);
+  return mpfr_get_d(acc.get(), MPFR_RNDU);
+}
+
+}  // namespace posenc::reference
