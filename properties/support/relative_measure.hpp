@@ -19,7 +19,8 @@
 
 namespace posenc::test::relative {
 
-// n random float32 numbers in [-1, 1] on a grid of 1/scale (a float32 checkpoint's values), as doubles.
+// n random float32 numbers in [-1, 1] on a grid of 1/scale (a float32 checkpoint's values), as doubles, from one
+// drawn seed.
 std::vector<double> random_values(std::size_t n, int scale = 100000);
 
 // One call: Lq queries after M = Lk - Lq memory keys, an optional key mask, optional token types of the queries.
