@@ -6,12 +6,15 @@
 // at the visible keys j in [lo(i), hi(i)) of each query row i (q_i = Lk - Lq + i) that the key mask keeps, and -inf
 // everywhere else. Every visible entry must be defined (its rows inside P): the schemes' ranges guarantee it.
 //
-// blas form, per block of kRelativeRowBlock query rows:
+// blas form, per block of kRelativeRowBlock query rows (the blocks' gemms first, then one parallel pass per super-block
+// of rows whose gemm outputs fit kRelativeSuperBytes):
 //   G = scale (Q_blk + b) P[cmin .. cmax]^T   one gemm over the table rows the block's visible entries read
 //   out[i][lo .. hi) = G[i][c0 - q_i + lo ..]  the shift as a contiguous copy; -inf outside [lo, hi)
-//   key term: per block of keys, H = scale K_blk P[..]^T and out[i][j] += H[j][c1 + q_i - j]
 //   segment:  out[i][j] += scale <q_i + s, S[seg(i, j)]> (two dot products per row)
-//   out_blk[:, lo_min .. hi_max) += scale (Q_blk + a) K[lo_min .. hi_max)^T   (beta = 1: -inf stays -inf)
+//   key term, transposed: per block of keys, Gk = scale K_blk P[..]^T over the rows c1 + q_i - j its queries read
+//             (one contiguous run), then out[i][j] += Gk[j][c1 + q_i - j] in tiles of 256 x 256
+//   content:  out += scale (Q + a) K^T, one beta = 1 gemm when every row sees every key, else per block over
+//             [lo_min, hi_max) (-inf + a finite product stays -inf)
 // direct form: each visible entry's sums in the output type, in the order content, position, key, segment.
 // Each visible entry gets the same operations whatever the thread count (the gemms are OpenBLAS's; its own
 // threading decides their sums' order, as for every scheme's scores).
@@ -101,6 +104,9 @@ struct RelativeHead {
   std::span<const std::uint8_t> key_mask;     // empty or Lk entries (0: hidden)
 };
 
+template <class T, class Range>
+void blas_form(const RelativeHead<T>& H, Range&& range, double scale, T* out, int threads);
+
 // range(i) -> {lo, hi}: the keys [lo, hi) row i may see (before the key mask).
 template <class T, class Range>
 void relative_scores_head(const RelativeHead<T>& H, Range&& range, double scale, RelativeScoresForm form, T* out,
@@ -148,43 +154,93 @@ void relative_scores_head(const RelativeHead<T>& H, Range&& range, double scale,
     return;
   }
 
+  blas_form(H, range, scale, out, threads);
+}
+
+// The blas form (header). Rows and keys go in super-blocks whose gemm outputs fit kRelativeSuperBytes, so that one
+// parallel region per super-block moves them into place (not one per 256-row block: a pool woken between small
+// gemms competes with OpenBLAS's own threads on 2 cores).
+inline constexpr std::size_t kRelativeSuperBytes = std::size_t{4} << 20;
+
+template <class T, class Range>
+void blas_form(const RelativeHead<T>& H, Range&& range, double scale, T* out, int threads) {
+  const std::size_t Lq = H.Lq, Lk = H.Lk, d = H.d, past = Lk - Lq, B = kRelativeRowBlock;
+  const T ninf = -std::numeric_limits<T>::infinity();
+  const T sc = static_cast<T>(scale);
   const auto dd = static_cast<blasint>(d);
-  const auto ldo = static_cast<blasint>(Lk);
-  AlignedBuffer<T> qa(kRelativeRowBlock * d), qb(kRelativeRowBlock * d);
-  AlignedBuffer<T> g(kRelativeRowBlock * (Lk + kRelativeRowBlock));
-  AlignedBuffer<T> hk(H.key_term ? 2 * kRelativeRowBlock * kRelativeRowBlock : 0);
-  for (std::size_t i0 = 0; i0 < Lq; i0 += kRelativeRowBlock) {
-    const std::size_t i1 = std::min(Lq, i0 + kRelativeRowBlock), n = i1 - i0;
-    std::size_t lo_min = Lk, hi_max = 0;
+  const auto qpos = [&](std::size_t i) { return static_cast<std::int64_t>(past + i); };
+  const auto key_type = [&](std::size_t j) { return j < past ? std::int64_t{0} : H.query_types[j - past]; };
+  const bool segments = H.segment_bias != nullptr;
+
+  std::vector<std::size_t> lo(Lq), hi(Lq);
+  bool full = true;  // every row sees every key: one content gemm for the whole matrix
+  for (std::size_t i = 0; i < Lq; ++i) {
+    const auto [l, h] = range(i);
+    lo[i] = std::min(l, Lk);
+    hi[i] = std::max(std::min(h, Lk), lo[i]);
+    full = full && lo[i] == 0 && hi[i] == Lk;
+  }
+  // q + a and q + b of every row, rounded once to T (as the code's rw_head_q, rr_head_q).
+  AlignedBuffer<T> qa(Lq * d), qb(Lq * d);
+  for (std::size_t i = 0; i < Lq; ++i)
+    for (std::size_t e = 0; e < d; ++e) {
+      qa.get()[i * d + e] = H.q[i * d + e] + H.content_bias[e];
+      qb.get()[i * d + e] = H.q[i * d + e] + (H.position_bias ? H.position_bias[e] : T(0));
+    }
+
+  // Blocks of 256 rows: the table rows [cmin, cmin + width) the visible entries of a block read, its offset in the
+  // super-block buffer.
+  struct Block {
+    std::size_t i0 = 0, i1 = 0, lo_min = 0, hi_max = 0, width = 0, at = 0;
+    std::int64_t cmin = 0;
+  };
+  const std::size_t nblocks = (Lq + B - 1) / B;
+  std::vector<Block> blocks(nblocks);
+  for (std::size_t b = 0; b < nblocks; ++b) {
+    Block& k = blocks[b];
+    k.i0 = b * B;
+    k.i1 = std::min(Lq, k.i0 + B);
+    k.lo_min = Lk;
     std::int64_t cmin = std::numeric_limits<std::int64_t>::max(), cmax = std::numeric_limits<std::int64_t>::min();
-    for (std::size_t i = i0; i < i1; ++i) {
-      const auto [lo, hi] = range(i);
-      if (lo >= hi) continue;
-      lo_min = std::min(lo_min, lo);
-      hi_max = std::max(hi_max, hi);
-      cmin = std::min(cmin, H.c0 - qpos(i) + static_cast<std::int64_t>(lo));
-      cmax = std::max(cmax, H.c0 - qpos(i) + static_cast<std::int64_t>(hi) - 1);
+    for (std::size_t i = k.i0; i < k.i1; ++i) {
+      if (lo[i] >= hi[i]) continue;
+      k.lo_min = std::min(k.lo_min, lo[i]);
+      k.hi_max = std::max(k.hi_max, hi[i]);
+      cmin = std::min(cmin, H.c0 - qpos(i) + static_cast<std::int64_t>(lo[i]));
+      cmax = std::max(cmax, H.c0 - qpos(i) + static_cast<std::int64_t>(hi[i]) - 1);
     }
-    if (lo_min >= hi_max) {  // no row of the block sees a key
-      for (std::size_t i = i0; i < i1; ++i) std::fill(out + i * Lk, out + (i + 1) * Lk, ninf);
-      continue;
+    if (k.lo_min < k.hi_max) {
+      k.cmin = cmin;
+      k.width = static_cast<std::size_t>(cmax - cmin + 1);
     }
-    for (std::size_t i = i0; i < i1; ++i)
-      for (std::size_t e = 0; e < d; ++e) {
-        qa.get()[(i - i0) * d + e] = H.q[i * d + e] + H.content_bias[e];
-        qb.get()[(i - i0) * d + e] = H.q[i * d + e] + (H.position_bias ? H.position_bias[e] : T(0));
-      }
-    // The position term: G[r][c - cmin] = scale <q + b, P[c]>.
-    const auto width = static_cast<std::size_t>(cmax - cmin + 1);
-    gemm_nt_ld(static_cast<blasint>(n), static_cast<blasint>(width), dd, scale, qb.get(), dd,
-               H.P + static_cast<std::size_t>(cmin) * d, dd, 0.0, g.get(), static_cast<blasint>(width));
-    parallel_for(n, threads, [&](int, std::size_t r) {
-      const std::size_t i = i0 + r;
-      const auto [lo, hi] = range(i);
+  }
+
+  // ---- the position term (+ segment, mask), by super-blocks of row blocks ----
+  const std::size_t cap = std::max<std::size_t>(kRelativeSuperBytes / sizeof(T), B * (Lk + B));
+  AlignedBuffer<T> g(std::min(cap, Lq * (Lk + B)));
+  for (std::size_t b0 = 0; b0 < nblocks;) {
+    std::size_t b1 = b0, used = 0;
+    while (b1 < nblocks && (b1 == b0 || used + (blocks[b1].i1 - blocks[b1].i0) * blocks[b1].width <= cap)) {
+      blocks[b1].at = used;
+      used += (blocks[b1].i1 - blocks[b1].i0) * blocks[b1].width;
+      ++b1;
+    }
+    for (std::size_t b = b0; b < b1; ++b) {
+      const Block& k = blocks[b];
+      if (k.width == 0) continue;
+      gemm_nt_ld(static_cast<blasint>(k.i1 - k.i0), static_cast<blasint>(k.width), dd, scale, qb.get() + k.i0 * d, dd,
+                 H.P + static_cast<std::size_t>(k.cmin) * d, dd, 0.0, g.get() + k.at, static_cast<blasint>(k.width));
+    }
+    const std::size_t r0 = blocks[b0].i0, r1 = blocks[b1 - 1].i1;
+    parallel_for(r1 - r0, threads, [&](int, std::size_t r) {
+      const std::size_t i = r0 + r;
+      const Block& k = blocks[i / B];
       T* row = out + i * Lk;
-      if (lo < hi) {
-        const T* src = g.get() + r * width + static_cast<std::size_t>(H.c0 - qpos(i) + static_cast<std::int64_t>(lo) - cmin);
-        std::copy(src, src + (hi - lo), row + lo);
+      const std::size_t l = lo[i], h = hi[i];
+      if (l < h) {
+        const T* src = g.get() + k.at + (i - k.i0) * k.width +
+                       static_cast<std::size_t>(H.c0 - qpos(i) + static_cast<std::int64_t>(l) - k.cmin);
+        std::copy(src, src + (h - l), row + l);
         if (segments) {
           T same = 0, other = 0;
           for (std::size_t e = 0; e < d; ++e) {
@@ -195,35 +251,83 @@ void relative_scores_head(const RelativeHead<T>& H, Range&& range, double scale,
           same *= sc;
           other *= sc;
           const std::int64_t t = H.query_types[i];
-          for (std::size_t j = lo; j < hi; ++j) row[j] += t != key_type(j) ? other : same;
+          for (std::size_t j = l; j < h; ++j) row[j] += t != key_type(j) ? other : same;
         }
       }
-      mask_row(lo, hi, row);
+      std::fill(row, row + l, ninf);
+      std::fill(row + h, row + Lk, ninf);
+      if (!H.key_mask.empty())
+        for (std::size_t j = l; j < h; ++j)
+          if (H.key_mask[j] == 0) row[j] = ninf;
     });
-    if (H.key_term) {
-      // out[i][j] += scale <k_j, P[c1 + q_i - j]> for each key block: the rows c1 + q_i - j of the block's keys.
-      for (std::size_t j0 = lo_min; j0 < hi_max; j0 += kRelativeRowBlock) {
-        const std::size_t j1 = std::min(hi_max, j0 + kRelativeRowBlock), m = j1 - j0;
-        const std::int64_t kmin = H.c1 + qpos(i0) - static_cast<std::int64_t>(j1 - 1);
-        const std::int64_t kmax = H.c1 + qpos(i1 - 1) - static_cast<std::int64_t>(j0);
-        const std::int64_t first = std::max<std::int64_t>(kmin, 0);
-        const std::int64_t last = std::min<std::int64_t>(kmax, static_cast<std::int64_t>(H.rows) - 1);
-        const auto kw = static_cast<std::size_t>(last - first + 1);
-        gemm_nt_ld(static_cast<blasint>(m), static_cast<blasint>(kw), dd, scale, H.k + j0 * d, dd,
-                   H.P + static_cast<std::size_t>(first) * d, dd, 0.0, hk.get(), static_cast<blasint>(kw));
-        parallel_for(n, threads, [&](int, std::size_t r) {
-          const std::size_t i = i0 + r;
-          const auto [lo, hi] = range(i);
-          T* row = out + i * Lk;
-          for (std::size_t j = std::max(lo, j0); j < std::min(hi, j1); ++j)
-            row[j] += hk.get()[(j - j0) * kw + static_cast<std::size_t>(H.c1 + qpos(i) - static_cast<std::int64_t>(j) - first)];
-        });
-      }
-    }
-    // The content term, beta = 1 over the keys the block sees.
-    gemm_nt_accumulate(static_cast<blasint>(n), static_cast<blasint>(hi_max - lo_min), dd, scale, qa.get(),
-                       H.k + lo_min * d, out + i0 * Lk + lo_min, ldo);
+    b0 = b1;
   }
+
+  // ---- the key term, transposed: key j reads rows c1 + q_i - j over its visible queries i, which for a block of keys
+  // is one contiguous run of table rows; a gemm per block of keys, then tiles added into place ----
+  if (H.key_term) {
+    // The queries that see key j: every query of the scheme that has a key term (TENER: [0, Lq) minus the mask's
+    // -inf, which an addition leaves -inf); the rows of key block [j0, j1) are c1 + q_i - j for i in [0, Lq).
+    const std::size_t kblocks = (Lk + B - 1) / B, kw = Lq + B;
+    const std::size_t kcap = std::max<std::size_t>(kRelativeSuperBytes / sizeof(T), B * kw);
+    AlignedBuffer<T> gk(std::min(kcap, kblocks * B * kw));
+    for (std::size_t kb0 = 0; kb0 < kblocks;) {
+      const std::size_t kb1 = std::min(kblocks, kb0 + std::max<std::size_t>(1, kcap / (B * kw)));
+      std::vector<std::int64_t> first(kb1 - kb0);
+      std::vector<std::size_t> width(kb1 - kb0);
+      for (std::size_t kb = kb0; kb < kb1; ++kb) {
+        const std::size_t j0 = kb * B, j1 = std::min(Lk, j0 + B);
+        const std::int64_t f = std::max<std::int64_t>(H.c1 + qpos(0) - static_cast<std::int64_t>(j1 - 1), 0);
+        const std::int64_t l = std::min<std::int64_t>(H.c1 + qpos(Lq - 1) - static_cast<std::int64_t>(j0),
+                                                      static_cast<std::int64_t>(H.rows) - 1);
+        first[kb - kb0] = f;
+        width[kb - kb0] = l >= f ? static_cast<std::size_t>(l - f + 1) : 0;
+        if (width[kb - kb0] == 0) continue;
+        gemm_nt_ld(static_cast<blasint>(j1 - j0), static_cast<blasint>(width[kb - kb0]), dd, scale, H.k + j0 * d, dd,
+                   H.P + static_cast<std::size_t>(f) * d, dd, 0.0, gk.get() + (kb - kb0) * B * kw,
+                   static_cast<blasint>(width[kb - kb0]));
+      }
+      // Tiles of B queries x B keys: out[i][j] += gk[j][c1 + q_i - j - first], within each row's visible keys.
+      const std::size_t qtiles = (Lq + B - 1) / B, ktiles = kb1 - kb0;
+      parallel_for(qtiles * ktiles, threads, [&](int, std::size_t t) {
+        const std::size_t qt = t / ktiles, kb = kb0 + t % ktiles;
+        if (width[kb - kb0] == 0) return;
+        const std::size_t j0 = kb * B, j1 = std::min(Lk, j0 + B);
+        const T* base = gk.get() + (kb - kb0) * B * kw;
+        const std::size_t w = width[kb - kb0];
+        const std::int64_t f = first[kb - kb0];
+        // A blocked transpose: gk's row j holds key j's values for consecutive queries i (contiguous), out's row i
+        // wants them for consecutive keys j; S x S sub-tiles go through a small buffer that stays in L1.
+        constexpr std::size_t S = 32;
+        T tile[S][S];
+        for (std::size_t a0 = qt * B; a0 < std::min(Lq, qt * B + B); a0 += S)
+          for (std::size_t b0 = j0; b0 < j1; b0 += S) {
+            const std::size_t a1 = std::min({Lq, qt * B + B, a0 + S}), b1 = std::min(j1, b0 + S);
+            for (std::size_t j = b0; j < b1; ++j) {
+              const T* src = base + (j - j0) * w + static_cast<std::size_t>(H.c1 + qpos(a0) - static_cast<std::int64_t>(j) - f);
+              for (std::size_t i = a0; i < a1; ++i) tile[i - a0][j - b0] = src[i - a0];
+            }
+            for (std::size_t i = a0; i < a1; ++i) {
+              T* row = out + i * Lk;
+              const std::size_t jl = std::max(lo[i], b0), jh = std::min(hi[i], b1);
+              for (std::size_t j = jl; j < jh; ++j) row[j] += tile[i - a0][j - b0];
+            }
+          }
+      });
+      kb0 = kb1;
+    }
+  }
+
+  // ---- the content term, beta = 1 (-inf stays -inf): one gemm when every row sees every key, else per block ----
+  if (full) {
+    gemm_nt_accumulate(static_cast<blasint>(Lq), static_cast<blasint>(Lk), dd, scale, qa.get(), H.k, out,
+                       static_cast<blasint>(Lk));
+    return;
+  }
+  for (const Block& k : blocks)
+    if (k.lo_min < k.hi_max)
+      gemm_nt_accumulate(static_cast<blasint>(k.i1 - k.i0), static_cast<blasint>(k.hi_max - k.lo_min), dd, scale,
+                         qa.get() + k.i0 * d, H.k + k.lo_min * d, out + k.i0 * Lk + k.lo_min, static_cast<blasint>(Lk));
 }
 
 }  // namespace posenc::core
