@@ -22,6 +22,37 @@ std::vector<double> read_weight(const std::string& flag, const std::optional<std
   return std::move(a.values);
 }
 
+Error rename_weight_error(const Error& e, std::initializer_list<std::pair<const char*, const char*>> names) {
+  for (const auto& [param, flag] : names)
+    if (e.parameter() == param) return Error(e.where(), flag, e.value(), e.accepted(), e.problem());
+  return e;
+}
+
+void add_weight_option(CLI::App* c, const std::string& flag, std::optional<std::string>& target, const std::string& help) {
+  c->add_option(flag, target, help)->type_name("FILE")->group("Weights");
+}
+
+void TableCheckFlags::add_to(CLI::App* c, const std::string& func) {
+  func_flag = "--ulp-" + func;
+  in.add_to(c);
+  c->add_option(func_flag, ulp_func, "Envelope: ulps a float32 " + func + " may be off correctly rounded (default 2)")
+      ->type_name("A")
+      ->check(CLI::Range(0.0, 1.0e6))
+      ->group("Envelope");
+  c->add_option("--ulp-trig", ulp_trig, "Envelope: ulps a float32 sin/cos may be off correctly rounded (default 2)")
+      ->type_name("A")
+      ->check(CLI::Range(0.0, 1.0e6))
+      ->group("Envelope");
+  c->add_option("--threads", threads, "OpenMP threads for the oracle (0: default)")->type_name("N");
+  report.add_to(c);
+}
+
+std::pair<double, double> TableCheckFlags::allowance(const CLI::App* app) const {
+  check_ulp_allowance(app, func_flag, ulp_func);
+  check_ulp_allowance(app, "--ulp-trig", ulp_trig);
+  return {ulp_func, ulp_trig};
+}
+
 RelativeScoresForm parse_form(const std::string& text) {
   if (const auto f = enum_from_string<RelativeScoresForm>(text)) return *f;
   throw UsageError("--form: '" + text + "' is not a form; accepted: " + enum_names<RelativeScoresForm>());

@@ -9,10 +9,12 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "bias_verbs.hpp"
 #include "output.hpp"
+#include "spec_options.hpp"
 #include "posenc/relative_attention.hpp"
 #include "verbs.hpp"
 
@@ -22,6 +24,26 @@ namespace posenc::cli {
 // `count` zeros when `zeros_if_absent`, else a UsageError naming the flag. shape_text_accepted: how the help names it.
 std::vector<double> read_weight(const std::string& flag, const std::optional<std::string>& path, std::size_t count,
                                 const std::vector<std::vector<std::size_t>>& shapes, bool zeros_if_absent);
+
+// A trained parameter's Error from a plan's constructor with the parameter renamed to its flag (names: {parameter,
+// flag} pairs; a parameter not listed keeps its name).
+Error rename_weight_error(const Error& e, std::initializer_list<std::pair<const char*, const char*>> names);
+
+// A weight flag (.npy FILE) in the "Weights" group.
+void add_weight_option(CLI::App* c, const std::string& flag, std::optional<std::string>& target, const std::string& help);
+
+// The spec of a scores command: heads and d_head from the inputs (--q) unless a flag, a preset or --spec gives them.
+template <class Spec>
+Spec spec_for_inputs(SpecOptions<Spec>& options, const ScoresInput& in, std::size_t Spec::*heads,
+                     std::size_t Spec::*d_head) {
+  Spec s = options.build();
+  if (!options.given("--spec") && !options.given("--preset")) {
+    if (!options.given("--heads")) s.*heads = in.heads;
+    if (!options.given("--d-head")) s.*d_head = in.head_dim;
+    validate(s);
+  }
+  return s;
+}
 
 // --form: blas | direct (UsageError naming --form otherwise).
 RelativeScoresForm parse_form(const std::string& text);
@@ -66,6 +88,20 @@ struct RelativeScoresFlags {
   ScoresFlags scores;
   std::string form = "blas";
   void add_to(CLI::App* c, const std::string& key_mask_help, const std::string& scale_help);
+};
+
+// The flags of `posenc check <scheme>` for a table of one call: --in, the envelope's ulp allowances (--ulp-<func> for the
+// frequencies' transcendental step, --ulp-trig), --threads and the report.
+struct TableCheckFlags {
+  InputFlags in;
+  ReportFlags report;
+  std::string threads;
+  double ulp_func = 2.0, ulp_trig = 2.0;
+  std::string func_flag;
+  // func: "pow" or "exp", the float32 function the frequencies go through (its allowance's flag --ulp-<func>).
+  void add_to(CLI::App* c, const std::string& func);
+  // The allowances {--ulp-<func>, --ulp-trig}, checked (UsageError naming the flag).
+  std::pair<double, double> allowance(const CLI::App* app) const;
 };
 
 // Checks the inputs' heads and head_dim against the spec's (UsageError naming --q and the spec's flags otherwise).

@@ -105,12 +105,7 @@ void run_scores(ScoresCommand& f) {
   if (in.query_length != in.key_length)
     throw UsageError("--q: " + std::to_string(in.query_length) + " queries but --k has " + std::to_string(in.key_length) +
                      " keys; TENER is self-attention (as many queries as keys)");
-  Spec s = f.spec.build();
-  if (!f.spec.given("--spec") && !f.spec.given("--preset")) {
-    if (!f.spec.given("--heads")) s.heads = in.heads;
-    if (!f.spec.given("--d-head")) s.d_head = in.head_dim;
-    validate(s);
-  }
+  const Spec s = spec_for_inputs(f.spec, in, &Spec::heads, &Spec::d_head);
   check_heads(in, s.heads, s.d_head, "--heads", "--d-head");
   const std::size_t H = s.heads, d = s.d_head;
   TenerWeights w;
@@ -120,9 +115,7 @@ void run_scores(ScoresCommand& f) {
   try {
     plan.emplace(s, w);
   } catch (const Error& e) {
-    const std::string p = e.parameter();
-    throw Error(e.where(), p == "r_r_bias" ? "--r-r-bias" : p == "r_w_bias" ? "--r-w-bias" : p, e.value(), e.accepted(),
-                e.problem());
+    throw rename_weight_error(e, {{"r_r_bias", "--r-r-bias"}, {"r_w_bias", "--r-w-bias"}});
   }
   Json head = result_head(s);
   head["note"] = "scores[h][i][j] = ((q + r_r_bias).k + (q + r_w_bias).R(j - i) + k.R(i - j)) scale, scale 1 (TENER's "
@@ -136,20 +129,17 @@ void run_scores(ScoresCommand& f) {
 
 struct CheckFlags {
   SpecOptions<Spec> spec;
-  InputFlags in;
-  ReportFlags report;
-  std::string threads;
-  double ulp_pow = 2.0, ulp_trig = 2.0;  // --ulp-exp (get_embedding's exp), --ulp-trig
+  TableCheckFlags check;
 };
 
 void run_check(CheckFlags& f, CLI::App* app) {
-  const NpyArray a = f.in.read();
+  const NpyArray a = f.check.in.read();
   if (a.shape.size() != 2)
-    throw UsageError("--in: '" + f.in.path + "' holds an array of shape " + shape_text(a.shape) +
+    throw UsageError("--in: '" + f.check.in.path + "' holds an array of shape " + shape_text(a.shape) +
                      "; accepted: a table [2L, d_head] (pos_embed of one call)");
-  check_ulp_allowance(app, "--ulp-exp", f.ulp_pow);
-  check_ulp_allowance(app, "--ulp-trig", f.ulp_trig);
-  const TableOptions opts = parse_threads(f.threads);
+  const auto [ulp_func, ulp_trig] = f.check.allowance(app);
+  const reference::EnvelopeAllowance allowance{ulp_func, ulp_trig};
+  const TableOptions opts = parse_threads(f.check.threads);
   test::CheckReport rep;
   try {
     Spec s = f.spec.build();
@@ -158,16 +148,16 @@ void run_check(CheckFlags& f, CLI::App* app) {
       validate(s);
     }
     if (a.shape[0] % 2 != 0)
-      throw UsageError("--in: '" + f.in.path + "' has " + std::to_string(a.shape[0]) +
+      throw UsageError("--in: '" + f.check.in.path + "' has " + std::to_string(a.shape[0]) +
                        " rows; a TENER table of length L has 2L rows (t = -L .. L - 1)");
     test::relative::TableInput in{a.values, a.shape[0], a.shape[1], dtype_of(a.stored), {}};
-    in.describe = {{"file", f.in.path}, {"stored", std::string(to_string(a.stored))}, {"shape", shape_text(a.shape)}};
-    rep = test::tener::check_table(s, a.shape[0] / 2, in, reference::EnvelopeAllowance{f.ulp_pow, f.ulp_trig},
+    in.describe = {{"file", f.check.in.path}, {"stored", std::string(to_string(a.stored))}, {"shape", shape_text(a.shape)}};
+    rep = test::tener::check_table(s, a.shape[0] / 2, in, allowance,
                                    opts.threads);
   } catch (const Error& e) {
     throw SpecOptions<Spec>::renamed(e);
   }
-  f.report.write(rep.to_json(), rep.to_markdown());
+  f.check.report.write(rep.to_json(), rep.to_markdown());
   exit_status() = rep.passed() ? 0 : 1;
 }
 
@@ -209,12 +199,8 @@ POSENC_CLI_SCHEME(tener) {
         "-inf at padded keys");
     f->spec.add_to(c);
     f->scores.add_to(c, mask_help, "default 1/sqrt(d_head)");
-    c->add_option("--r-r-bias", f->a, "r_r_bias (the content term's bias): .npy [heads, d_head] (default zeros)")
-        ->type_name("FILE")
-        ->group("Weights");
-    c->add_option("--r-w-bias", f->b, "r_w_bias (the position term's bias): .npy [heads, d_head] (default zeros)")
-        ->type_name("FILE")
-        ->group("Weights");
+    add_weight_option(c, "--r-r-bias", f->a, "r_r_bias (the content term's bias): .npy [heads, d_head] (default zeros)");
+    add_weight_option(c, "--r-w-bias", f->b, "r_w_bias (the position term's bias): .npy [heads, d_head] (default zeros)");
     c->footer("heads and d_head come from --q unless given; f64 when --q and --k are f64, else f32.\n"
               "Example: posenc scores tener --q q.npy --k k.npy --r-r-bias a.npy --r-w-bias b.npy --out s.npy");
     c->callback([f] { run_scores(*f); });
@@ -226,17 +212,7 @@ POSENC_CLI_SCHEME(tener) {
         "Your table (.npy [2L, d_head], pos_embed of one call) against the exact table (budget rows "
         "sinusoidal.check.exact.<dtype>) and get_embedding's float32 steps (emulation envelope); exit 0 pass, 1 fail");
     f->spec.add_to(c);
-    f->in.add_to(c);
-    c->add_option("--ulp-exp", f->ulp_pow, "Envelope: ulps a float32 exp may be off correctly rounded (default 2)")
-        ->type_name("A")
-        ->check(CLI::Range(0.0, 1.0e6))
-        ->group("Envelope");
-    c->add_option("--ulp-trig", f->ulp_trig, "Envelope: ulps a float32 sin/cos may be off correctly rounded (default 2)")
-        ->type_name("A")
-        ->check(CLI::Range(0.0, 1.0e6))
-        ->group("Envelope");
-    c->add_option("--threads", f->threads, "OpenMP threads for the oracle (0: default)")->type_name("N");
-    f->report.add_to(c);
+    f->check.add_to(c, "exp");
     c->footer("L and d_head come from the table's shape unless given. The verdict is held to the regime.\n"
               "Example: posenc check tener --preset tener-ontonotes --in pos_embed.npy --format json");
     c->callback([f, c] { run_check(*f, c); });

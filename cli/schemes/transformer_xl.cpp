@@ -102,13 +102,7 @@ struct ScoresCommand {
 
 void run_scores(ScoresCommand& f) {
   const ScoresInput in = read_scores_input(f.scores.scores.q_path, f.scores.scores.k_path);
-  Spec s = f.spec.build();
-  // The inputs' shape gives heads and d_head unless the flags (or a preset / --spec) say otherwise.
-  if (!f.spec.given("--spec") && !f.spec.given("--preset")) {
-    if (!f.spec.given("--heads")) s.heads = in.heads;
-    if (!f.spec.given("--d-head")) s.d_head = in.head_dim;
-    validate(s);
-  }
+  const Spec s = spec_for_inputs(f.spec, in, &Spec::heads, &Spec::d_head);
   check_heads(in, s.heads, s.d_head, "--heads", "--d-head");
   const std::size_t H = s.heads, d = s.d_head, dm = s.d_model;
   TransformerXlWeights w;
@@ -119,9 +113,7 @@ void run_scores(ScoresCommand& f) {
   try {
     plan.emplace(s, w);
   } catch (const Error& e) {
-    const std::string p = e.parameter();
-    const std::string flag = p == "r_w_bias" ? "--r-w-bias" : p == "r_r_bias" ? "--r-r-bias" : p == "r_net" ? "--r-net" : p;
-    throw Error(e.where(), flag, e.value(), e.accepted(), e.problem());
+    throw rename_weight_error(e, {{"r_w_bias", "--r-w-bias"}, {"r_r_bias", "--r-r-bias"}, {"r_net", "--r-net"}});
   }
   Json head = result_head(s);
   head["note"] = "scores[h][i][j] = scale ((q + r_w_bias).k + (q + r_r_bias).r_net R[c(i, j)]), c(i, j) = klen - 1 - "
@@ -135,20 +127,17 @@ void run_scores(ScoresCommand& f) {
 
 struct CheckFlags {
   SpecOptions<Spec> spec;
-  InputFlags in;
-  ReportFlags report;
-  std::string threads;
-  double ulp_pow = 2.0, ulp_trig = 2.0;
+  TableCheckFlags check;
 };
 
 void run_check(CheckFlags& f, CLI::App* app) {
-  const NpyArray a = f.in.read();
+  const NpyArray a = f.check.in.read();
   if (a.shape.size() != 2)
-    throw UsageError("--in: '" + f.in.path + "' holds an array of shape " + shape_text(a.shape) +
+    throw UsageError("--in: '" + f.check.in.path + "' holds an array of shape " + shape_text(a.shape) +
                      "; accepted: a table [key_length, d_model] (pos_emb of one call)");
-  check_ulp_allowance(app, "--ulp-pow", f.ulp_pow);
-  check_ulp_allowance(app, "--ulp-trig", f.ulp_trig);
-  const TableOptions opts = parse_threads(f.threads);
+  const auto [ulp_func, ulp_trig] = f.check.allowance(app);
+  const reference::EnvelopeAllowance allowance{ulp_func, ulp_trig};
+  const TableOptions opts = parse_threads(f.check.threads);
   test::CheckReport rep;
   try {
     Spec s = f.spec.build();
@@ -157,13 +146,12 @@ void run_check(CheckFlags& f, CLI::App* app) {
       validate(s);
     }
     test::relative::TableInput in{a.values, a.shape[0], a.shape[1], dtype_of(a.stored), {}};
-    in.describe = {{"file", f.in.path}, {"stored", std::string(to_string(a.stored))}, {"shape", shape_text(a.shape)}};
-    rep = test::transformer_xl::check_table(s, a.shape[0], in, reference::EnvelopeAllowance{f.ulp_pow, f.ulp_trig},
-                                            opts.threads);
+    in.describe = {{"file", f.check.in.path}, {"stored", std::string(to_string(a.stored))}, {"shape", shape_text(a.shape)}};
+    rep = test::transformer_xl::check_table(s, a.shape[0], in, allowance, opts.threads);
   } catch (const Error& e) {
     throw SpecOptions<Spec>::renamed(e);
   }
-  f.report.write(rep.to_json(), rep.to_markdown());
+  f.check.report.write(rep.to_json(), rep.to_markdown());
   exit_status() = rep.passed() ? 0 : 1;
 }
 
@@ -206,11 +194,9 @@ POSENC_CLI_SCHEME(transformer_xl) {
         "memory + Lq); -inf where undefined or hidden");
     f->spec.add_to(c);
     f->scores.add_to(c, mask_help, "default 1/sqrt(d_head)");
-    c->add_option("--r-w-bias", f->u, "u = r_w_bias: .npy [heads, d_head] (default zeros)")->type_name("FILE")->group("Weights");
-    c->add_option("--r-r-bias", f->v, "v = r_r_bias: .npy [heads, d_head] (default zeros)")->type_name("FILE")->group("Weights");
-    c->add_option("--r-net", f->r_net, "r_net.weight: .npy [heads * d_head, d_model] (required)")
-        ->type_name("FILE")
-        ->group("Weights");
+    add_weight_option(c, "--r-w-bias", f->u, "u = r_w_bias: .npy [heads, d_head] (default zeros)");
+    add_weight_option(c, "--r-r-bias", f->v, "v = r_r_bias: .npy [heads, d_head] (default zeros)");
+    add_weight_option(c, "--r-net", f->r_net, "r_net.weight: .npy [heads * d_head, d_model] (required)");
     c->footer("heads and d_head come from --q unless given; f64 when --q and --k are f64, else f32.\n"
               "Example: posenc scores transformer_xl --d-model 16 --q q.npy --k k.npy --r-net r_net.npy --out s.npy");
     c->callback([f] { run_scores(*f); });
@@ -223,17 +209,7 @@ POSENC_CLI_SCHEME(transformer_xl) {
         "sinusoidal.check.exact.<dtype>) and PositionalEmbedding's float32 steps (emulation envelope); exit 0 pass, 1 "
         "fail");
     f->spec.add_to(c);
-    f->in.add_to(c);
-    c->add_option("--ulp-pow", f->ulp_pow, "Envelope: ulps a float32 pow may be off correctly rounded (default 2)")
-        ->type_name("A")
-        ->check(CLI::Range(0.0, 1.0e6))
-        ->group("Envelope");
-    c->add_option("--ulp-trig", f->ulp_trig, "Envelope: ulps a float32 sin/cos may be off correctly rounded (default 2)")
-        ->type_name("A")
-        ->check(CLI::Range(0.0, 1.0e6))
-        ->group("Envelope");
-    c->add_option("--threads", f->threads, "OpenMP threads for the oracle (0: default)")->type_name("N");
-    f->report.add_to(c);
+    f->check.add_to(c, "pow");
     c->footer("key_length and d_model come from the table's shape unless given. The verdict is held to the regime.\n"
               "Example: posenc check transformer_xl --preset txl-wt103-base --in pos_emb.npy --format json");
     c->callback([f, c] { run_check(*f, c); });

@@ -131,13 +131,7 @@ struct ScoresCommand {
 
 void run_scores(ScoresCommand& f) {
   const ScoresInput in = read_scores_input(f.scores.scores.q_path, f.scores.scores.k_path);
-  Spec s = f.spec.build();
-  // The inputs' shape gives heads and d_head unless the flags (or a preset / --spec) say otherwise.
-  if (!f.spec.given("--spec") && !f.spec.given("--preset")) {
-    if (!f.spec.given("--heads")) s.heads = in.heads;
-    if (!f.spec.given("--d-head")) s.d_head = in.head_dim;
-    validate(s);
-  }
+  const Spec s = spec_for_inputs(f.spec, in, &Spec::heads, &Spec::d_head);
   check_heads(in, s.heads, s.d_head, "--heads", "--d-head");
   const std::size_t H = s.heads, d = s.d_head, dm = s.d_model;
   XlnetWeights w;
@@ -151,14 +145,8 @@ void run_scores(ScoresCommand& f) {
   try {
     plan.emplace(s, w);
   } catch (const Error& e) {
-    const std::string p = e.parameter();
-    const std::string flag = p == "r_w_bias"  ? "--r-w-bias"
-                             : p == "r_r_bias" ? "--r-r-bias"
-                             : p == "r_s_bias" ? "--r-s-bias"
-                             : p == "seg_embed" ? "--seg-embed"
-                             : p == "r"        ? "--r"
-                                               : p;
-    throw Error(e.where(), flag, e.value(), e.accepted(), e.problem());
+    throw rename_weight_error(e, {{"r_w_bias", "--r-w-bias"}, {"r_r_bias", "--r-r-bias"}, {"r_s_bias", "--r-s-bias"},
+                                  {"seg_embed", "--seg-embed"}, {"r", "--r"}});
   }
   Json head = result_head(s);
   head["note"] = "scores[h][i][j] = scale ((q + r_w_bias).k + (q + r_r_bias).R[c(i, j)] r + [token types] (q + "
@@ -174,20 +162,18 @@ void run_scores(ScoresCommand& f) {
 
 struct CheckFlags {
   SpecOptions<Spec> spec;
-  InputFlags in;
-  ReportFlags report;
-  std::string threads, query_length;
-  double ulp_pow = 2.0, ulp_trig = 2.0;
+  TableCheckFlags check;
+  std::string query_length;
 };
 
 void run_check(CheckFlags& f, CLI::App* app) {
-  const NpyArray a = f.in.read();
+  const NpyArray a = f.check.in.read();
   if (a.shape.size() != 2)
-    throw UsageError("--in: '" + f.in.path + "' holds an array of shape " + shape_text(a.shape) +
+    throw UsageError("--in: '" + f.check.in.path + "' holds an array of shape " + shape_text(a.shape) +
                      "; accepted: a table [rows, d_model] (pos_emb of one call)");
-  check_ulp_allowance(app, "--ulp-pow", f.ulp_pow);
-  check_ulp_allowance(app, "--ulp-trig", f.ulp_trig);
-  const TableOptions opts = parse_threads(f.threads);
+  const auto [ulp_func, ulp_trig] = f.check.allowance(app);
+  const reference::EnvelopeAllowance allowance{ulp_func, ulp_trig};
+  const TableOptions opts = parse_threads(f.check.threads);
   test::CheckReport rep;
   try {
     Spec s = f.spec.build();
@@ -204,12 +190,12 @@ void run_check(CheckFlags& f, CLI::App* app) {
                        std::to_string(lq) + " (bi: klen + qlen rows, uni: klen + 1)");
     const std::size_t lk = bi ? rows - lq : rows - 1;
     test::relative::TableInput in{a.values, a.shape[0], a.shape[1], dtype_of(a.stored), {}};
-    in.describe = {{"file", f.in.path}, {"stored", std::string(to_string(a.stored))}, {"shape", shape_text(a.shape)}};
-    rep = test::xlnet::check_table(s, lq, lk, in, reference::EnvelopeAllowance{f.ulp_pow, f.ulp_trig}, opts.threads);
+    in.describe = {{"file", f.check.in.path}, {"stored", std::string(to_string(a.stored))}, {"shape", shape_text(a.shape)}};
+    rep = test::xlnet::check_table(s, lq, lk, in, allowance, opts.threads);
   } catch (const Error& e) {
     throw SpecOptions<Spec>::renamed(e);
   }
-  f.report.write(rep.to_json(), rep.to_markdown());
+  f.check.report.write(rep.to_json(), rep.to_markdown());
   exit_status() = rep.passed() ? 0 : 1;
 }
 
@@ -251,11 +237,11 @@ POSENC_CLI_SCHEME(xlnet) {
         "d_head], k [heads, Lk, d_head] (Lk = memory + Lq); -inf where undefined or hidden");
     f->spec.add_to(c);
     f->scores.add_to(c, mask_help, "default 1/sqrt(d_head)");
-    c->add_option("--r-w-bias", f->u, "r_w_bias: .npy [heads, d_head] (default zeros)")->type_name("FILE")->group("Weights");
-    c->add_option("--r-r-bias", f->v, "r_r_bias: .npy [heads, d_head] (default zeros)")->type_name("FILE")->group("Weights");
-    c->add_option("--r-s-bias", f->sb, "r_s_bias: .npy [heads, d_head] (default zeros)")->type_name("FILE")->group("Weights");
-    c->add_option("--seg-embed", f->seg, "seg_embed: .npy [2, heads, d_head] (default zeros)")->type_name("FILE")->group("Weights");
-    c->add_option("--r", f->r, "r: .npy [d_model, heads, d_head] (required)")->type_name("FILE")->group("Weights");
+    add_weight_option(c, "--r-w-bias", f->u, "r_w_bias: .npy [heads, d_head] (default zeros)");
+    add_weight_option(c, "--r-r-bias", f->v, "r_r_bias: .npy [heads, d_head] (default zeros)");
+    add_weight_option(c, "--r-s-bias", f->sb, "r_s_bias: .npy [heads, d_head] (default zeros)");
+    add_weight_option(c, "--seg-embed", f->seg, "seg_embed: .npy [2, heads, d_head] (default zeros)");
+    add_weight_option(c, "--r", f->r, "r: .npy [d_model, heads, d_head] (required)");
     c->add_option("--token-types", f->types,
                   "the queries' token types, one digit each (00011) or comma-separated (0,0,1,2): adds the segment term "
                   "(the memory keys have type 0)")
@@ -273,20 +259,10 @@ POSENC_CLI_SCHEME(xlnet) {
         "sinusoidal.check.exact.<dtype>) and relative_positional_encoding's float32 steps (emulation envelope); exit 0 "
         "pass, 1 fail");
     f->spec.add_to(c);
-    f->in.add_to(c);
-    c->add_option("--ulp-pow", f->ulp_pow, "Envelope: ulps a float32 pow may be off correctly rounded (default 2)")
-        ->type_name("A")
-        ->check(CLI::Range(0.0, 1.0e6))
-        ->group("Envelope");
-    c->add_option("--ulp-trig", f->ulp_trig, "Envelope: ulps a float32 sin/cos may be off correctly rounded (default 2)")
-        ->type_name("A")
-        ->check(CLI::Range(0.0, 1.0e6))
-        ->group("Envelope");
+    f->check.add_to(c, "pow");
     c->add_option("--query-length", f->query_length, "qlen of the call (default 1); klen follows from the rows")
         ->type_name("N")
         ->group("Geometry");
-    c->add_option("--threads", f->threads, "OpenMP threads for the oracle (0: default)")->type_name("N");
-    f->report.add_to(c);
     c->footer("d_model comes from the table's shape unless given. The verdict is held to the regime.\n"
               "Example: posenc check xlnet --preset xlnet-base-cased --query-length 512 --in pos_emb.npy --format json");
     c->callback([f, c] { run_check(*f, c); });

@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <algorithm>
+#include <cstring>
 #include <limits>
 #include <random>
 
@@ -49,6 +50,12 @@ rc::Gen<Call> call_gen(std::size_t max_q, std::size_t max_m, std::span<const std
     }
     return c;
   });
+}
+
+bool Scores::same_bits(const Scores& o) const {
+  return s32.size() == o.s32.size() && s64.size() == o.s64.size() &&
+         std::memcmp(s32.data(), o.s32.data(), s32.size() * sizeof(float)) == 0 &&
+         std::memcmp(s64.data(), o.s64.data(), s64.size() * sizeof(double)) == 0;
 }
 
 double sum_abs(std::span<const double> x, std::span<const double> y, std::span<const double> z) {

@@ -62,6 +62,22 @@ void measure_scores(const Sink&, const BudgetRow& row32, const BudgetRow& row64,
                     std::span<const float> s32, std::span<const double> s64,
                     const std::function<std::string()>& label, std::size_t max_rows, std::size_t max_cols);
 
+// A plan's scores of one call in f32 and f64 (q, k float32 numbers held in doubles): scores(q, k, out) is called
+// with spans of float and of double.
+struct Scores {
+  std::vector<float> s32;
+  std::vector<double> s64;
+  bool same_bits(const Scores& o) const;  // bit for bit equal, both types
+};
+template <class Run>
+Scores run_scores(std::size_t n, const std::vector<double>& q, const std::vector<double>& k, Run&& scores) {
+  const std::vector<float> q32(q.begin(), q.end()), k32(k.begin(), k.end());
+  Scores s{std::vector<float>(n), std::vector<double>(n)};
+  scores(std::span<const float>(q32), std::span<const float>(k32), std::span<float>(s.s32));
+  scores(std::span<const double>(q), std::span<const double>(k), std::span<double>(s.s64));
+  return s;
+}
+
 // sum_e (|x_e| + |y_e|) |z_e| and sum_e |x_e| |z_e| over d values (the magnitudes' building blocks; y may be empty).
 double sum_abs(std::span<const double> x, std::span<const double> y, std::span<const double> z);
 

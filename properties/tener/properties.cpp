@@ -95,19 +95,12 @@ relative::EntryFn entry_fn(const rf::TenerOracle& o, const TenerWeights& w, cons
 
 double default_scale(const TenerSpec& s) { return s.scale ? 1 / std::sqrt(static_cast<double>(s.d_head)) : 1.0; }
 
-struct Scores {
-  std::vector<float> s32;
-  std::vector<double> s64;
-};
+using relative::Scores;
 Scores run_scores(const TenerPlan& plan, const Call& c, const std::vector<double>& q, const std::vector<double>& k,
                   std::optional<double> scale, RelativeScoresForm form, const TableOptions& o = {}) {
   const BiasGeometry g = c.view();
-  const std::size_t n = tener_scores_size(plan.spec(), g);
-  const std::vector<float> q32(q.begin(), q.end()), k32(k.begin(), k.end());
-  Scores s{std::vector<float>(n), std::vector<double>(n)};
-  plan.scores(std::span<const float>(q32), std::span<const float>(k32), g, scale, std::span<float>(s.s32), o, form);
-  plan.scores(std::span<const double>(q), std::span<const double>(k), g, scale, std::span<double>(s.s64), o, form);
-  return s;
+  return relative::run_scores(tener_scores_size(plan.spec(), g), q, k,
+                              [&](auto q, auto k, auto out) { plan.scores(q, k, g, scale, out, o, form); });
 }
 
 // ---- the table ----------------------------------------------------------------------------------------------
@@ -266,8 +259,7 @@ POSENC_PROPERTY(Tener, ScoresAreUnscaledByDefault,
     const TenerPlan plan(spec, w);
     const Scores a = run_scores(plan, c, q, k, std::nullopt, RelativeScoresForm::blas),
                  b = run_scores(plan, c, q, k, explicit_scale, RelativeScoresForm::blas);
-    RC_ASSERT(std::memcmp(a.s32.data(), b.s32.data(), a.s32.size() * sizeof(float)) == 0);
-    RC_ASSERT(std::memcmp(a.s64.data(), b.s64.data(), a.s64.size() * sizeof(double)) == 0);
+    RC_ASSERT(a.same_bits(b));
   }
   const Sink sink = claim_sink(claim);
   const std::size_t d = s.d_head, L = c.Lk;
@@ -394,8 +386,7 @@ POSENC_PROPERTY(Tener, ValuesIndependentOfThreadsAndStorePath,
                             k = relative::random_values(s.heads * L * s.d_head);
   for (RelativeScoresForm form : {RelativeScoresForm::blas, RelativeScoresForm::direct}) {
     const Scores x = run_scores(plan, c, q, k, std::nullopt, form, one), y = run_scores(plan, c, q, k, std::nullopt, form, many);
-    RC_ASSERT(std::memcmp(x.s32.data(), y.s32.data(), x.s32.size() * sizeof(float)) == 0);
-    RC_ASSERT(std::memcmp(x.s64.data(), y.s64.data(), x.s64.size() * sizeof(double)) == 0);
+    RC_ASSERT(x.same_bits(y));
   }
 }
 

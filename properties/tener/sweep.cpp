@@ -28,12 +28,6 @@ using nlohmann::json;
 namespace rf = posenc::reference;
 using R = TenerRow;
 
-double emit_err(const Sink& sink, const BudgetRow& row, double y, const Real& r, const Describe& what, double scale = 0.0) {
-  const Measure m = measure(row, y, r, scale);
-  sink(row, m, y, &r, what);
-  return m.ok() ? m.err : std::numeric_limits<double>::infinity();
-}
-
 void measure_table(SweepContext& ctx, const TenerSpec& s, const std::string& name, int steps) {
   const bool emu = s.regime == Regime::emulated;
   std::vector<std::int64_t> grid;
@@ -56,8 +50,8 @@ void measure_table(SweepContext& ctx, const TenerSpec& s, const std::string& nam
       for (std::size_t m = 0; m < d; ++m) {
         const Real e = rf::tener_table_value(s, pos[n], m, L);
         auto what = [&] { return describe(s) + " t=" + std::to_string(pos[n]) + " m=" + std::to_string(m); };
-        m32 = std::max(m32, emit_err(ctx.aggregate, budget(emu ? R::table_emulated : R::table_exact_f32), t32[n * d + m], e, what));
-        m64 = std::max(m64, emit_err(ctx.aggregate, budget(emu ? R::table_emulated : R::table_exact_f64), t64[n * d + m], e, what));
+        m32 = std::max(m32, emit_measured(ctx.aggregate, budget(emu ? R::table_emulated : R::table_exact_f32), t32[n * d + m], e, what));
+        m64 = std::max(m64, emit_measured(ctx.aggregate, budget(emu ? R::table_emulated : R::table_exact_f64), t64[n * d + m], e, what));
       }
       if (sign > 0) {
         p32.push_back({{"distance", grid[n]}, {"max_error", m32}});
@@ -104,9 +98,9 @@ void measure_scores(SweepContext& ctx, const TenerSpec& base, const std::string&
         mg.position = relative::sum_abs(qs, w.r_w_bias, std::span<const double>(table).subspan((L + j - i) * d, d));
         mg.key = relative::sum_abs(ks, {}, std::span<const double>(table).subspan((L + i - j) * d, d));
         mg.weights = relative::sum_abs(qs, w.r_w_bias, ones) + relative::sum_abs(ks, {}, ones);
-        const double r32 = emit_err(ctx.aggregate, budget(R::scores_f32), s32[at], e, what,
+        const double r32 = emit_measured(ctx.aggregate, budget(R::scores_f32), s32[at], e, what,
                                     relative_scores_bound(DType::f32, form, d, 0, 3, sc, mg, relative_table_rho(DType::f32, emu)));
-        const double r64 = emit_err(ctx.aggregate, budget(R::scores_f64), s64[at], e, what,
+        const double r64 = emit_measured(ctx.aggregate, budget(R::scores_f64), s64[at], e, what,
                                     relative_scores_bound(DType::f64, form, d, 0, 3, sc, mg, relative_table_rho(DType::f64, emu)));
         bands.add(static_cast<std::int64_t>(j) - static_cast<std::int64_t>(i), r32, r64);
       }

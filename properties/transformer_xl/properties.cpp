@@ -110,20 +110,12 @@ relative::EntryFn entry_fn(const rf::TransformerXlOracle& o, const TransformerXl
 }
 
 // The plan's scores of a call in f32 and f64 (q, k float32 numbers held in doubles).
-struct Scores {
-  std::vector<float> s32;
-  std::vector<double> s64;
-};
-Scores run_scores(const TransformerXlPlan& plan, const Call& c, const std::vector<double>& q,
-                  const std::vector<double>& k, std::optional<double> scale, RelativeScoresForm form,
-                  const TableOptions& o = {}) {
+using relative::Scores;
+Scores run_scores(const TransformerXlPlan& plan, const Call& c, const std::vector<double>& q, const std::vector<double>& k,
+                  std::optional<double> scale, RelativeScoresForm form, const TableOptions& o = {}) {
   const BiasGeometry g = c.view();
-  const std::size_t n = transformer_xl_scores_size(plan.spec(), g);
-  const std::vector<float> q32(q.begin(), q.end()), k32(k.begin(), k.end());
-  Scores s{std::vector<float>(n), std::vector<double>(n)};
-  plan.scores(std::span<const float>(q32), std::span<const float>(k32), g, scale, std::span<float>(s.s32), o, form);
-  plan.scores(std::span<const double>(q), std::span<const double>(k), g, scale, std::span<double>(s.s64), o, form);
-  return s;
+  return relative::run_scores(transformer_xl_scores_size(plan.spec(), g), q, k,
+                              [&](auto q, auto k, auto out) { plan.scores(q, k, g, scale, out, o, form); });
 }
 
 // ---- the table ----------------------------------------------------------------------------------------------
@@ -392,8 +384,7 @@ POSENC_PROPERTY(TransformerXl, ValuesIndependentOfThreadsAndStorePath,
                             k = relative::random_values(s.heads * c.Lk * s.d_head);
   for (RelativeScoresForm form : {RelativeScoresForm::blas, RelativeScoresForm::direct}) {
     const Scores x = run_scores(plan, c, q, k, std::nullopt, form, one), y = run_scores(plan, c, q, k, std::nullopt, form, many);
-    RC_ASSERT(std::memcmp(x.s32.data(), y.s32.data(), x.s32.size() * sizeof(float)) == 0);
-    RC_ASSERT(std::memcmp(x.s64.data(), y.s64.data(), x.s64.size() * sizeof(double)) == 0);
+    RC_ASSERT(x.same_bits(y));
   }
 }
 

@@ -110,19 +110,12 @@ relative::EntryFn entry_fn(const rf::XlnetOracle& o, const XlnetWeights& w, cons
   };
 }
 
-struct Scores {
-  std::vector<float> s32;
-  std::vector<double> s64;
-};
+using relative::Scores;
 Scores run_scores(const XlnetPlan& plan, const Call& c, const std::vector<double>& q, const std::vector<double>& k,
                   std::optional<double> scale, RelativeScoresForm form, const TableOptions& o = {}) {
   const BiasGeometry g = c.view();
-  const std::size_t n = xlnet_scores_size(plan.spec(), g);
-  const std::vector<float> q32(q.begin(), q.end()), k32(k.begin(), k.end());
-  Scores s{std::vector<float>(n), std::vector<double>(n)};
-  plan.scores(std::span<const float>(q32), std::span<const float>(k32), g, c.types, scale, std::span<float>(s.s32), o, form);
-  plan.scores(std::span<const double>(q), std::span<const double>(k), g, c.types, scale, std::span<double>(s.s64), o, form);
-  return s;
+  return relative::run_scores(xlnet_scores_size(plan.spec(), g), q, k,
+                              [&](auto q, auto k, auto out) { plan.scores(q, k, g, c.types, scale, out, o, form); });
 }
 
 // ---- the table ----------------------------------------------------------------------------------------------
@@ -360,8 +353,7 @@ POSENC_PROPERTY(Xlnet, SegmentTermSeesOnlySameOrDifferent,
   count_case(claim);
   const Scores a = run_scores(plan, c, q, k, std::nullopt, RelativeScoresForm::blas),
                b = run_scores(plan, d, q, k, std::nullopt, RelativeScoresForm::blas);
-  RC_ASSERT(std::memcmp(a.s32.data(), b.s32.data(), a.s32.size() * sizeof(float)) == 0);
-  RC_ASSERT(std::memcmp(a.s64.data(), b.s64.data(), a.s64.size() * sizeof(double)) == 0);
+  RC_ASSERT(a.same_bits(b));
   const rf::XlnetOracle o(s, w);
   const Sink sink = claim_sink(claim);
   const std::size_t dd = s.d_head;
@@ -446,8 +438,7 @@ POSENC_PROPERTY(Xlnet, ValuesIndependentOfThreadsAndStorePath,
                             k = relative::random_values(s.heads * c.Lk * s.d_head);
   for (RelativeScoresForm form : {RelativeScoresForm::blas, RelativeScoresForm::direct}) {
     const Scores x = run_scores(plan, c, q, k, std::nullopt, form, one), y = run_scores(plan, c, q, k, std::nullopt, form, many);
-    RC_ASSERT(std::memcmp(x.s32.data(), y.s32.data(), x.s32.size() * sizeof(float)) == 0);
-    RC_ASSERT(std::memcmp(x.s64.data(), y.s64.data(), x.s64.size() * sizeof(double)) == 0);
+    RC_ASSERT(x.same_bits(y));
   }
 }
 
