@@ -38,7 +38,7 @@ template <class T>
 struct Dest {
   Part part;
   T* p;
-  std::size_t stride;
+  std::ptrdiff_t stride;
 };
 
 // The unit of work of the fused pass: `rows` consecutive positions of one anchor block, pairs k0 .. k0 + n - 1.
@@ -49,7 +49,8 @@ struct Tile {
   std::size_t rows, n;
   std::array<Dest<T>, 4> dest;
   std::size_t nd;
-  double scale = 1.0;  // RowForm::scale
+  double scale = 1.0;       // RowForm::scale
+  bool negate_sin = false;  // RowForm::negate_sin
 };
 
 // The fused pass over n pairs: s = s_a c_j + c_a s_j, c = c_a c_j - s_a s_j (one fma, one product each, as
@@ -69,9 +70,10 @@ void fused_scalar(const Tile<T>& t) noexcept {
         s = std::clamp(s, -1.0, 1.0) * t.scale;
         c = std::clamp(c, -1.0, 1.0) * t.scale;
       }
+      if (t.negate_sin) s = -s;
       const T st = static_cast<T>(s), ct = static_cast<T>(c);
       for (std::size_t i = 0; i < t.nd; ++i) {
-        T* p = t.dest[i].p + row * t.dest[i].stride;
+        T* p = t.dest[i].p + static_cast<std::ptrdiff_t>(row) * t.dest[i].stride;
         switch (t.dest[i].part) {
           case Part::sin: p[k] = st; break;
           case Part::cos: p[k] = ct; break;
@@ -168,19 +170,21 @@ inline Rot8 scaled(Rot8 a, __m512d m) noexcept {
   if constexpr (Scaled) return {_mm512_mul_pd(clamp1(a.s), m), _mm512_mul_pd(clamp1(a.c), m)};
   else return a;
 }
+// neg: -0.0 to negate the sines (RowForm::negate_sin), +0.0 to keep them: an exclusive or with the sign bit.
 template <bool Full, bool Scaled>
 inline StepF32 step_values(const double* sa, const double* ca, const double* sj, const double* cj, std::size_t r,
-                           __m512d m, float*) noexcept {
+                           __m512d m, __m512d neg, float*) noexcept {
   const Rot8 a = scaled<Scaled>(rot8<Full>(sa, ca, sj, cj, lanes8(r)), m);
   const Rot8 b = scaled<Scaled>(rot8<Full>(sa + 8, ca + 8, sj + 8, cj + 8, lanes8(r > 8 ? r - 8 : 0)), m);
-  return {_mm512_cvtpd_ps(a.s), _mm512_cvtpd_ps(a.c), _mm512_cvtpd_ps(b.s), _mm512_cvtpd_ps(b.c), r};
+  return {_mm512_cvtpd_ps(_mm512_xor_pd(a.s, neg)), _mm512_cvtpd_ps(a.c), _mm512_cvtpd_ps(_mm512_xor_pd(b.s, neg)),
+          _mm512_cvtpd_ps(b.c), r};
 }
 template <bool Full, bool Scaled>
 inline StepF64 step_values(const double* sa, const double* ca, const double* sj, const double* cj, std::size_t r,
-                           __m512d m, double*) noexcept {
+                           __m512d m, __m512d neg, double*) noexcept {
   const Rot8 a = rot8<Full>(sa, ca, sj, cj, lanes8(r));
-  if constexpr (Scaled) return {_mm512_mul_pd(clamp1(a.s), m), _mm512_mul_pd(clamp1(a.c), m), r};
-  else return {clamp1(a.s), clamp1(a.c), r};
+  if constexpr (Scaled) return {_mm512_xor_pd(_mm512_mul_pd(clamp1(a.s), m), neg), _mm512_mul_pd(clamp1(a.c), m), r};
+  else return {_mm512_xor_pd(clamp1(a.s), neg), clamp1(a.c), r};
 }
 constexpr std::size_t step_pairs(float*) { return 16; }
 constexpr std::size_t step_pairs(double*) { return 8; }
@@ -212,13 +216,14 @@ void fused_parts(const Tile<T>& t) noexcept {
   const std::size_t n = t.n, nd = t.nd;
   const std::array<Dest<T>, 4> dest = t.dest;
   const __m512d m = _mm512_set1_pd(t.scale);
+  const __m512d neg = _mm512_set1_pd(t.negate_sin ? -0.0 : 0.0);
   for (std::size_t row = 0; row < t.rows; ++row) {
     const double* sj = t.j + row * 2 * AngleTable::kChunk;
     const double* cj = sj + AngleTable::kChunk;
     std::array<T*, 4> p;
-    for (std::size_t i = 0; i < nd; ++i) p[i] = dest[i].p + row * dest[i].stride;
+    for (std::size_t i = 0; i < nd; ++i) p[i] = dest[i].p + static_cast<std::ptrdiff_t>(row) * dest[i].stride;
     auto step = [&]<bool Full>(std::size_t k, std::size_t r) {
-      const auto v = step_values<Full, Scaled>(sa + k, ca + k, sj + k, cj + k, r, m, static_cast<T*>(nullptr));
+      const auto v = step_values<Full, Scaled>(sa + k, ca + k, sj + k, cj + k, r, m, neg, static_cast<T*>(nullptr));
       if constexpr (sizeof...(Fixed) > 0) {
         std::size_t i = 0;
         ((store_part<NT, Full>(Fixed, p[i], k, v), ++i), ...);
@@ -330,19 +335,21 @@ class Writer {
   }
 
  private:
-  static T* plane_row(const Segment<T>& s, std::size_t row) noexcept { return s.base + row * s.row_stride; }
+  static T* plane_row(const Segment<T>& s, std::size_t row) noexcept {
+    return s.base + static_cast<std::ptrdiff_t>(row) * s.row_stride;
+  }
   static T* dest(const Segment<T>& s, std::size_t row, std::size_t k0) noexcept {
     return plane_row(s, row) + s.offset + k0 * values_per_pair(s.part);
   }
 
   // Rows row0 .. row0 + rows - 1 (positions anchor + j0 ..), pairs k0 .. k0 + n - 1.
   void tile(Worker<T>& w, std::size_t j0, std::size_t rows, std::size_t row0, std::size_t k0, std::size_t n) const noexcept {
-    Tile<T> t{w.sa.get() + k0, w.ca.get() + k0, t_.j_sin(j0, k0), rows, n, {}, f_.count, f_.scale};
+    Tile<T> t{w.sa.get() + k0, w.ca.get() + k0, t_.j_sin(j0, k0), rows, n, {}, f_.count, f_.scale, f_.negate_sin};
     bool lines = true;  // every destination row whole aligned cache lines
     for (std::size_t i = 0; i < f_.count; ++i) {
       const Segment<T>& s = f_.segments[i];
       t.dest[i] = {s.part, dest(s, row0, k0), s.row_stride};
-      lines = lines && aligned64(t.dest[i].p) && (s.row_stride * sizeof(T)) % 64 == 0 &&
+      lines = lines && aligned64(t.dest[i].p) && (s.row_stride * static_cast<std::ptrdiff_t>(sizeof(T))) % 64 == 0 &&
               (n * values_per_pair(s.part) * sizeof(T)) % 64 == 0;
     }
     if (!stream_) return fused<false>(t);
@@ -350,12 +357,13 @@ class Writer {
     // Streaming to destinations that are not whole lines: row by row, compute each part once into L1, then
     // copy it to every segment of that part with streamed whole lines and ordinary stores for partial ones.
     for (std::size_t r = 0; r < rows; ++r) {
-      Tile<T> one{t.sa, t.ca, t_.j_sin(j0 + r, k0), 1, n, {}, 0, f_.scale};
+      Tile<T> one{t.sa, t.ca, t_.j_sin(j0 + r, k0), 1, n, {}, 0, f_.scale, f_.negate_sin};
       for (std::size_t pi = 0; pi < 4; ++pi)
         if (primary_[pi] >= 0) one.dest[one.nd++] = {static_cast<Part>(pi), w.staged(static_cast<Part>(pi)), 0};
       fused<false>(one);
       for (std::size_t i = 0; i < f_.count; ++i)
-        store_row(t.dest[i].p + r * t.dest[i].stride, w.staged(t.dest[i].part), n * values_per_pair(t.dest[i].part), true);
+        store_row(t.dest[i].p + static_cast<std::ptrdiff_t>(r) * t.dest[i].stride, w.staged(t.dest[i].part),
+                  n * values_per_pair(t.dest[i].part), true);
     }
   }
 
@@ -368,6 +376,10 @@ class Writer {
 };
 
 }  // namespace
+
+// Runs of at least this many consecutive positions in a list are written as ranges (block by block, one anchor per
+// block of rows) instead of entry by entry.
+constexpr std::size_t kMinRun = 128;
 
 template <class T>
 void write_table(const AngleTable& table, const PositionSource& src, const RowForm<T>& form,
@@ -382,10 +394,77 @@ void write_table(const AngleTable& table, const PositionSource& src, const RowFo
   const auto B = static_cast<std::int64_t>(table.block());
   const bool has_zero = zero_position.has_value();
   const std::int64_t zp = zero_position.value_or(0);
-  // Negative positions: the row of |p| (computed like any non-negative row) with its sines negated, so PE(-p) is
-  // the exact reflection of PE(p) bit for bit. (p and -p have different anchors and J rows, so computing -p
-  // directly gave f64 cosines that differed from those of p in the last bit in ~45% of entries.) These rows are
-  // written with ordinary stores, so that they are still in cache for the sign flip. |p| <= 2^40: no overflow.
+
+  // Positions q = q_lo .. q_hi >= 0 into output rows r0 + dir q (dir = +1 or -1), block by block (one anchor per
+  // block), with the sines negated when `negate`: then row r0 + dir q holds the row of -q, the exact reflection of
+  // the row of q bit for bit (p and -p have different anchors and J rows, so computing -p directly gave f64 cosines
+  // that differed from those of p in the last bit in ~45% of entries). The form is re-based so that its row index
+  // is q itself. A zero position inside the run (sign given by `negate`) gets an all-zero row.
+  auto abs_range = [&](std::int64_t q_lo, std::int64_t q_hi, std::int64_t r0, int dir, bool negate) {
+    if (q_lo > q_hi) return;
+    RowForm<T> f = form;
+    for (std::size_t i = 0; i < f.count; ++i) {
+      f.segments[i].base += r0 * f.segments[i].row_stride;
+      f.segments[i].row_stride *= dir;
+    }
+    f.negate_sin = negate;
+    const Writer<T> w_run(table, f, stream);
+    const std::int64_t zq = negate ? -zp : zp;  // the zero position's q, if it has this run's sign
+    const bool zero_here = has_zero && (negate ? zp < 0 : zp >= 0) && zq >= q_lo && zq <= q_hi;
+    for_each_block(q_lo, static_cast<std::size_t>(q_hi - q_lo + 1), table.block(), threads,
+                   [&](int t, std::int64_t pa, std::int64_t lo, std::int64_t hi) {
+                     Worker<T>& w = workers[static_cast<std::size_t>(t)];
+                     auto rows = [&](std::int64_t a, std::int64_t b) {  // positions a..b of this block
+                       if (a <= b)
+                         w_run.run(w, pa, static_cast<std::size_t>(a - pa), static_cast<std::size_t>(b - pa),
+                                   static_cast<std::size_t>(a));
+                     };
+                     if (zero_here && zq >= lo && zq <= hi) {
+                       rows(lo, zq - 1);
+                       w_run.zero_row(static_cast<std::size_t>(zq));
+                       rows(zq + 1, hi);
+                     } else {
+                       rows(lo, hi);
+                     }
+                   });
+  };
+  // A run of `count` rows starting at output row `row`, positions p0, p0 + step, ... (step = +1 or -1).
+  auto run_rows = [&](std::size_t row, std::int64_t p0, std::size_t count, int step) {
+    const std::int64_t p1 = p0 + step * (static_cast<std::int64_t>(count) - 1);
+    const std::int64_t lo = std::min(p0, p1), hi = std::max(p0, p1);
+    const auto r = static_cast<std::int64_t>(row);
+    // output row of position p: r + step (p - p0); of q >= 0: r + step (q - p0); of p = -q < 0: r - step (q + p0)
+    abs_range(std::max<std::int64_t>(lo, 0), hi, r - step * p0, step, false);
+    abs_range(std::max<std::int64_t>(-hi, 1), -lo, r - step * p0, -step, true);
+  };
+
+  if (src.list.empty()) {
+    run_rows(0, src.first, src.count, src.descending ? -1 : 1);
+    if (stream) store_fence();
+    return;
+  }
+  // A list: long runs of step +1 or -1 as ranges; the other entries in fixed chunks, where runs of consecutive
+  // positions inside one block share the anchor.
+  const std::span<const std::int64_t> list = src.list;
+  const std::size_t n = src.count;
+  std::vector<std::pair<std::size_t, std::size_t>> pieces;  // [begin, end) of the entries not in a long run
+  for (std::size_t i = 0; i < n;) {
+    std::size_t e = i + 1;
+    int step = 0;
+    if (e < n && (list[e] - list[i] == 1 || list[e] - list[i] == -1)) {
+      step = static_cast<int>(list[e] - list[i]);
+      while (e < n && list[e] - list[e - 1] == step) ++e;
+    }
+    if (step != 0 && e - i >= kMinRun) {
+      run_rows(i, list[i], e - i, step);
+    } else {
+      if (!pieces.empty() && pieces.back().second == i) pieces.back().second = e;
+      else pieces.emplace_back(i, e);
+    }
+    i = e;
+  }
+  // The rows of a negative position one by one: the row of |p| written with ordinary stores (still in cache for
+  // the sign flip), then its sines negated.
   const Writer<T> cached(table, form, false);
   auto mirrored_row = [&](Worker<T>& w, std::int64_t p, std::size_t row) {
     if (has_zero && p == zp) return writer.zero_row(row);
@@ -393,59 +472,30 @@ void write_table(const AngleTable& table, const PositionSource& src, const RowFo
     cached.run(w, qa, static_cast<std::size_t>(q - qa), static_cast<std::size_t>(q - qa), row);
     cached.negate_sines(row);
   };
-
-  if (src.list.empty() && src.first < 0) {  // a range with negative positions: those rows first, row by row
-    const std::int64_t last = src.first + static_cast<std::int64_t>(src.count) - 1;
-    const auto negatives = static_cast<std::size_t>(std::min<std::int64_t>(last, -1) - src.first + 1);
-    const std::size_t chunks = (negatives + kListChunk - 1) / kListChunk;
-    parallel_for(chunks, std::min<int>(threads, static_cast<int>(chunks)), [&](int t, std::size_t c) {
-      Worker<T>& w = workers[static_cast<std::size_t>(t)];
-      for (std::size_t i = c * kListChunk, end = std::min(negatives, (c + 1) * kListChunk); i < end; ++i)
-        mirrored_row(w, src.first + static_cast<std::int64_t>(i), i);
-    });
-  }
-  if (src.list.empty() && src.first + static_cast<std::int64_t>(src.count) > 0) {  // the non-negative positions
-    const std::int64_t first = std::max<std::int64_t>(src.first, 0);
-    const auto count = static_cast<std::size_t>(src.first + static_cast<std::int64_t>(src.count) - first);
-    for_each_block(first, count, table.block(), threads, [&](int t, std::int64_t pa, std::int64_t lo, std::int64_t hi) {
-      Worker<T>& w = workers[static_cast<std::size_t>(t)];
-      auto rows = [&](std::int64_t a, std::int64_t b) {  // positions a..b of this block
-        if (a <= b)
-          writer.run(w, pa, static_cast<std::size_t>(a - pa), static_cast<std::size_t>(b - pa),
-                     static_cast<std::size_t>(a - src.first));
-      };
-      if (has_zero && zp >= lo && zp <= hi) {
-        rows(lo, zp - 1);
-        writer.zero_row(static_cast<std::size_t>(zp - src.first));
-        rows(zp + 1, hi);
-      } else {
-        rows(lo, hi);
-      }
-    });
-  } else if (!src.list.empty()) {  // a list: fixed chunks of entries; runs of consecutive positions inside one
-                                   // block share the anchor
-    const std::size_t n = src.count, chunks = (n + kListChunk - 1) / kListChunk;
-    parallel_for(chunks, std::min<int>(threads, static_cast<int>(chunks)), [&](int t, std::size_t c) {
-      Worker<T>& w = workers[static_cast<std::size_t>(t)];
-      const std::size_t end = std::min(n, (c + 1) * kListChunk);
-      for (std::size_t i = c * kListChunk; i < end;) {
-        const std::int64_t p = src.list[i];
-        if (has_zero && p == zp) {
-          writer.zero_row(i++);
-          continue;
-        }
-        if (p < 0) {
-          mirrored_row(w, p, i++);
-          continue;
-        }
-        const std::int64_t pa = table.anchor_of(p);
-        std::size_t e = i + 1;  // [i, e): the run
-        while (e < end && src.list[e] == src.list[e - 1] + 1 && src.list[e] - pa < B && !(has_zero && src.list[e] == zp)) ++e;
-        writer.run(w, pa, static_cast<std::size_t>(p - pa), static_cast<std::size_t>(src.list[e - 1] - pa), i);
-        i = e;
-      }
-    });
-  }
+  std::vector<std::pair<std::size_t, std::size_t>> chunks;
+  for (const auto& [b, e] : pieces)
+    for (std::size_t c = b; c < e; c += kListChunk) chunks.emplace_back(c, std::min(e, c + kListChunk));
+  parallel_for(chunks.size(), std::min<int>(threads, static_cast<int>(std::max<std::size_t>(chunks.size(), 1))),
+               [&](int t, std::size_t c) {
+                 Worker<T>& w = workers[static_cast<std::size_t>(t)];
+                 const std::size_t end = chunks[c].second;
+                 for (std::size_t i = chunks[c].first; i < end;) {
+                   const std::int64_t p = list[i];
+                   if (has_zero && p == zp) {
+                     writer.zero_row(i++);
+                     continue;
+                   }
+                   if (p < 0) {
+                     mirrored_row(w, p, i++);
+                     continue;
+                   }
+                   const std::int64_t pa = table.anchor_of(p);
+                   std::size_t e = i + 1;  // [i, e): the run
+                   while (e < end && list[e] == list[e - 1] + 1 && list[e] - pa < B && !(has_zero && list[e] == zp)) ++e;
+                   writer.run(w, pa, static_cast<std::size_t>(p - pa), static_cast<std::size_t>(list[e - 1] - pa), i);
+                   i = e;
+                 }
+               });
   if (stream) store_fence();
 }
 

@@ -38,9 +38,9 @@ enum class Part : std::uint8_t {
 template <class T>
 struct Segment {
   Part part;
-  T* base;                 // the plane: row i of the output starts at base + i * row_stride
-  std::size_t row_stride;  // elements
-  std::size_t offset;      // elements from the row's start to pair 0's first value
+  T* base;                    // the plane: row i of the output starts at base + i * row_stride
+  std::ptrdiff_t row_stride;  // elements (negative: rows written in descending memory order)
+  std::size_t offset;         // elements from the row's start to pair 0's first value
 };
 
 template <class T>
@@ -52,9 +52,12 @@ struct RowForm {
   // c_d the double value clamped to [-1, 1], the operations of the per-token path (c_d from AngleTable::rotate,
   // then c_d * m), so both give the same bits.
   double scale = 1.0;
+  // Every sin value negated (exactly: a sign flip commutes with rounding): with the rows of |p| this writes the
+  // rows of -p, the exact reflection (sin odd, cos even). Set by write_table for negative positions, not by callers.
+  bool negate_sin = false;
 
   RowForm& add(Part part, T* base, std::size_t row_stride, std::size_t offset) {
-    segments[count++] = {part, base, row_stride, offset};
+    segments[count++] = {part, base, static_cast<std::ptrdiff_t>(row_stride), offset};
     return *this;
   }
   // The same form for the pairs from k0 on: written from an AngleTable of frequencies omega_{k0}, omega_{k0+1},
@@ -69,14 +72,17 @@ struct RowForm {
   }
 };
 
-// The rows to write: output row i holds position first + i (a range) or positions[i] (a list).
+// The rows to write: output row i holds position first + i (a range), first - i (a descending range) or
+// positions[i] (a list). Inside a list, runs of at least kMinRun consecutive positions (step +1 or -1) are written
+// as ranges.
 struct PositionSource {
   std::int64_t first = 0;
   std::size_t count = 0;
   std::span<const std::int64_t> list{};  // non-empty: a list (then count == list.size())
+  bool descending = false;               // a range: row i holds first - i
 
   std::int64_t at(std::size_t i) const noexcept {
-    return list.empty() ? first + static_cast<std::int64_t>(i) : list[i];
+    return !list.empty() ? list[i] : descending ? first - static_cast<std::int64_t>(i) : first + static_cast<std::int64_t>(i);
   }
 };
 
