@@ -36,6 +36,10 @@ function called. This test holds posenc to them, through the CLI a user would us
    configurations) and llama3 against the hf regime (bit for bit where torch's pow is correctly rounded) and the
    exact regime (within 3 ulp); details at the section below.
 
+8. Transformer-XL, XLNet, TENER (data/torch/, generate_torch.py: their own code on Debian's PyTorch 1.13): R tables
+   through `posenc check <scheme> --regime emulated`, pre-softmax scores through `posenc scores <scheme>` (both forms)
+   within the bound derived at the section.
+
 Usage: heldout_test.py POSENC_BINARY [DATA_DIR]      Python 3 standard library only.
 """
 import json, math, os, re, struct, subprocess, sys, tempfile
@@ -47,8 +51,12 @@ passed = 0
 records = []  # one per check, for $POSENC_RESULTS_DIR/heldout.json (the report's held-out section)
 
 
+record_source = None  # the data set of the records being written (None: data/hf, the file's default)
+
+
 def record(file, model, what, ok, detail, scheme="rope"):
-    records.append({"scheme": scheme, "file": file, "model": model, "what": what, "ok": ok, "detail": detail})
+    records.append({"scheme": scheme, "file": file, "model": model, "what": what, "ok": ok, "detail": detail,
+                    **({"source": record_source} if record_source else {})})
 
 
 def fail(msg):
@@ -544,11 +552,201 @@ with tempfile.TemporaryDirectory() as tmp:
         else:
             fail(f"deberta_buckets.json {key}: got {rows}, HF {want[0]}")
 
+# ---- 8. Transformer-XL, XLNet, TENER (data/torch: generate_torch.py, their own code on Debian's PyTorch) --------
+# R tables: PositionalEmbedding (Transformer-XL), relative_positional_encoding with bi_data (XLNet, both halves),
+# RelativeSinusoidalPositionalEmbedding.forward (TENER, incl. a call of L > 600 that rebuilds the table with its zero
+# row) must pass `posenc check <scheme> --regime emulated` (the envelope of the float32 steps: torch's pow / exp and
+# sin / cos are not correctly rounded) and fail the exact check where float32 angles at large positions move the
+# values beyond the exact bound.
+# Scores: the pre-softmax scores each model's attention computes (captured as they enter F.softmax) against `posenc
+# scores <scheme> --regime emulated`, both forms. Where the model hides an entry (-inf; XLNet's score - 1e30)
+# posenc must give -inf, and nowhere else. Elsewhere |torch - posenc| <= scale (g(n) S + e_R(P) T) + 2 ulp(score):
+#   S = the sum of the absolute values of every product the score adds (|q+u||k| per channel, |q+v| sum_m |W_m|
+#       for the position term with |R| <= 1, TENER's |q|, |r_w_bias| and |k| against R, XLNet's |q+s||seg_embed|);
+#   g(n) = n 2^-24 / (1 - n 2^-24), n = d_head + d_model + 6: float32 sums of d_head and d_model terms in any order
+#       (torch's gemm, posenc's gemm or direct sums) plus the bias adds, the term adds and the scale;
+#   e_R(P) = 2^-23 (4 P + 2) bounds |R_torch - R_posenc| per entry up to position P: the frequency off by up to 3
+#       ulp (pow / exp, then the reciprocal) moves the float32 angle by P 3 ulp(w) <= 3 P 2^-23 (w <= 1), its
+#       rounding may flip by ulp(P), sin / cos are off by up to 2 ulp(1) = 2^-22; T = the sums the table enters.
+# A shift off by one row, a swapped bias or a transposed key term moves a score by O(|q||W|) ~ 1, 10^3 x the bound.
+TORCH = os.path.join(os.path.dirname(DATA), "torch")
+tmanifest = json.load(open(os.path.join(TORCH, "manifest.json"))) if os.path.isdir(TORCH) else {"cases": []}
+record_source = "properties/heldout/data/torch"
+if tmanifest["cases"]:
+    code = sorted({v["repo"] for v in tmanifest["sources"].values()})
+    print(f"held-out vectors (data/torch): {', '.join(code)} on torch {tmanifest['torch']} ({tmanifest['device']})")
+
+
+def g32(n):
+    return n * 2.0 ** -24 / (1 - n * 2.0 ** -24)
+
+
+def torch_case_inputs(case):
+    return {c["file"][len(case) + 1:-4]: os.path.join(TORCH, c["file"]) for c in tmanifest["cases"]
+            if c.get("case") == case and c["kind"].endswith("-input")}
+
+
+TABLE_ARGS = {
+    "txl-table": lambda c: ("transformer_xl", ["--d-model", str(c["d_model"]), "--clamp-len", str(c["clamp_len"])]),
+    "xlnet-table": lambda c: ("xlnet", ["--d-model", str(c["d_model"]), "--attn-type", c["attn_type"],
+                                        "--query-length", str(c["query_length"]), "--clamp-len", str(c["clamp_len"]),
+                                        "--direction", c["direction"]]),
+    "tener-table": lambda c: ("tener", ["--d-head", str(c["d_head"])]),
+}
+for case in tmanifest["cases"]:
+    if case["kind"] not in TABLE_ARGS:
+        continue
+    scheme, flags = TABLE_ARGS[case["kind"]](case)
+    base = ["check", scheme, *flags, "--in", os.path.join(TORCH, case["file"])]
+    expect_exit(case["file"], scheme, "table: posenc check --regime emulated passes", base + ["--regime", "emulated"], 0)
+    if max(case.get("key_length", 0), case.get("length", 0)) >= 700:
+        expect_exit(case["file"], scheme, "table: the exact check fails it (float32 angles)",
+                    base + ["--regime", "exact"], 1)
+
+
+def vec(path):
+    shape, vals = read_npy(path)
+    return shape, vals
+
+
+def held_scores(case, scheme, args, inputs, rows, dist_max, terms):
+    """Runs posenc scores both forms and holds them to the model's scores; `terms(h, i, j)` -> (S, T)."""
+    shape, want = read_npy(os.path.join(TORCH, case["file"]))
+    heads, nq, nk = shape
+    worst, bad = 0.0, []
+    with tempfile.TemporaryDirectory() as tmp:
+        for form in ("blas", "direct"):
+            out = os.path.join(tmp, f"{form}.npy")
+            rc, text = posenc("scores", scheme, *args, "--regime", "emulated", "--form", form, "--out", out)
+            if rc != 0:
+                bad.append(f"{form}: posenc exited {rc}: {text[-400:]}")
+                continue
+            gshape, got = read_npy(out)
+            if gshape[0] != heads or gshape[2] != nk:
+                bad.append(f"{form}: shape {gshape}, model {shape}")
+                continue
+            for h in range(heads):
+                for r, i in enumerate(rows):
+                    for j in range(nk):
+                        w = want[(h * nq + r) * nk + j]
+                        z = got[(h * gshape[1] + i) * nk + j]
+                        if w == -math.inf or w <= -1e29:
+                            if z != -math.inf:
+                                bad.append(f"{form} h{h} ({i},{j}): model hides it, posenc {z}")
+                            continue
+                        if not math.isfinite(z):
+                            bad.append(f"{form} h{h} ({i},{j}): posenc {z}, model {w}")
+                            continue
+                        S, T = terms(h, i, j)
+                        bound = case["scale"] * (g32(case["n"]) * S + 2.0 ** -23 * (4 * dist_max + 2) * T) + \
+                            2 * ulp32(w)
+                        worst = max(worst, abs(z - w) / bound)
+                        if abs(z - w) > bound:
+                            bad.append(f"{form} h{h} ({i},{j}): posenc {z!r}, model {w!r}, bound {bound:.3g}")
+    ok = not bad
+    detail = (f"{heads} x {len(rows)} x {nk} scores, both forms: hidden entries identical, max |diff| / bound "
+              f"{worst:.3g}" if ok else "; ".join(bad[:4]))
+    record(case["file"], scheme, "pre-softmax scores (captured at F.softmax) vs posenc scores --regime emulated", ok,
+           detail, scheme=scheme)
+    global passed
+    if ok:
+        passed += 1
+        print(f"ok   {case['file']}: {detail}")
+    else:
+        fail(f"{case['file']}: {detail}")
+
+
+def heads_rows(path):
+    """[heads][rows][cols] of an f32 .npy [heads, rows, cols] (or [rows, cols] as one head)."""
+    shape, v = read_npy(path)
+    if len(shape) == 2:
+        shape = (1, *shape)
+    h, r, c = shape
+    return [[v[(a * r + b) * c:(a * r + b + 1) * c] for b in range(r)] for a in range(h)]
+
+
+def dot_abs(a, b):
+    return sum(abs(x * y) for x, y in zip(a, b))
+
+
+for case in tmanifest["cases"]:
+    kind = case["kind"]
+    if kind not in ("txl-scores", "xlnet-scores", "tener-scores"):
+        continue
+    inp = torch_case_inputs(case["case"])
+    if kind == "txl-scores":
+        q, k = (heads_rows(inp[x]) for x in ("q", "k"))
+        u, v = (heads_rows(inp[x])[0] for x in ("u", "v"))
+        W = heads_rows(inp["r_net"])[0]  # [heads * d_head][d_model]
+        dh = case["d_head"]
+        wsum = [sum(abs(x) for x in row) for row in W]
+        args = ["--d-model", str(case["d_model"]), "--q", inp["q"], "--k", inp["k"], "--r-w-bias", inp["u"],
+                "--r-r-bias", inp["v"], "--r-net", inp["r_net"], "--mask", "causal", "--clamp-len",
+                str(case["clamp_len"])]
+        if case["same_length"]:
+            args += ["--same-length", "--mem-len", str(case["mem_len"])]
+
+        def terms(h, i, j, q=q, k=k, u=u, v=v, wsum=wsum, dh=dh):
+            qu = [a + b for a, b in zip(q[h][i], u[h])]
+            qv = [abs(a + b) for a, b in zip(q[h][i], v[h])]
+            T = sum(x * wsum[h * dh + d] for d, x in enumerate(qv))
+            return dot_abs(qu, k[h][j]) + T, T
+        case = dict(case, scale=1 / math.sqrt(dh), n=dh + case["d_model"] + 6)
+        held_scores(case, "transformer_xl", args, inp, list(range(case["query_length"])), case["max_position"],
+                    terms)
+    elif kind == "xlnet-scores":
+        d = case["direction"]
+        q, k = heads_rows(inp[f"{d}_q"]), heads_rows(inp[f"{d}_k"])
+        rw, rr, rs = (heads_rows(inp[x])[0] for x in ("r_w_bias", "r_r_bias", "r_s_bias"))
+        seg = heads_rows(inp["seg_embed"])  # [2][heads][d_head]
+        rshape, rvals = read_npy(inp["r"])  # [d_model, heads, d_head]
+        dm, nh, dh = rshape
+        wsum = [[sum(abs(rvals[(m * nh + h) * dh + c]) for m in range(dm)) for c in range(dh)] for h in range(nh)]
+        qfile, kfile = inp[f"{d}_q"], inp[f"{d}_k"]
+        args = ["--d-model", str(dm), "--q", qfile, "--k", kfile, "--r", inp["r"], "--r-w-bias", inp["r_w_bias"],
+                "--r-r-bias", inp["r_r_bias"], "--r-s-bias", inp["r_s_bias"], "--seg-embed", inp["seg_embed"],
+                "--attn-type", case["attn_type"], "--direction", d, "--clamp-len", str(case["clamp_len"])]
+        if case["same_length"]:
+            args += ["--same-length"]
+        if case["token_types"]:
+            args += ["--token-types", ",".join(map(str, case["token_types"]))]
+        has_seg = bool(case["token_types"])
+
+        def terms(h, i, j, q=q, k=k, rw=rw, rr=rr, rs=rs, seg=seg, wsum=wsum, has_seg=has_seg):
+            a = dot_abs([x + y for x, y in zip(q[h][i], rw[h])], k[h][j])
+            T = sum(abs(x + y) * wsum[h][c] for c, (x, y) in enumerate(zip(q[h][i], rr[h])))
+            e = max(dot_abs([x + y for x, y in zip(q[h][i], rs[h])], seg[s][h]) for s in (0, 1)) if has_seg else 0
+            return a + T + e, T
+        dist = case["memory"] + case["query_length"]
+        if case["clamp_len"] > 0:
+            dist = min(dist, case["clamp_len"])
+        case = dict(case, scale=1 / math.sqrt(dh), n=dh + dm + 8)
+        held_scores(case, "xlnet", args, inp, list(range(case["query_length"])), dist, terms)
+    else:  # tener
+        q, k = heads_rows(inp["q"]), heads_rows(inp["k"])
+        rw, rr = (heads_rows(inp[x])[0] for x in ("r_w_bias", "r_r_bias"))
+        args = ["--q", inp["q"], "--k", inp["k"], "--r-w-bias", inp["r_w_bias"], "--r-r-bias", inp["r_r_bias"],
+                "--key-mask", case["key_mask"]]
+        if case["scale_scores"]:
+            args += ["--scale-scores"]
+
+        def terms(h, i, j, q=q, k=k, rw=rw, rr=rr):
+            T = sum(map(abs, q[h][i])) + sum(map(abs, rw[h])) + sum(map(abs, k[h][j]))
+            return dot_abs([x + y for x, y in zip(q[h][i], rr[h])], k[h][j]) + T, T
+        dh = case["d_head"]
+        case = dict(case, scale=(1 / math.sqrt(dh)) if case["scale_scores"] else 1.0, n=dh + 8)
+        held_scores(case, "tener", args, inp, case["rows"], case["length"], terms)
+
 results_dir = os.environ.get("POSENC_RESULTS_DIR")
 if results_dir:
     with open(os.path.join(results_dir, "heldout.json"), "w") as fh:
         json.dump({"schema": "posenc-heldout-1", "source": "properties/heldout/data/hf",
                    "versions": {k: manifest[k] for k in ("transformers", "torch", "python", "device")},
+                   "sources": {"properties/heldout/data/torch": {
+                       **{k: tmanifest[k] for k in ("torch", "python", "device") if k in tmanifest},
+                       **({"torch": tmanifest["torch_package"]} if tmanifest.get("torch_package") else {}),
+                       "code": ", ".join(sorted({v["repo"][:v["repo"].index("@") + 9]
+                                                 for v in tmanifest.get("sources", {}).values()}))}},
                    "records": records}, fh, indent=1)
 print(f"{passed} passed, {len(failures)} failed")
 sys.exit(1 if failures else 0)

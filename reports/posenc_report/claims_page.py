@@ -197,10 +197,17 @@ def _heldout(ctx) -> str:
         return f"{md.icode(HELDOUT_FILE)} is unreadable: {md.cell(str(e))}\n"
     if not records:
         return ""
-    v = data.get("versions", {})
     ok = sum(1 for r in records if r.get("ok"))
-    intro = (f"Numbers the implementations' own code computed ({md.icode(data.get('source'))}: transformers "
-             f"{md.cell(v.get('transformers'))}, PyTorch {md.cell(v.get('torch'))}, {md.cell(v.get('device'))}; "
+    # Each record names its data set ("source"; absent: the file's default one) and each set its versions.
+    sets = {data.get("source"): data.get("versions", {}), **data.get("sources", {})}
+    used = list(dict.fromkeys(r.get("source") or data.get("source") for r in records))
+
+    def describe(src):
+        v = sets.get(src) or {}
+        parts = [f"{k} {md.cell(v[k])}" for k in ("transformers", "code") if v.get(k)]
+        parts += [f"PyTorch {md.cell(v.get('torch'))}", md.cell(v.get("device"))]
+        return f"{md.icode(src)}: " + ", ".join(parts)
+    intro = (f"Numbers the implementations' own code computed ({'; '.join(describe(s) for s in used)}; "
              f"see `properties/heldout/README.md`), held to posenc by ctest `heldout.*`: {ok} of "
              f"{len(records)} checks passed.\n\n")
     rows = [(md.code(r.get("file")), md.cell(r.get("model")), md.cell(r.get("what")),

@@ -113,14 +113,23 @@ class ReportTest(unittest.TestCase):
                         {"scheme": "sinusoidal", "file": "b.npy", "model": "t2t", "what": "table", "ok": False,
                          "detail": "3 over the bound"},
                         {"scheme": "zeta", "file": "c.json", "model": "hf-zeta", "what": "buckets", "ok": True,
-                         "detail": "equal"}]}), encoding="utf-8")
+                         "detail": "equal"},
+                        {"scheme": "zeta", "file": "d.npy", "model": "zeta-orig", "what": "scores", "ok": True,
+                         "detail": "within", "source": "properties/heldout/data/torch"}],
+            "sources": {"properties/heldout/data/torch": {"torch": "1.13.1", "device": "cpu, 1 thread",
+                                                          "code": "zeta/orig@0123abc"}}}), encoding="utf-8")
         self.assertEqual(generate(results, self.out), 0)
         claims = self.read(SIN + "claims.md")
         self.assertIn("## Held-out vectors from the real implementations", claims)
         self.assertIn("1 of 2 checks passed", claims)
         self.assertIn("3 over the bound", claims)
         self.assertNotIn("c.json", claims)                                   # scoped to the scheme
-        self.assertIn("c.json", self.read("zeta/claims.md"))
+        self.assertNotIn("data/torch", claims)                               # only the sets its rows use
+        zeta = self.read("zeta/claims.md")
+        self.assertIn("c.json", zeta)
+        self.assertIn("2 of 2 checks passed", zeta)
+        self.assertIn("`properties/heldout/data/hf`: transformers 5.17.0, PyTorch 2.11.0", zeta)
+        self.assertIn("`properties/heldout/data/torch`: code zeta/orig@0123abc, PyTorch 1.13.1", zeta)
 
     def test_index_has_a_row_per_scheme(self):
         results = samples.write(self.tmp / "results")
