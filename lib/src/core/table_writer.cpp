@@ -335,9 +335,7 @@ class Writer {
   }
 
  private:
-  static T* plane_row(const Segment<T>& s, std::size_t row) noexcept {
-    return s.base + static_cast<std::ptrdiff_t>(row) * s.row_stride;
-  }
+  static T* plane_row(const Segment<T>& s, std::size_t row) noexcept { return s.row_start(row); }
   static T* dest(const Segment<T>& s, std::size_t row, std::size_t k0) noexcept {
     return plane_row(s, row) + s.offset + k0 * values_per_pair(s.part);
   }
@@ -404,7 +402,7 @@ void write_table(const AngleTable& table, const PositionSource& src, const RowFo
     if (q_lo > q_hi) return;
     RowForm<T> f = form;
     for (std::size_t i = 0; i < f.count; ++i) {
-      f.segments[i].base += r0 * f.segments[i].row_stride;
+      f.segments[i].origin += r0 * f.segments[i].row_stride;
       f.segments[i].row_stride *= dir;
     }
     f.negate_sin = negate;

@@ -38,9 +38,15 @@ enum class Part : std::uint8_t {
 template <class T>
 struct Segment {
   Part part;
-  T* base;                    // the plane: row i of the output starts at base + i * row_stride
+  T* base;                    // the plane: row i of the output starts at base + (origin + i * row_stride)
   std::ptrdiff_t row_stride;  // elements (negative: rows written in descending memory order)
   std::size_t offset;         // elements from the row's start to pair 0's first value
+  // Elements from base to row 0 (a re-based form, whose row 0 may lie outside the plane): kept as an integer and
+  // added to base only together with the row's, so no pointer outside the plane is ever formed (that is
+  // undefined behaviour even when never dereferenced; UBSan's pointer-overflow check caught base += r0 * stride).
+  std::ptrdiff_t origin = 0;
+
+  T* row_start(std::size_t row) const noexcept { return base + (origin + static_cast<std::ptrdiff_t>(row) * row_stride); }
 };
 
 template <class T>
@@ -92,7 +98,7 @@ template <class T>
 void put_row(const RowForm<T>& form, std::size_t row, const double* s, const double* c, std::size_t h) noexcept {
   for (std::size_t i = 0; i < form.count; ++i) {
     const Segment<T>& g = form.segments[i];
-    T* p = g.base + row * g.row_stride + g.offset;
+    T* p = g.row_start(row) + g.offset;
     for (std::size_t k = 0; k < h; ++k) {
       const T st = static_cast<T>(s[k]), ct = static_cast<T>(c[k]);
       switch (g.part) {
@@ -103,7 +109,7 @@ void put_row(const RowForm<T>& form, std::size_t row, const double* s, const dou
       }
     }
   }
-  if (form.zero_column) form.segments[0].base[row * form.segments[0].row_stride + *form.zero_column] = T(0);
+  if (form.zero_column) form.segments[0].row_start(row)[*form.zero_column] = T(0);
 }
 
 // Writes the rows of `src` in `form`. `zero_position`: a position whose row is all zeros (a padding row).
