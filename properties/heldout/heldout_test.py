@@ -67,6 +67,17 @@ def fail(msg):
     print("FAIL:", msg)
 
 
+def conclude(file, model, what, ok, detail, scheme):
+    """Records one check and prints its line (ok: counted as passed; else a failure naming the file)."""
+    global passed
+    record(file, model, what, ok, detail, scheme=scheme)
+    if ok:
+        passed += 1
+        print(f"ok   {file}: {detail}")
+    else:
+        fail(f"{file}: {detail}")
+
+
 def read_npy(path):
     """(shape, list of floats) of a little-endian f4/f8 .npy file (versions 1-3)."""
     with open(path, "rb") as f:
@@ -655,14 +666,8 @@ def held_scores(case, scheme, args, rows, dist_max, terms, variants=EMULATED_FOR
     forms = " and ".join(label for label, _ in variants)
     detail = (f"{heads} x {len(rows)} x {nk} scores ({forms}): hidden entries identical, max |diff| / bound "
               f"{worst:.3g}" if ok else "; ".join(bad[:4]))
-    record(case["file"], scheme, "pre-softmax scores (captured at softmax) vs posenc scores " +
-           " ".join([scheme, *variants[0][1][:2]]), ok, detail, scheme=scheme)
-    global passed
-    if ok:
-        passed += 1
-        print(f"ok   {case['file']}: {detail}")
-    else:
-        fail(f"{case['file']}: {detail}")
+    conclude(case["file"], scheme, "pre-softmax scores (captured at softmax) vs posenc scores " +
+             " ".join([scheme, *variants[0][1][:2]]), ok, detail, scheme)
 
 
 def heads_rows(path):
@@ -831,13 +836,7 @@ for case in tmanifest["cases"]:
                             bad.append(f"h{h} ({i},{c}): posenc {z!r}, model {w!r}, bound {bound:.3g}")
     ok = not bad
     detail = f"{heads} x {L} x {dh} outputs, max |diff| / bound {worst:.3g}" if ok else "; ".join(bad[:4])
-    record(case["file"], "nezha", "attention output (values + T[r]) vs posenc scores nezha --v", ok, detail,
-           scheme="nezha")
-    if ok:
-        passed += 1
-        print(f"ok   {case['file']}: {detail}")
-    else:
-        fail(f"{case['file']}: {detail}")
+    conclude(case["file"], "nezha", "attention output (values + T[r]) vs posenc scores nezha --v", ok, detail, "nezha")
 
 results_dir = os.environ.get("POSENC_RESULTS_DIR")
 if results_dir:
