@@ -19,7 +19,11 @@ comments cite, is what their model classes do around it: the inputs (random proj
 nn.Linear / parameters), Transformer-XL's pos_seq, clamp and dec_attn_mask (MemTransformerLM._forward), XLNet's
 seg_mat and the h-stream mask (XLNetModel.forward), and k_head_r = einsum(r, self.r) (XLNetRelativeAttention.forward).
 
-Usage: /usr/bin/python3 generate_torch.py --txl F --xlnet F --tener F OUTDIR
+Also, optional, HF NEZHA's and BERT's self-attention (relative_key / relative_key_query):
+  --nezha  huggingface/transformers@0172c3ec src/transformers/models/nezha/modeling_nezha.py
+  --bert   huggingface/transformers@004ad5f5 src/transformers/models/bert/modeling_bert.py
+
+Usage: /usr/bin/python3 generate_torch.py --txl F --xlnet F --tener F [--nezha F --bert F] OUTDIR
 """
 import argparse, ast, hashlib, json, math, os, platform, sys, textwrap, types
 
@@ -37,6 +41,13 @@ SOURCES = {
                "XLNetModel.create_mask", "XLNetModel.positional_embedding", "XLNetModel.relative_positional_encoding"]),
     "tener": ("fastnlp/TENER@d2614d509dffb9b30636e3523a2f8f0dc4876708", "modules/relative_transformer.py",
               ["RelativeEmbedding", "RelativeSinusoidalPositionalEmbedding", "RelativeMultiHeadAttn"]),
+    "nezha": ("huggingface/transformers@0172c3ecffb30100f5cf2f787cde19628651ee4b",
+              "src/transformers/models/nezha/modeling_nezha.py",
+              ["NezhaRelativePositionsEncoding", "NezhaSelfAttention.transpose_for_scores",
+               "NezhaSelfAttention.forward"]),
+    "bert": ("huggingface/transformers@004ad5f50b627b59bf0d581c31bc0052b6cfd40b",
+             "src/transformers/models/bert/modeling_bert.py",
+             ["BertSelfAttention.transpose_for_scores", "BertSelfAttention.forward"]),
 }
 
 
@@ -55,13 +66,31 @@ class SoftmaxTap:
         return F_real.softmax(x, *args, **kwargs)
 
 
+class NNTap:
+    """Stands in for torch.nn in the executed code (HF calls nn.functional.softmax or nn.Softmax(dim)(x)): the same
+    recording as SoftmaxTap; everything else is the real torch.nn."""
+
+    def __init__(self, tap):
+        self.functional = tap
+
+        class Softmax(nn.Softmax):
+            def forward(self_, x):
+                return tap.softmax(x, dim=self_.dim)
+        self.Softmax = Softmax
+
+    def __getattr__(self, name):
+        return getattr(nn, name)
+
+
 def load(path, key, manifest):
     """The named classes / methods of `path`, executed from their own source text."""
     text = open(path, encoding="utf-8").read()
     tree = ast.parse(text)
     repo, rel, names = SOURCES[key]
     tap = SoftmaxTap()
-    ns = {"torch": torch, "nn": nn, "F": tap, "math": math, "np": np, "__name__": f"heldout_{key}"}
+    from typing import Optional, Tuple
+    ns = {"torch": torch, "nn": NNTap(tap), "F": tap, "math": math, "np": np, "Optional": Optional, "Tuple": Tuple,
+          "__name__": f"heldout_{key}"}
     found = {}
     for node in tree.body:
         if not isinstance(node, ast.ClassDef):
@@ -96,6 +125,8 @@ def main():
     ap.add_argument("--txl", required=True)
     ap.add_argument("--xlnet", required=True)
     ap.add_argument("--tener", required=True)
+    ap.add_argument("--nezha", help="huggingface/transformers@0172c3ec src/transformers/models/nezha/modeling_nezha.py")
+    ap.add_argument("--bert", help="huggingface/transformers@004ad5f5 src/transformers/models/bert/modeling_bert.py")
     ap.add_argument("out")
     a = ap.parse_args()
     os.makedirs(a.out, exist_ok=True)
@@ -272,6 +303,62 @@ def main():
             save(f"{name}_scores", f32(score[:, rows, :]), kind="tener-scores", case=name, heads=n_head,
                  d_head=d_model // n_head, length=L, key_mask="1" * (L - pad) + "0" * pad, scale_scores=scale,
                  rows=rows)
+
+        # ---- NEZHA and BERT relative_key / relative_key_query (HF self-attention on a stand-in `self`) ------
+        # The stand-in holds what their __init__ sets (query/key/value nn.Linear with bias, head sizes, dropout,
+        # NEZHA's NezhaRelativePositionsEncoding, BERT's distance_embedding nn.Embedding); q, k, v are recorded as
+        # their own transpose_for_scores returns them (key, value, then query, in forward's order).
+        def stand_in(fns, n_head, d_head, **extra):
+            m = types.SimpleNamespace(num_attention_heads=n_head, attention_head_size=d_head,
+                                      all_head_size=n_head * d_head, query=nn.Linear(n_head * d_head, n_head * d_head),
+                                      key=nn.Linear(n_head * d_head, n_head * d_head),
+                                      value=nn.Linear(n_head * d_head, n_head * d_head), dropout=lambda x: x,
+                                      is_decoder=False, **extra)
+            seen = []
+            tfs = types.MethodType(fns[0], m)
+            m.transpose_for_scores = lambda x: seen.append(tfs(x)) or seen[-1]
+            return m, seen
+
+        def run_self_attention(key, fns, tap, name, n_head, d_head, L, info, **extra):
+            m, seen = stand_in(fns, n_head, d_head, **extra)
+            h = torch.randn(1, L, n_head * d_head)
+            tap.seen.clear()
+            out = types.MethodType(fns[1], m)(h)[0]  # context_layer [1, L, n_head * d_head]
+            k, v, q = (t[0] for t in seen)  # [n_head, L, d_head] each
+            score = tap.seen[-1][0]
+            for part, arr in (("q", q), ("k", k), ("v", v)):
+                save(f"{name}_{part}", f32(arr), kind=f"{key}-scores-input", case=name)
+            save(f"{name}_output", f32(out[0].reshape(L, n_head, d_head).permute(1, 0, 2)),
+                 kind=f"{key}-output", case=name, heads=n_head, d_head=d_head, length=L, **info)
+            save(f"{name}_scores", f32(score), kind=f"{key}-scores", case=name, heads=n_head, d_head=d_head, length=L,
+                 **info)
+            return m
+
+        if a.nezha:
+            nz, tap = load(a.nezha, "nezha", manifest)
+            for n_head, d_head, K, L, length in ((2, 16, 4, 13, 32), (2, 8, 64, 80, 96)):
+                rpe = nz["NezhaRelativePositionsEncoding"](length, d_head, K)
+                name = f"nezha_h{n_head}_d{d_head}_K{K}_L{L}"
+                run_self_attention("nezha", (nz["NezhaSelfAttention.transpose_for_scores"],
+                                             nz["NezhaSelfAttention.forward"]), tap, name, n_head, d_head, L,
+                                   {"max_relative_position": K}, relative_positions_encoding=rpe)
+                # the table itself: row r of the (2K + 1)-row sinusoid is the encoding at distance r - K
+                table = rpe(K + 1)[0, :, :]  # row 0: distances 0 .. K, indices K .. 2K
+                full = torch.cat([rpe(K + 1)[:, 0, :].flip(0)[:-1], table], 0)  # indices 0 .. 2K
+                save(f"nezha_table_d{d_head}_K{K}", f32(full), kind="nezha-table", d_head=d_head,
+                     max_relative_position=K)
+        if a.bert:
+            bt, tap = load(a.bert, "bert", manifest)
+            for pet, n_head, d_head, max_pos, L in (("relative_key", 2, 16, 24, 13),
+                                                    ("relative_key_query", 2, 16, 24, 24)):
+                emb = nn.Embedding(2 * max_pos - 1, d_head)
+                name = f"bert_{pet}_h{n_head}_d{d_head}_P{max_pos}_L{L}"
+                run_self_attention("bert", (bt["BertSelfAttention.transpose_for_scores"],
+                                            bt["BertSelfAttention.forward"]), tap, name, n_head, d_head, L,
+                                   {"position_embedding_type": pet, "max_position_embeddings": max_pos},
+                                   position_embedding_type=pet, max_position_embeddings=max_pos,
+                                   distance_embedding=emb)
+                save(f"{name}_distance_embedding", f32(emb.weight), kind="bert-scores-input", case=name)
 
     with open(os.path.join(a.out, "manifest.json"), "w") as f:
         json.dump(manifest, f, indent=1)

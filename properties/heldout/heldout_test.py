@@ -40,6 +40,9 @@ function called. This test holds posenc to them, through the CLI a user would us
    through `posenc check <scheme> --regime emulated`, pre-softmax scores through `posenc scores <scheme>` (both forms)
    within the bound derived at the section.
 
+9. NEZHA and BERT relative_key / relative_key_query (data/torch/, HF's self-attention on Debian's PyTorch): NEZHA's
+   table through `posenc check nezha --regime hf`, scores and NEZHA's attention output through `posenc scores`.
+
 Usage: heldout_test.py POSENC_BINARY [DATA_DIR]      Python 3 standard library only.
 """
 import json, math, os, re, struct, subprocess, sys, tempfile
@@ -62,6 +65,17 @@ def record(file, model, what, ok, detail, scheme="rope"):
 def fail(msg):
     failures.append(msg)
     print("FAIL:", msg)
+
+
+def conclude(file, model, what, ok, detail, scheme):
+    """Records one check and prints its line (ok: counted as passed; else a failure naming the file)."""
+    global passed
+    record(file, model, what, ok, detail, scheme=scheme)
+    if ok:
+        passed += 1
+        print(f"ok   {file}: {detail}")
+    else:
+        fail(f"{file}: {detail}")
 
 
 def read_npy(path):
@@ -609,15 +623,20 @@ def vec(path):
     return shape, vals
 
 
-def held_scores(case, scheme, args, inputs, rows, dist_max, terms):
-    """Runs posenc scores both forms and holds them to the model's scores; `terms(h, i, j)` -> (S, T)."""
+EMULATED_FORMS = (("blas", ["--regime", "emulated", "--form", "blas"]),
+                  ("direct", ["--regime", "emulated", "--form", "direct"]))
+
+
+def held_scores(case, scheme, args, rows, dist_max, terms, variants=EMULATED_FORMS):
+    """Runs posenc scores (each of `variants`: (label, flags)) and holds them to the model's scores; `terms(h, i,
+    j)` -> (S, T)."""
     shape, want = read_npy(os.path.join(TORCH, case["file"]))
     heads, nq, nk = shape
     worst, bad = 0.0, []
     with tempfile.TemporaryDirectory() as tmp:
-        for form in ("blas", "direct"):
+        for form, flags in variants:
             out = os.path.join(tmp, f"{form}.npy")
-            rc, text = posenc("scores", scheme, *args, "--regime", "emulated", "--form", form, "--out", out)
+            rc, text = posenc("scores", scheme, *args, *flags, "--out", out)
             if rc != 0:
                 bad.append(f"{form}: posenc exited {rc}: {text[-400:]}")
                 continue
@@ -644,16 +663,11 @@ def held_scores(case, scheme, args, inputs, rows, dist_max, terms):
                         if abs(z - w) > bound:
                             bad.append(f"{form} h{h} ({i},{j}): posenc {z!r}, model {w!r}, bound {bound:.3g}")
     ok = not bad
-    detail = (f"{heads} x {len(rows)} x {nk} scores, both forms: hidden entries identical, max |diff| / bound "
+    forms = " and ".join(label for label, _ in variants)
+    detail = (f"{heads} x {len(rows)} x {nk} scores ({forms}): hidden entries identical, max |diff| / bound "
               f"{worst:.3g}" if ok else "; ".join(bad[:4]))
-    record(case["file"], scheme, "pre-softmax scores (captured at F.softmax) vs posenc scores --regime emulated", ok,
-           detail, scheme=scheme)
-    global passed
-    if ok:
-        passed += 1
-        print(f"ok   {case['file']}: {detail}")
-    else:
-        fail(f"{case['file']}: {detail}")
+    conclude(case["file"], scheme, "pre-softmax scores (captured at softmax) vs posenc scores " +
+             " ".join([scheme, *variants[0][1][:2]]), ok, detail, scheme)
 
 
 def heads_rows(path):
@@ -692,7 +706,7 @@ for case in tmanifest["cases"]:
             T = sum(x * wsum[h * dh + d] for d, x in enumerate(qv))
             return dot_abs(qu, k[h][j]) + T, T
         case = dict(case, scale=1 / math.sqrt(dh), n=dh + case["d_model"] + 6)
-        held_scores(case, "transformer_xl", args, inp, list(range(case["query_length"])), case["max_position"],
+        held_scores(case, "transformer_xl", args, list(range(case["query_length"])), case["max_position"],
                     terms)
     elif kind == "xlnet-scores":
         d = case["direction"]
@@ -721,7 +735,7 @@ for case in tmanifest["cases"]:
         if case["clamp_len"] > 0:
             dist = min(dist, case["clamp_len"])
         case = dict(case, scale=1 / math.sqrt(dh), n=dh + dm + 8)
-        held_scores(case, "xlnet", args, inp, list(range(case["query_length"])), dist, terms)
+        held_scores(case, "xlnet", args, list(range(case["query_length"])), dist, terms)
     else:  # tener
         q, k = heads_rows(inp["q"]), heads_rows(inp["k"])
         rw, rr = (heads_rows(inp[x])[0] for x in ("r_w_bias", "r_r_bias"))
@@ -735,7 +749,94 @@ for case in tmanifest["cases"]:
             return dot_abs([x + y for x, y in zip(q[h][i], rr[h])], k[h][j]) + T, T
         dh = case["d_head"]
         case = dict(case, scale=(1 / math.sqrt(dh)) if case["scale_scores"] else 1.0, n=dh + 8)
-        held_scores(case, "tener", args, inp, case["rows"], case["length"], terms)
+        held_scores(case, "tener", args, case["rows"], case["length"], terms)
+
+# ---- 9. NEZHA and BERT relative_key / relative_key_query (data/torch, HF self-attention) ------------------------
+# NEZHA's sinusoid table (NezhaRelativePositionsEncoding, rows 0 .. 2K) must pass `posenc check nezha --regime hf`.
+# Scores (as they enter softmax) against `posenc scores nezha --regime hf` / `posenc scores shaw --preset
+# bert-relative-key[-query]` with the model's distance_embedding, both with --mask none (HF's encoder self-attention
+# has no mask here), within scale (g(d + 6) S + e_R(2K) T) + 2 ulp (the bound of section 8; BERT's table is the
+# weights themselves: no e_R term). NEZHA's attention output (its values also get T[r]) against `posenc scores
+# nezha --v`: a score error of at most D_i in row i moves each softmax weight by a factor within exp(+-2 D_i), and the
+# float32 softmax and the output's float32 sums add g(L + 8) relatively, so
+#   |z_torch - z_posenc| <= (exp(2 D_i) - 1 + g(L + 8) + e_R(2K)) sum_j a_ij (|v_j| + 1) + 2 ulp(z),
+# with a_ij the softmax of the model's scores (|T| <= 1).
+
+
+def softmax_rows(vals, rows, cols):
+    out = []
+    for r in range(rows):
+        row = vals[r * cols:(r + 1) * cols]
+        mx = max(row)
+        e = [math.exp(x - mx) for x in row]
+        t = sum(e)
+        out.append([x / t for x in e])
+    return out
+
+
+for case in tmanifest["cases"]:
+    if case["kind"] == "nezha-table":
+        base = ["check", "nezha", "--max-relative-position", str(case["max_relative_position"]), "--depth",
+                str(case["d_head"]), "--in", os.path.join(TORCH, case["file"])]
+        expect_exit(case["file"], "nezha", "table: posenc check nezha --regime hf passes", base + ["--regime", "hf"], 0)
+        continue
+    if case["kind"] not in ("nezha-scores", "bert-scores", "nezha-output"):
+        continue
+    inp = torch_case_inputs(case["case"])
+    q, k = heads_rows(inp["q"]), heads_rows(inp["k"])
+    dh, L = case["d_head"], case["length"]
+    if case["kind"].startswith("nezha"):
+        K = case["max_relative_position"]
+        args = ["--max-relative-position", str(K), "--depth", str(dh), "--regime", "hf", "--mask", "none", "--q",
+                inp["q"], "--k", inp["k"]]
+        scheme, dist, key_query, E = "nezha", 2 * K, False, None
+    else:
+        P = case["max_position_embeddings"]
+        key_query = case["position_embedding_type"] == "relative_key_query"
+        args = ["--preset", "bert-relative-key-query" if key_query else "bert-relative-key",
+                "--max-relative-position", str(P - 1), "--head-dim", str(dh), "--key-table",
+                inp["distance_embedding"], "--mask", "none", "--q", inp["q"], "--k", inp["k"]]
+        scheme, dist, E = "shaw", 0, heads_rows(inp["distance_embedding"])[0]
+
+    def terms(h, i, j, q=q, k=k, E=E, key_query=key_query, K=case.get("max_relative_position")):
+        if E is None:  # NEZHA: |T| <= 1
+            T = sum(map(abs, q[h][i]))
+            return dot_abs(q[h][i], k[h][j]) + T, T
+        row = E[i - j + len(E) // 2]  # BERT: distance i - j, row d + P - 1
+        return dot_abs(q[h][i], k[h][j]) + dot_abs(q[h][i], row) + (dot_abs(k[h][j], row) if key_query else 0), 0
+    if case["kind"] != "nezha-output":
+        held_scores(dict(case, scale=1 / math.sqrt(dh), n=dh + 6), scheme, args, list(range(L)), dist, terms,
+                    variants=(("fused", []),))
+        continue
+    # NEZHA's attention output
+    sshape, svals = read_npy(os.path.join(TORCH, case["file"].replace("_output.npy", "_scores.npy")))
+    heads = sshape[0]
+    v = heads_rows(inp["v"])
+    _, want = read_npy(os.path.join(TORCH, case["file"]))
+    bad, worst = [], 0.0
+    with tempfile.TemporaryDirectory() as tmp:
+        out = os.path.join(tmp, "z.npy")
+        rc, text = posenc("scores", "nezha", *args, "--v", inp["v"], "--out", out)
+        if rc != 0:
+            bad.append(f"posenc exited {rc}: {text[-400:]}")
+        else:
+            _, got = read_npy(out)
+            e_r = 2.0 ** -23 * (4 * 2 * case["max_relative_position"] + 2)
+            for h in range(heads):
+                alpha = softmax_rows(svals[h * L * L:(h + 1) * L * L], L, L)
+                for i in range(L):
+                    D = max((g32(dh + 6) * terms(h, i, j)[0] + e_r * terms(h, i, j)[1]) / math.sqrt(dh)
+                            for j in range(L))
+                    for c in range(dh):
+                        mag = sum(alpha[i][j] * (abs(v[h][j][c]) + 1) for j in range(L))
+                        w, z = want[(h * L + i) * dh + c], got[(h * L + i) * dh + c]
+                        bound = (math.expm1(2 * D) + g32(L + 8) + e_r) * mag + 2 * ulp32(w)
+                        worst = max(worst, abs(z - w) / bound)
+                        if abs(z - w) > bound:
+                            bad.append(f"h{h} ({i},{c}): posenc {z!r}, model {w!r}, bound {bound:.3g}")
+    ok = not bad
+    detail = f"{heads} x {L} x {dh} outputs, max |diff| / bound {worst:.3g}" if ok else "; ".join(bad[:4])
+    conclude(case["file"], "nezha", "attention output (values + T[r]) vs posenc scores nezha --v", ok, detail, "nezha")
 
 results_dir = os.environ.get("POSENC_RESULTS_DIR")
 if results_dir:
