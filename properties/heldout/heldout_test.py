@@ -618,11 +618,6 @@ for case in tmanifest["cases"]:
                     base + ["--regime", "exact"], 1)
 
 
-def vec(path):
-    shape, vals = read_npy(path)
-    return shape, vals
-
-
 EMULATED_FORMS = (("blas", ["--regime", "emulated", "--form", "blas"]),
                   ("direct", ["--regime", "emulated", "--form", "direct"]))
 
@@ -798,7 +793,7 @@ for case in tmanifest["cases"]:
                 inp["distance_embedding"], "--mask", "none", "--q", inp["q"], "--k", inp["k"]]
         scheme, dist, E = "shaw", 0, heads_rows(inp["distance_embedding"])[0]
 
-    def terms(h, i, j, q=q, k=k, E=E, key_query=key_query, K=case.get("max_relative_position")):
+    def terms(h, i, j, q=q, k=k, E=E, key_query=key_query):
         if E is None:  # NEZHA: |T| <= 1
             T = sum(map(abs, q[h][i]))
             return dot_abs(q[h][i], k[h][j]) + T, T
@@ -825,8 +820,7 @@ for case in tmanifest["cases"]:
             for h in range(heads):
                 alpha = softmax_rows(svals[h * L * L:(h + 1) * L * L], L, L)
                 for i in range(L):
-                    D = max((g32(dh + 6) * terms(h, i, j)[0] + e_r * terms(h, i, j)[1]) / math.sqrt(dh)
-                            for j in range(L))
+                    D = max((g32(dh + 6) * S + e_r * T) / math.sqrt(dh) for S, T in (terms(h, i, j) for j in range(L)))
                     for c in range(dh):
                         mag = sum(alpha[i][j] * (abs(v[h][j][c]) + 1) for j in range(L))
                         w, z = want[(h * L + i) * dh + c], got[(h * L + i) * dh + c]

@@ -305,7 +305,7 @@ class Writer {
     const std::size_t h = t_.pairs();
     for (std::size_t k0 = 0; k0 < h; k0 += kChunkPairs) tile(w, j_lo, j_hi - j_lo + 1, row0, k0, std::min(kChunkPairs, h - k0));
     if (f_.zero_column)
-      for (std::size_t j = j_lo; j <= j_hi; ++j) plane_row(f_.segments[0], row0 + (j - j_lo))[*f_.zero_column] = T(0);
+      for (std::size_t j = j_lo; j <= j_hi; ++j) f_.segments[0].row_start(row0 + (j - j_lo))[*f_.zero_column] = T(0);
   }
 
   // Negates the sines of an output row in place (the cosines are even): with run() for |p| into the same row,
@@ -314,7 +314,7 @@ class Writer {
     const std::size_t h = t_.pairs();
     for (std::size_t i = 0; i < f_.count; ++i) {
       const Segment<T>& s = f_.segments[i];
-      T* r = plane_row(s, row) + s.offset;
+      T* r = s.row_start(row) + s.offset;
       switch (s.part) {
         case Part::sin: for (std::size_t k = 0; k < h; ++k) r[k] = -r[k]; break;
         case Part::sin_cos: for (std::size_t k = 0; k < h; ++k) r[2 * k] = -r[2 * k]; break;
@@ -329,15 +329,14 @@ class Writer {
     const std::size_t h = t_.pairs();
     for (std::size_t i = 0; i < f_.count; ++i) {
       const Segment<T>& s = f_.segments[i];
-      std::fill_n(plane_row(s, row) + s.offset, h * values_per_pair(s.part), T(0));
+      std::fill_n(s.row_start(row) + s.offset, h * values_per_pair(s.part), T(0));
     }
-    if (f_.zero_column) plane_row(f_.segments[0], row)[*f_.zero_column] = T(0);
+    if (f_.zero_column) f_.segments[0].row_start(row)[*f_.zero_column] = T(0);
   }
 
  private:
-  static T* plane_row(const Segment<T>& s, std::size_t row) noexcept { return s.row_start(row); }
   static T* dest(const Segment<T>& s, std::size_t row, std::size_t k0) noexcept {
-    return plane_row(s, row) + s.offset + k0 * values_per_pair(s.part);
+    return s.row_start(row) + s.offset + k0 * values_per_pair(s.part);
   }
 
   // Rows row0 .. row0 + rows - 1 (positions anchor + j0 ..), pairs k0 .. k0 + n - 1.
