@@ -652,12 +652,25 @@ RC_GTEST_PROP(FireOracleExact, ExactMatchesIndependentEvaluation, ()) {
   const FireOracle o(m.spec, m.w, bits);
   const unsigned wide = 4 * bits + 400;
   const Real got = o.bias_at(h, q, j);
-  const Real want = boost_bias(m.w, m.spec.mlp_width, m.spec.eps, h, q, j, wide + 2200);  // b2 = -3e-300 beside 1e6
+  const unsigned boost_bits = wide + 2200;  // b2 = -3e-300 beside 1e6
+  const Real want = boost_bias(m.w, m.spec.mlp_width, m.spec.eps, h, q, j, boost_bits);
   RC_CLASSIFY(mpfr_zero_p(raw(got)), "zero");
   RC_CLASSIFY(q == j || m.w.c == 0.0, "x = 0");
   RC_LOG() << "c=" << m.w.c << " thr=" << m.w.L_multiplier << "*" << m.w.init_L << " eps=" << m.spec.eps
            << " q=" << q << " j=" << j << " got " << show(got) << " want " << show(want) << "\n";
-  RC_ASSERT(same(got, with_bits(want, bits)));
+  if (mpfr_zero_p(raw(got)) && !mpfr_zero_p(raw(want))) {
+    // The bias is A x + B over the active units. Where the x-terms cancel exactly (A = 0, e.g. W2 W1 = +-1 pairs)
+    // and the probe set b2 = -B, the true bias is exactly 0 and the oracle says so, but Boost forms each unit's
+    // W2 (W1 x + b1) from a rounded x and leaves rounding noise: each of its <= 2 width + 4 roundings (x itself
+    // carries a few ulps) is at most 2^-boost_bits of scale = |b2| + sum |W2| (|W1| x + |b1|) -- seen: seed
+    // 1637813202945650073, want = -2^-2697 at 2696 bits. Accept 0 only inside that noise, 2^8 > 2 * 32 + 4 + 8.
+    Real noise = boost_scale(m.w, m.spec.mlp_width, m.spec.eps, h, q, j, 64);
+    mpfr_mul_2si(raw(noise), raw(noise), -static_cast<long>(boost_bits) + 8, MPFR_RNDU);
+    RC_LOG() << "zero against Boost noise bound " << show(noise) << "\n";
+    RC_ASSERT(mpfr_cmpabs(raw(want), raw(noise)) <= 0);
+  } else {
+    RC_ASSERT(same(got, with_bits(want, bits)));
+  }
   RC_ASSERT(same(o.exact_bias_at(h, q, j), got));
   RC_ASSERT(same(o.x(q, j), with_bits(boost_x(m.w, m.spec.eps, q, j, wide), bits)));
 }
