@@ -43,6 +43,10 @@ function called. This test holds posenc to them, through the CLI a user would us
 9. NEZHA and BERT relative_key / relative_key_query (data/torch/, HF's self-attention on Debian's PyTorch): NEZHA's
    table through `posenc check nezha --regime hf`, scores and NEZHA's attention output through `posenc scores`.
 
+10. ggml (data/ggml/, generate_ggml.py: ggml-cpu's own RoPE code built with ggml's flags, fused and unfused):
+   caches and rotations pass `posenc check rope --regime ggml` and fail the exact check; `posenc apply rope
+   --regime ggml` against ggml's op within the bound derived at the section.
+
 Usage: heldout_test.py POSENC_BINARY [DATA_DIR]      Python 3 standard library only.
 """
 import json, math, os, re, struct, subprocess, sys, tempfile
@@ -832,6 +836,160 @@ for case in tmanifest["cases"]:
     detail = f"{heads} x {L} x {dh} outputs, max |diff| / bound {worst:.3g}" if ok else "; ".join(bad[:4])
     conclude(case["file"], "nezha", "attention output (values + T[r]) vs posenc scores nezha --v", ok, detail, "nezha")
 
+
+# ---- 10. ggml (data/ggml/, generate_ggml.py: ggml-cpu's own RoPE functions and op, llama.cpp@1f08e2d6, built with
+# ggml's default flags "native" (-O3 -march=native: GCC fuses a*b + c into FMA) and again with -ffp-contract=off
+# "nofma"). Caches (ggml_rope_cache_init / ggml_mrope_cache_init: [cos_0, sin_0, ...] per position, 1-D and
+# M-RoPE sections) and rotations (ggml_compute_forward_rope, NORMAL and NEOX modes, partial rotary, linear and
+# YaRN scaling):
+#  * every cache and rotation passes `posenc check rope --regime ggml` (budget rows rope.check.envelope,
+#    rope.check.rotated.envelope: libm's powf/cosf/sinf within 2 ulp, roundings that may be fused), and fails the
+#    exact check (positions up to 1048575: the float32 angle);
+#  * posenc's `apply rope --regime ggml` against ggml's output y = z per channel. ggml's per-token cos/sin (c, s) is
+#    stored beside each rotation, posenc's (c', s') comes from `posenc table rope --regime ggml`. Where ggml's
+#    rotation is plain float32 arithmetic (manifest "rotation_arithmetic": every output equals the unfused
+#    RN(RN(x_a c) -+ RN(x_b s))) and c' = c, s' = s, the two are the same operations on the same numbers:
+#    bit-identical. Otherwise (fused: RN(x_a c -+ RN(x_b s)), either product the fused one) |y - z| <= |x_a||c - c'|
+#    + |x_b||s - s'| + (ulp(x_a c) + ulp(x_a c') + ulp(x_b s) + ulp(x_b s') + ulp(y) + ulp(z)) / 2: each side is
+#    within half an ulp of each of its roundings from x_a c -+ x_b s of its own cache, a fused product contributing
+#    no rounding at all (the bound of section 2, which holds for the fused forms as well).
+GGML = os.path.join(os.path.dirname(DATA), "ggml")
+gmanifest = json.load(open(os.path.join(GGML, "manifest.json"))) if os.path.isdir(GGML) else {"cases": []}
+record_source = "properties/heldout/data/ggml"
+GGML_BUILD = (f"{gmanifest['compiler']['cxx']} on {gmanifest['cpu']['lscpu_model_name']} (-march=native = "
+              f"{gmanifest['cpu']['gcc_march_native']}), ggml's flags and again with -ffp-contract=off"
+              if gmanifest["cases"] else "")
+if gmanifest["cases"]:
+    print(f"held-out vectors: ggml {next(iter(gmanifest['sources'].values()))['repo'][:31]}, {GGML_BUILD}")
+
+
+def ggml_spec(case):
+    """posenc's spec flags for a ggml case (llama.cpp's parameters: linear s -> freq_scale 1/s; YaRN ext_factor 1)."""
+    a = ["--preset", "ggml-normal" if case.get("mode") == "normal" else "ggml-neox", "--head-dim",
+         str(case["head_dim"]), "--rotary-dim", str(case["n_dims"]), "--base", repr(case["base"]), "--regime", "ggml"]
+    sc = case["scaling"]
+    if sc["type"] != "none":
+        a += ["--scaling", sc["type"], "--factor", repr(float(sc["factor"]))]
+    if sc["type"] == "yarn":
+        a += ["--original-context", str(sc["original_context"])]
+    if case["kind"] == "ggml-mrope-cache":
+        a += ["--mrope", "sections", "--mrope-section", "[%s]" % ",".join(str(x) for x in case["sections"][:3])]
+    return a
+
+
+def ggml_check(case, variant, args, what):
+    """`posenc check rope ... --format json` in the ggml regime (must pass) and the exact one (must fail): returns
+    the ggml reference's bit-identical count."""
+    identical = None
+    for regime, want in (("ggml", 0), ("exact", 1)):
+        a = list(args)
+        a[a.index("--regime") + 1] = regime
+        rc, out = posenc(*a, "--format", "json")
+        detail = f"exit {rc}"
+        if rc in (0, 1):
+            try:
+                ref = json.loads(out[out.index("{"):])["references"][-1]
+                detail += f"; {ref['bit_identical']}/{ref['entries']} bit-identical to posenc's {regime} values, " \
+                          f"max metric {ref['overall']['max_metric']:.3g} (bound {ref['bound']})"
+                if regime == "ggml":
+                    identical = (ref["bit_identical"], ref["entries"])
+            except (ValueError, KeyError) as e:
+                detail += f"; unreadable report ({e})"
+        conclude(case["files"][variant], "ggml " + variant,
+                 f"{what}: posenc check rope --regime {regime} {'passes' if want == 0 else 'fails it'}",
+                 rc == want, detail, "rope")
+    return identical
+
+
+with tempfile.TemporaryDirectory() as tmp:
+    for case in gmanifest["cases"]:
+        if case["kind"] not in ("ggml-cache", "ggml-mrope-cache"):
+            continue
+        pos = case["positions"]
+        rows = pos["t"] + pos["h"] + pos["w"] if isinstance(pos, dict) else pos
+        r, hd = case["n_dims"], case["head_dim"]
+        for variant in case["variants"]:
+            shape, vals = read_npy(os.path.join(GGML, case["files"][variant]))
+            # ggml fills head_dim columns (its angle runs on past n_dims); the first n_dims are the rotary pairs'
+            sliced = os.path.join(tmp, "cache.npy")
+            write_npy_f32(sliced, [shape[0], r], [vals[i * shape[1] + j] for i in range(shape[0]) for j in range(r)])
+            ggml_check(case, variant, ["check", "rope", *ggml_spec(case), "--form", "ggml", "--in", sliced,
+                                       "--positions", positions_arg(rows)], "cache")
+
+    for case in gmanifest["cases"]:
+        if case["kind"] != "ggml-apply":
+            continue
+        positions, r, layout = case["positions"], case["n_dims"], case["mode"]
+        h = r // 2
+        xin = os.path.join(GGML, case["files"]["input"])
+        shape, x = read_npy(xin)
+        T, H, D = shape
+        yout, cfile = os.path.join(tmp, "y.npy"), os.path.join(tmp, "c.npy")
+        rc1, out1 = posenc("apply", "rope", *ggml_spec(case), "--in", xin, "--positions", positions_arg(positions),
+                           "--out", yout)
+        uniq = sorted(set(positions))
+        rc2, out2 = posenc("table", "rope", *ggml_spec(case), "--form", "ggml", "--positions", positions_arg(uniq),
+                           "--out", cfile)
+        if rc1 != 0 or rc2 != 0:
+            fail(f"{case['name']}: posenc apply / table rope exit {rc1} / {rc2}\n{(out1 + out2)[-1500:]}")
+            continue
+        _, y = read_npy(yout)
+        _, pc = read_npy(cfile)
+        pe = {p: pc[i * r:(i + 1) * r] for i, p in enumerate(uniq)}  # [cos_0, sin_0, ...] of posenc, per position
+        for variant in case["variants"]:
+            _, z = read_npy(os.path.join(GGML, case["files"][variant]))
+            _, gc = read_npy(os.path.join(GGML, case["files"][variant + "_cache"]))
+            arith = case["rotation_arithmetic"][variant]
+            plain = arith["plain"] == arith["values"]
+            worst, same, total, over, cache_same = 0.0, 0, 0, 0, 0
+            for t in range(T):
+                g, q = gc[t * D:t * D + r], pe[positions[t]]
+                cache_same += sum(1 for k in range(r) if f32_bits(g[k]) == f32_bits(q[k]))
+                for hh in range(H):
+                    base = (t * H + hh) * D
+                    for ch in range(D):
+                        i = base + ch
+                        total += 1
+                        if ch >= r:  # pass-through
+                            if f32_bits(y[i]) != f32_bits(x[i]) or f32_bits(z[i]) != f32_bits(x[i]):
+                                over += 1
+                                fail(f"{case['name']} {variant}: pass-through channel {ch} (t {t}, head {hh}) changed")
+                            else:
+                                same += 1
+                            continue
+                        if layout == "neox":
+                            kk, first = (ch, True) if ch < h else (ch - h, False)
+                            a, b = (base + kk, base + kk + h) if first else (base + kk + h, base + kk)
+                        else:
+                            kk, first = ch // 2, ch % 2 == 0
+                            a, b = (base + 2 * kk, base + 2 * kk + 1) if first else (base + 2 * kk + 1, base + 2 * kk)
+                        xa, xb = x[a], x[b]
+                        c, s, c2, s2 = g[2 * kk], g[2 * kk + 1], q[2 * kk], q[2 * kk + 1]
+                        if plain and c2 == c and s2 == s:
+                            bound = 0.0
+                        else:
+                            bound = (abs(xa) * abs(c - c2) + abs(xb) * abs(s - s2) +
+                                     (ulp32(xa * c) + ulp32(xa * c2) + ulp32(xb * s) + ulp32(xb * s2) +
+                                      ulp32(y[i]) + ulp32(z[i])) / 2) * (1 + 1e-12)
+                        d = abs(y[i] - z[i])
+                        if f32_bits(y[i]) == f32_bits(z[i]):
+                            same += 1
+                        if d > bound:
+                            over += 1
+                            if over <= 5:
+                                fail(f"{case['name']} {variant}: t {t} (p {positions[t]}) head {hh} channel {ch}: "
+                                     f"posenc {y[i]!r} ggml {z[i]!r} |diff| {d:.3e} > bound {bound:.3e}")
+                        elif bound > 0:
+                            worst = max(worst, d / bound)
+            conclude(case["files"][variant], "ggml " + variant,
+                     f"rotation: posenc apply rope --regime ggml vs ggml's op ({'plain' if plain else 'fused'} "
+                     f"arithmetic)", over == 0,
+                     f"{same}/{total} bit-identical; cos/sin {cache_same}/{T * r} bit-identical to posenc's; largest "
+                     f"|diff| / bound {worst:.3g}; {over} over the bound", "rope")
+            ggml_check(case, variant, ["check", "rope", *ggml_spec(case), "--x", xin, "--in",
+                                       os.path.join(GGML, case["files"][variant]), "--positions",
+                                       positions_arg(positions)], "rotation")
+
 results_dir = os.environ.get("POSENC_RESULTS_DIR")
 if results_dir:
     with open(os.path.join(results_dir, "heldout.json"), "w") as fh:
@@ -841,7 +999,11 @@ if results_dir:
                        **{k: tmanifest[k] for k in ("torch", "python", "device") if k in tmanifest},
                        **({"torch": tmanifest["torch_package"]} if tmanifest.get("torch_package") else {}),
                        "code": ", ".join(sorted({v["repo"][:v["repo"].index("@") + 9]
-                                                 for v in tmanifest.get("sources", {}).values()}))}},
+                                                 for v in tmanifest.get("sources", {}).values()}))},
+                       **({"properties/heldout/data/ggml": {
+                           "code": ", ".join(sorted({v["repo"][:v["repo"].index("@") + 9]
+                                                     for v in gmanifest["sources"].values()})),
+                           "device": GGML_BUILD}} if gmanifest["cases"] else {})},
                    "records": records}, fh, indent=1)
 print(f"{passed} passed, {len(failures)} failed")
 sys.exit(1 if failures else 0)
