@@ -47,6 +47,10 @@ function called. This test holds posenc to them, through the CLI a user would us
    caches and rotations pass `posenc check rope --regime ggml` and fail the exact check; `posenc apply rope
    --regime ggml` against ggml's op within the bound derived at the section.
 
+11. tensor2tensor's Shaw attention (data/t2t/, generate_t2t.py: t2t's own functions on a NumPy stand-in for TF):
+   index matrices identical to `posenc index shaw --preset t2t`; logits and outputs of dot_product_attention_relative
+   against `posenc scores shaw --preset t2t` within the bounds derived at the section.
+
 Usage: heldout_test.py POSENC_BINARY [DATA_DIR]      Python 3 standard library only.
 """
 import json, math, os, re, struct, subprocess, sys, tempfile
@@ -626,10 +630,10 @@ EMULATED_FORMS = (("blas", ["--regime", "emulated", "--form", "blas"]),
                   ("direct", ["--regime", "emulated", "--form", "direct"]))
 
 
-def held_scores(case, scheme, args, rows, dist_max, terms, variants=EMULATED_FORMS):
-    """Runs posenc scores (each of `variants`: (label, flags)) and holds them to the model's scores; `terms(h, i,
-    j)` -> (S, T)."""
-    shape, want = read_npy(os.path.join(TORCH, case["file"]))
+def held_scores(case, scheme, args, rows, dist_max, terms, variants=EMULATED_FORMS, path=None):
+    """Runs posenc scores (each of `variants`: (label, flags)) and holds them to the model's scores (case["file"] in
+    data/torch, or `path`); `terms(h, i, j)` -> (S, T)."""
+    shape, want = read_npy(path or os.path.join(TORCH, case["file"]))
     heads, nq, nk = shape
     worst, bad = 0.0, []
     with tempfile.TemporaryDirectory() as tmp:
@@ -990,6 +994,120 @@ with tempfile.TemporaryDirectory() as tmp:
                                        os.path.join(GGML, case["files"][variant]), "--positions",
                                        positions_arg(positions)], "rotation")
 
+
+# ---- 11. tensor2tensor's Shaw et al. attention (data/t2t/, generate_t2t.py: t2t@e1f0e3a7 common_attention.py's own
+# _generate_relative_positions_matrix, _generate_relative_positions_embeddings, _relative_attention_inner and
+# dot_product_attention_relative, run against a NumPy stand-in for the few TF ops they call: TensorFlow is not in
+# Debian). Their integers are t2t's own: every index matrix (Lq = Lk, Lq < Lk, k beyond the length, the cached
+# single-query row) must equal `posenc index shaw --preset t2t` entry for entry, and the index each attention case
+# gathered with too. Lq > Lk, which t2t answers silently with an [Lk, Lk] matrix, posenc refuses (exit 2). Floats
+# are t2t's composition in NumPy float32 (not TF's kernels bit for bit): the logits (softmax's input) against
+# `posenc scores shaw --preset t2t --scale 1` on the q t2t received (multihead_attention scales q before the call)
+# within g(d + 6) S + 2 ulp (S = sum |q_i k_j| + sum |q_i a^K|; section 9's bound without a table term), and the
+# output against `--v` within (exp(2 D_i) - 1 + g(L + 8)) sum_j a_ij (|v_j| + |a^V_ij|) + 2 ulp(z) (section 9's
+# output bound, a^V in place of NEZHA's T).
+T2T = os.path.join(os.path.dirname(DATA), "t2t")
+t2manifest = json.load(open(os.path.join(T2T, "manifest.json"))) if os.path.isdir(T2T) else {"cases": []}
+record_source = "properties/heldout/data/t2t"
+if t2manifest["cases"]:
+    T2T_CODE = sorted({v["repo"] for v in t2manifest["sources"].values()})
+    print(f"held-out vectors (data/t2t): {', '.join(T2T_CODE)} through a NumPy stand-in for TF "
+          f"(numpy {t2manifest['numpy']})")
+
+
+def npy_int32(path):
+    """(shape, list of ints) of a little-endian int32 .npy file."""
+    with open(path, "rb") as f:
+        d = f.read()
+    hl, off = (struct.unpack("<H", d[8:10])[0], 10) if d[6] == 1 else (struct.unpack("<I", d[8:12])[0], 12)
+    header = eval(d[off:off + hl].decode("latin1"), {"__builtins__": {}})
+    assert header["descr"] == "<i4" and not header["fortran_order"], (path, header)
+    n = (len(d) - off - hl) // 4
+    return tuple(header["shape"]), list(struct.unpack_from("<%di" % n, d, off + hl))
+
+
+def posenc_index_t2t(lq, lk, k):
+    rc, out = posenc("index", "shaw", "--preset", "t2t", "--query-length", str(lq), "--key-length", str(lk),
+                     "--max-relative-position", str(k), "--format", "json")
+    return (json.loads(out)["indices"] if rc == 0 else None), rc, out
+
+
+for case in t2manifest["cases"]:
+    if case.get("function") != "_generate_relative_positions_matrix":
+        continue
+    lq, lk, k = case["length_q"], case["length_k"], case["max_relative_position"]
+    shape, want = npy_int32(os.path.join(T2T, case["file"]))
+    if lq > lk:  # t2t: an [Lk, Lk] matrix, no error
+        expect_exit(case["file"], "t2t", f"Lq {lq} > Lk {lk} (t2t returns {shape[0]} x {shape[1]} silently): "
+                    "posenc index shaw refuses it", ["index", "shaw", "--preset", "t2t", "--query-length", str(lq),
+                                                     "--key-length", str(lk), "--max-relative-position", str(k)], 2)
+        continue
+    got, rc, out = posenc_index_t2t(1 if case["cache"] else lq, lk, k)
+    flat = [x for row in got for x in row] if got else None
+    ok = flat == want
+    conclude(case["file"], "t2t", "relative-position index: posenc index shaw --preset t2t", ok,
+             f"{shape[0]} x {shape[1]} indices ({'cached single-query row' if case['cache'] else f'Lq {lq}, Lk {lk}'},"
+             f" k {k}) identical" if ok else f"posenc exit {rc}: {flat if flat else out[-300:]} vs t2t {want}", "shaw")
+
+
+with tempfile.TemporaryDirectory() as tmp:
+    for case in t2manifest["cases"]:
+        if case.get("function") != "dot_product_attention_relative":
+            continue
+        g = case["geometry"]
+        byname = {f["file"]: os.path.join(T2T, f["file"]) for f in case["files"]}
+
+        def find(suffix):
+            return next(v for k, v in byname.items() if k.endswith(suffix))
+        H, lq, lk, dh, K = g["heads"], g["length_q"], g["length_k"], g["depth"], g["max_relative_position"]
+        name = os.path.basename(find("_logits.npy"))[:-len("_logits.npy")]
+        # t2t's tensors are [batch 1, heads, L, d]; posenc reads [heads, L, d]
+        three = {}
+        for part in ("q", "k", "v", "logits", "output"):
+            shp, vals = read_npy(find(f"_{part}.npy"))
+            three[part] = os.path.join(tmp, f"{part}.npy")
+            write_npy_f32(three[part], list(shp[1:]), vals)
+        ishape, idx = npy_int32(find("_index.npy"))
+        got, rc, out = posenc_index_t2t(lq, lk, K)
+        flat = [x for row in got for x in row] if got else None
+        conclude(name + "_index.npy", "t2t", "the index t2t gathered both tables with: posenc index shaw --preset t2t",
+                 flat == idx, f"{lq} x {lk} indices identical" if flat == idx else
+                 f"posenc exit {rc}: {flat if flat else out[-300:]} vs t2t {idx}", "shaw")
+        q, k, v = heads_rows(three["q"]), heads_rows(three["k"]), heads_rows(three["v"])
+        AK, AV = heads_rows(find("_keys_table.npy"))[0], heads_rows(find("_values_table.npy"))[0]
+        args = ["--preset", "t2t", "--max-relative-position", str(K), "--head-dim", str(dh), "--key-table",
+                find("_keys_table.npy"), "--value-table", find("_values_table.npy"), "--mask", "none", "--scale", "1",
+                "--q", three["q"], "--k", three["k"]]
+
+        def terms(h, i, j, q=q, k=k, AK=AK, idx=idx, lk=lk):
+            return dot_abs(q[h][i], k[h][j]) + dot_abs(q[h][i], AK[idx[i * lk + j]]), 0
+        held_scores(dict(case, file=name + "_logits.npy", scale=1.0, n=dh + 6), "shaw", args, list(range(lq)), 0,
+                    terms, variants=(("fused", []),), path=three["logits"])
+        # the attention output
+        _, svals = read_npy(three["logits"])
+        _, want = read_npy(three["output"])
+        bad, worst = [], 0.0
+        zout = os.path.join(tmp, "z.npy")
+        rc, text = posenc("scores", "shaw", *args, "--v", three["v"], "--out", zout)
+        if rc != 0:
+            bad.append(f"posenc exited {rc}: {text[-400:]}")
+        else:
+            _, got = read_npy(zout)
+            for h in range(H):
+                alpha = softmax_rows(svals[h * lq * lk:(h + 1) * lq * lk], lq, lk)
+                for i in range(lq):
+                    D = max(g32(dh + 6) * terms(h, i, j)[0] for j in range(lk))
+                    for c in range(dh):
+                        mag = sum(alpha[i][j] * (abs(v[h][j][c]) + abs(AV[idx[i * lk + j]][c])) for j in range(lk))
+                        w, z = want[(h * lq + i) * dh + c], got[(h * lq + i) * dh + c]
+                        bound = (math.expm1(2 * D) + g32(lk + 8)) * mag + 2 * ulp32(w)
+                        worst = max(worst, abs(z - w) / bound)
+                        if abs(z - w) > bound:
+                            bad.append(f"h{h} ({i},{c}): posenc {z!r}, t2t {w!r}, bound {bound:.3g}")
+        ok = not bad
+        conclude(name + "_output.npy", "t2t", "attention output (values + a^V[idx]) vs posenc scores shaw --v", ok,
+                 f"{H} x {lq} x {dh} outputs, max |diff| / bound {worst:.3g}" if ok else "; ".join(bad[:4]), "shaw")
+
 results_dir = os.environ.get("POSENC_RESULTS_DIR")
 if results_dir:
     with open(os.path.join(results_dir, "heldout.json"), "w") as fh:
@@ -1003,7 +1121,11 @@ if results_dir:
                        **({"properties/heldout/data/ggml": {
                            "code": ", ".join(sorted({v["repo"][:v["repo"].index("@") + 9]
                                                      for v in gmanifest["sources"].values()})),
-                           "device": GGML_BUILD}} if gmanifest["cases"] else {})},
+                           "device": GGML_BUILD}} if gmanifest["cases"] else {}),
+                       **({"properties/heldout/data/t2t": {
+                           "code": ", ".join(v[:v.index("@") + 9] for v in T2T_CODE),
+                           "device": f"t2t's functions on a NumPy {t2manifest['numpy']} stand-in for TF"}}
+                          if t2manifest["cases"] else {})},
                    "records": records}, fh, indent=1)
 print(f"{passed} passed, {len(failures)} failed")
 sys.exit(1 if failures else 0)
