@@ -201,6 +201,24 @@ def cache_pairs(form, shape, vals, row, h):
     raise ValueError(form)
 
 
+def rotation_pair(layout, base, ch, h):
+    """(k, a, b) for output channel `ch` of a head at offset `base`: its pair k, the channel a it is the rotation
+    of (x_a c -+ x_b s) and the partner b; layout "halves" (k, k + h) or interleaved (2k, 2k + 1)."""
+    if layout == "halves":
+        k, first = (ch, True) if ch < h else (ch - h, False)
+        return (k, base + k, base + k + h) if first else (k, base + k + h, base + k)
+    k, first = ch // 2, ch % 2 == 0
+    return (k, base + 2 * k, base + 2 * k + 1) if first else (k, base + 2 * k + 1, base + 2 * k)
+
+
+def two_cache_bound(xa, xb, c, s, c2, s2, y, z):
+    """|y - z| bound of section 2 for two float32 rotations of (x_a, x_b) with caches (c, s) and (c2, s2): the cache
+    difference plus half an ulp of each rounding either side may do (a fused product rounds less), with a 1e-12
+    relative margin for this test's own float64 arithmetic."""
+    return (abs(xa) * abs(c - c2) + abs(xb) * abs(s - s2) +
+            (ulp32(xa * c) + ulp32(xa * c2) + ulp32(xb * s) + ulp32(xb * s2) + ulp32(y) + ulp32(z)) / 2) * (1 + 1e-12)
+
+
 # ---- 2. rotations -------------------------------------------------------------------------------------------
 with tempfile.TemporaryDirectory() as tmp:
     for case in manifest["cases"]:
@@ -255,29 +273,18 @@ with tempfile.TemporaryDirectory() as tmp:
                         else:
                             same += 1
                         continue
-                    if layout == "halves":
-                        kk, first = (ch, True) if ch < h else (ch - h, False)
-                        a = base + (kk if first else kk + h)
-                        b = base + (kk + h if first else kk)
-                    else:
-                        kk, first = ch // 2, ch % 2 == 0
-                        a = base + (2 * kk if first else 2 * kk + 1)
-                        b = base + (2 * kk + 1 if first else 2 * kk)
+                    kk, a, b = rotation_pair(layout, base, ch, h)
                     xa, xb = x[a], x[b]
                     c, s = c_hf[kk], s_hf[kk]
                     if regime == "hf":
                         c2, s2 = pe_cs[p][0][kk], pe_cs[p][1][kk]
-                        if c2 == c and s2 == s:
-                            bound = 0.0  # the same float32 operations on the same numbers
-                        else:
-                            bound = (abs(xa) * abs(c - c2) + abs(xb) * abs(s - s2) +
-                                     (ulp32(xa * c) + ulp32(xa * c2) + ulp32(xb * s) + ulp32(xb * s2) +
-                                      ulp32(y[i]) + ulp32(z[i])) / 2)
+                        # equal caches: the same float32 operations on the same numbers
+                        bound = 0.0 if c2 == c and s2 == s else two_cache_bound(xa, xb, c, s, c2, s2, y[i], z[i])
                     else:
                         S = abs(xa * c) + abs(xb * s)
                         bound = (abs(xa) * ulp32(c) / 2 + abs(xb) * ulp32(s) / 2 +
-                                 (ulp32(xa * c) + ulp32(xb * s) + ulp32(z[i])) / 2 + 0.5 * ulp32(S) + 2.0 ** -25 * S)
-                    bound *= 1 + 1e-12
+                                 (ulp32(xa * c) + ulp32(xb * s) + ulp32(z[i])) / 2 + 0.5 * ulp32(S) +
+                                 2.0 ** -25 * S) * (1 + 1e-12)
                     d = abs(y[i] - z[i])
                     if f32_bits(y[i]) == f32_bits(z[i]):
                         same += 1
@@ -961,20 +968,11 @@ with tempfile.TemporaryDirectory() as tmp:
                             else:
                                 same += 1
                             continue
-                        if layout == "neox":
-                            kk, first = (ch, True) if ch < h else (ch - h, False)
-                            a, b = (base + kk, base + kk + h) if first else (base + kk + h, base + kk)
-                        else:
-                            kk, first = ch // 2, ch % 2 == 0
-                            a, b = (base + 2 * kk, base + 2 * kk + 1) if first else (base + 2 * kk + 1, base + 2 * kk)
+                        kk, a, b = rotation_pair("halves" if layout == "neox" else "interleaved", base, ch, h)
                         xa, xb = x[a], x[b]
                         c, s, c2, s2 = g[2 * kk], g[2 * kk + 1], q[2 * kk], q[2 * kk + 1]
-                        if plain and c2 == c and s2 == s:
-                            bound = 0.0
-                        else:
-                            bound = (abs(xa) * abs(c - c2) + abs(xb) * abs(s - s2) +
-                                     (ulp32(xa * c) + ulp32(xa * c2) + ulp32(xb * s) + ulp32(xb * s2) +
-                                      ulp32(y[i]) + ulp32(z[i])) / 2) * (1 + 1e-12)
+                        bound = (0.0 if plain and c2 == c and s2 == s else
+                                 two_cache_bound(xa, xb, c, s, c2, s2, y[i], z[i]))
                         d = abs(y[i] - z[i])
                         if f32_bits(y[i]) == f32_bits(z[i]):
                             same += 1
