@@ -13,6 +13,8 @@
 
 #include "core/angle_table.hpp"
 #include "core/blas.hpp"
+#include "core/pair_rotation.hpp"
+#include "core/sincos32.hpp"
 #include "core/parallel.hpp"
 #include "core/table_writer.hpp"
 #include "core/trig.hpp"
@@ -25,34 +27,6 @@ constexpr std::size_t kTokensPerChunk = 16;  // fixed split: which thread comput
 
 // RN32 of a binary128 value: one rounding (binary128 -> binary32 conversion rounds to nearest-even).
 float rn32(__float128 x) { return static_cast<float>(x); }
-
-// Correctly rounded float32 cos and sin of a float32 angle a. The angle core's double results are within
-// 2^-53 + 2^-58 absolute of the true values (core/trig.hpp); when both ends of that interval round to the same
-// float, that float is the correctly rounded value. Otherwise (rare: near a float32 midpoint, or a value so
-// small that 2^-52 spans several float32 ulps) the value is recomputed with binary128 cosq/sinq (libquadmath
-// reduces large arguments exactly), whose error ~2^-112 relative cannot straddle a float32 midpoint unless the
-// value lies within that distance of it.
-inline bool settles(double v) {
-  constexpr double d = 0x1p-52;
-  return static_cast<float>(v - d) == static_cast<float>(v + d);
-}
-
-void emulated_sincos(const float* angle, std::size_t h, double* s, double* c) noexcept {
-#pragma omp simd
-  for (std::size_t k = 0; k < h; ++k) core::sincos_dd(static_cast<double>(angle[k]), 0.0, s[k], c[k]);
-  for (std::size_t k = 0; k < h; ++k) {
-    // |a| < 2^-12 (position 0, where every sine is 0 and would fail settles()): sin a = a - a^3/6 + ... lies within
-    // |a|^3 / 6 < |a| 2^-26 below a, less than half the float32 gap below |a| (>= |a| 2^-25), so RN32(sin a) = a;
-    // 1 - cos a <= a^2 / 2 < 2^-25, half the gap below 1, so RN32(cos a) = 1.
-    if (std::fabs(angle[k]) < 0x1p-12f) {
-      s[k] = angle[k], c[k] = 1.0;
-      continue;
-    }
-    const bool sc = settles(s[k]), cc = settles(c[k]);
-    s[k] = sc ? static_cast<float>(s[k]) : rn32(sinq(static_cast<__float128>(angle[k])));
-    c[k] = cc ? static_cast<float>(c[k]) : rn32(cosq(static_cast<__float128>(angle[k])));
-  }
-}
 
 // ---- context-extension scaling (posenc/rope_spec.hpp RopeScaling; CONVENTIONS.md §2.11) --------------------
 // Exact regime: theta'_k and the attention factor m from their definitions in binary128: the unscaled theta_k
@@ -489,7 +463,7 @@ struct RopePlan::Impl {
         break;
       }
     }
-    emulated_sincos(angle, h, s, c);
+    core::sincos_rn32(angle, h, s, c);  // each RN32(sin/cos angle_k)
     if (m32 != 1.0f)  // hf: cos = emb.cos() * attention_scaling, a float32 tensor times RN32(m)
       for (std::size_t k = 0; k < h; ++k)
         s[k] = static_cast<float>(s[k]) * m32, c[k] = static_cast<float>(c[k]) * m32;
@@ -637,62 +611,9 @@ void check_view(const RopeSpec& s, const RopeTensor<T>& v, std::size_t tokens, s
                     (overflow ? std::string("(overflows size_t)") : std::to_string(last + 1)) + " elements");
 }
 
-// Element access: float and double as themselves, bf16 / f16 widened exactly and rounded once on the way back.
-template <class T>
-inline double wide(T x) noexcept {
-  if constexpr (std::is_same_v<T, bf16> || std::is_same_v<T, f16>) return to_double(x);
-  else return static_cast<double>(x);
-}
-template <class T>
-inline T narrow(double y) noexcept {
-  if constexpr (std::is_same_v<T, bf16>) return to_bf16(y);
-  else if constexpr (std::is_same_v<T, f16>) return to_f16(y);
-  else return static_cast<T>(y);
-}
 // The arithmetic type of the emulated regimes: T itself for float and double, float for the 16-bit types.
 template <class T>
 using ArithOf = std::conditional_t<std::is_same_v<T, double>, double, float>;
-
-// Rotation of one head vector by (c, s). Exact regime: in double, one fma and one product, rounded once to T.
-// Emulated regimes: in ArithOf<T> with the regime's c and s already in that type (converted once per token), two
-// products and one sum each rounded (no contraction: lib/ is built with -ffp-contract=off), then once to T.
-template <class T>
-void rotate_head_exact(T* x, Layout layout, std::size_t h, const double* c, const double* s) noexcept {
-  auto pair = [](T& xi, T& xj, double ck, double sk) {
-    const double a = wide(xi), b = wide(xj);
-    xi = narrow<T>(std::fma(a, ck, -(b * sk)));
-    xj = narrow<T>(std::fma(b, ck, a * sk));
-  };
-  if (layout == Layout::halves) {
-    T* a = x;
-    T* b = x + h;
-#pragma omp simd
-    for (std::size_t k = 0; k < h; ++k) pair(a[k], b[k], c[k], s[k]);
-  } else {
-#pragma omp simd
-    for (std::size_t k = 0; k < h; ++k) pair(x[2 * k], x[2 * k + 1], c[k], s[k]);
-  }
-}
-
-template <class T, class A = ArithOf<T>>
-void rotate_head_emulated(T* x, Layout layout, std::size_t h, const A* c, const A* s) noexcept {
-  auto pair = [](T& xi, T& xj, A ck, A sk) {
-    const auto a = static_cast<A>(wide(xi)), b = static_cast<A>(wide(xj));
-    const A yi = a * ck - b * sk;
-    const A yj = b * ck + a * sk;
-    xi = narrow<T>(static_cast<double>(yi));
-    xj = narrow<T>(static_cast<double>(yj));
-  };
-  if (layout == Layout::halves) {
-    T* a = x;
-    T* b = x + h;
-#pragma omp simd
-    for (std::size_t k = 0; k < h; ++k) pair(a[k], b[k], c[k], s[k]);
-  } else {
-#pragma omp simd
-    for (std::size_t k = 0; k < h; ++k) pair(x[2 * k], x[2 * k + 1], c[k], s[k]);
-  }
-}
 
 template <class T>
 void apply_impl(const RopePlan::Impl& im, std::span<const RopeTensor<T>> views, std::span<const std::int64_t> positions,
@@ -710,9 +631,13 @@ void apply_impl(const RopePlan::Impl& im, std::span<const RopeTensor<T>> views, 
   const std::size_t chunks = (tokens + kTokensPerChunk - 1) / kTokensPerChunk;
   const int threads = std::min<int>(core::thread_count(o, work), static_cast<int>(chunks));
   Scratch sc(threads, h, im.axes);  // allocated before the parallel region: a failure throws here
+  // Per thread, the token's rotor (core/pair_rotation.hpp): the exact regime rotates in double with one fma
+  // and one product (rounded once to T), the emulated ones in their float32 (f64: double) arithmetic.
   using A = ArithOf<T>;
-  const core::AlignedBuffer<A> cs_t(static_cast<std::size_t>(threads) * 2 * h);  // emulated: c, s per token
   const bool exact = spec.regime == RopeRegime::exact;
+  const core::AlignedBuffer<double> rot_d(exact ? static_cast<std::size_t>(threads) * 6 * h : 0);
+  const core::AlignedBuffer<A> rot_a(exact ? 0 : static_cast<std::size_t>(threads) * 6 * h);
+  const bool interleaved = spec.layout == Layout::interleaved;
   const double sign = dir == RopeDirection::inverse ? -1.0 : 1.0;
   core::parallel_for(chunks, threads, [&](int t, std::size_t chunk) {
     double *s = sc.s(t, 0), *c = sc.c(t, 0);
@@ -722,18 +647,20 @@ void apply_impl(const RopePlan::Impl& im, std::span<const RopeTensor<T>> views, 
       im.token_sincos(positions, tokens, tok, sc, t, anchors);
       if (sign < 0)  // R(-p): sin is odd in every regime (RN32 and the angle steps are symmetric)
         for (std::size_t k = 0; k < h; ++k) s[k] = -s[k];
-      if (exact) {
-        for (const RopeTensor<T>& v : views)
-          for (std::size_t hd = 0; hd < v.heads; ++hd)
-            rotate_head_exact(v.data.data() + tok * v.token_stride + hd * v.head_stride, spec.layout, h, c, s);
-      } else {
-        A* ct = cs_t.get() + static_cast<std::size_t>(t) * 2 * h;
-        A* st = ct + h;
-        for (std::size_t k = 0; k < h; ++k) ct[k] = static_cast<A>(c[k]), st[k] = static_cast<A>(s[k]);
-        for (const RopeTensor<T>& v : views)
-          for (std::size_t hd = 0; hd < v.heads; ++hd)
-            rotate_head_emulated(v.data.data() + tok * v.token_stride + hd * v.head_stride, spec.layout, h, ct, st);
-      }
+      auto rotate = [&](const auto& rotor) {
+        for (const RopeTensor<T>& v : views) {
+          // The next token of this call (same view): its lines are prefetched while this one is rotated.
+          const auto next = tok + 1 < tokens ? static_cast<std::ptrdiff_t>(v.token_stride) : std::ptrdiff_t{0};
+          core::rotate_heads(v.data.data() + tok * v.token_stride, v.heads, static_cast<std::ptrdiff_t>(v.head_stride),
+                             rotor, next);
+        }
+      };
+      if (exact)
+        rotate(core::make_rotor(c, s, h, interleaved, core::PairFormula::fused,
+                                rot_d.get() + static_cast<std::size_t>(t) * 6 * h));
+      else
+        rotate(core::make_rotor(c, s, h, interleaved, core::PairFormula::products,
+                                rot_a.get() + static_cast<std::size_t>(t) * 6 * h));
     }
   });
 }

@@ -17,6 +17,7 @@
 #include "core/angle_table.hpp"
 #include "core/blas.hpp"
 #include "core/parallel.hpp"
+#include "core/sincos32.hpp"
 #include "core/streaming.hpp"
 #include "core/table_writer.hpp"
 #include "core/trig.hpp"
@@ -121,19 +122,13 @@ void scatter_row(const SinusoidalSpec& spec, const double* s, const double* c, T
 }
 
 // Row of the emulated implementation at position p: angle32 = RN32(RN32(p) * w32_k), value =
-// RN32(sin/cos(angle32)). sin/cos are evaluated in double (|error| <= 2^-53 relative to |value|
-// away from zeros, see trig.hpp) and rounded once to float.
-void emulated_row(const std::vector<float>& w, std::int64_t p, std::size_t h, double* s, double* c) {
+// RN32(sin/cos(angle32)), each correctly rounded (core/sincos32.hpp). a: h floats of scratch.
+void emulated_row(const std::vector<float>& w, std::int64_t p, std::size_t h, float* a, double* s, double* c) {
   const float pf = static_cast<float>(p);
   const float* wk = w.data();
 #pragma omp simd
-  for (std::size_t k = 0; k < h; ++k) {
-    const float angle = pf * wk[k];
-    double sd, cd;
-    core::sincos_dd(static_cast<double>(angle), 0.0, sd, cd);
-    s[k] = static_cast<double>(static_cast<float>(sd));
-    c[k] = static_cast<double>(static_cast<float>(cd));
-  }
+  for (std::size_t k = 0; k < h; ++k) a[k] = pf * wk[k];
+  core::sincos_rn32(a, h, s, c);
 }
 
 // Per-thread scratch of the emulated regime, allocated before any parallel region (allocation failure throws on
@@ -141,8 +136,9 @@ void emulated_row(const std::vector<float>& w, std::int64_t p, std::size_t h, do
 template <class T>
 struct Scratch {
   core::AlignedBuffer<double> s, c;
+  core::AlignedBuffer<float> angle;
   core::AlignedBuffer<T> row;
-  Scratch(std::size_t h, std::size_t d) : s(h), c(h), row(d) {}
+  Scratch(std::size_t h, std::size_t d) : s(h), c(h), angle(h), row(d) {}
 };
 
 // The emulated row at position p (zeros for the padding row) into dst.
@@ -152,7 +148,7 @@ void emulated_row_at(const SinusoidalPlan::Impl& plan, std::int64_t p, Scratch<T
     std::fill(dst, dst + plan.spec.dim, T(0));
     return;
   }
-  emulated_row(plan.f32, p, pair_count(plan.spec), w.s.get(), w.c.get());
+  emulated_row(plan.f32, p, pair_count(plan.spec), w.angle.get(), w.s.get(), w.c.get());
   scatter_row(plan.spec, w.s.get(), w.c.get(), dst);
 }
 

@@ -11,9 +11,12 @@ namespace posenc::cases::rope {
 
 // Positions where float32 angles, reductions or the angle core's blocks are hard: 0 and the first few, 4095
 // (ggml/HF differ visibly there), 48039, around 2^20 and 2^24 (float32 stops representing every integer above
-// 2^24: the hf and ggml angles use RN32(p)), 10^5, and the top of the range.
+// 2^24: the hf and ggml angles use RN32(p)), 10^5, and the top of the range. Float32 angles of hf-llama (d 128)
+// whose sin/cos the double evaluation cannot round (lib/src/core/sincos32.hpp; found by scanning p < 2^22
+// against binary128 sinq/cosq): 467401 (pair 31) and 532308 (pair 15, a cos of 2.1e-7 whose float32 ulps are
+// finer than 2^-52) take the binary128 path; at 638368 (pair 29) RN32 of the double sin is one ulp off.
 inline constexpr std::int64_t kHardPositions[] = {
-    0, 1, 2, 3, 63, 64, 4095, 48039, 100000, 131071,
+    0, 1, 2, 3, 63, 64, 4095, 48039, 100000, 131071, 467401, 532308, 638368,
     (std::int64_t{1} << 20) - 1, std::int64_t{1} << 20, (std::int64_t{1} << 20) + 1,
     (std::int64_t{1} << 24) - 1, std::int64_t{1} << 24, (std::int64_t{1} << 24) + 1, (std::int64_t{1} << 24) + 3,
     std::int64_t{1} << 32, (std::int64_t{1} << 40) - 1, std::int64_t{1} << 40};

@@ -524,7 +524,8 @@ POSENC_PROPERTY(Rope, CacheMatchesOracleForAnySpec,
 POSENC_CLAIM_TEST(Rope, CacheMatchesOracleAtHardPositionsForEveryPreset,
                   {"ROPE-CACHE-2", "rope",
                    "every preset, head_dim 64 and 128, at the hard positions (0 .. 2^40, around 2^20 and 2^24, "
-                   "4095, 10^5): the cache rows of ROPE-CACHE-1",
+                   "4095, 10^5, float32 angles whose sin/cos round only in binary128), every pair: the cache rows of "
+                   "ROPE-CACHE-1",
                    kConv, Oracle::reference,
                    {R::cache_exact_f32, R::cache_exact_f64, R::cache_emulated, R::apply_identity}}) {
   for (const auto& preset : SpecTraits<RopeSpec>::presets())
@@ -534,7 +535,7 @@ POSENC_CLAIM_TEST(Rope, CacheMatchesOracleAtHardPositionsForEveryPreset,
         RopeSpec t = s;
         t.regime = regime;
         count_case(claim);
-        measure_cache(t, cr::kHardPositions, sampled_pairs(pair_count(t), 5), claim_sink(claim, FailWith::gtest));
+        measure_cache(t, cr::kHardPositions, sampled_pairs(pair_count(t), pair_count(t)), claim_sink(claim, FailWith::gtest));
       }
     }
 }
@@ -572,6 +573,71 @@ POSENC_PROPERTY(Rope, RotationMatchesOracle,
   tag(claim, regime_region(s) + (inverse ? " inverse" : ""));
   count_case(claim);
   measure_apply(s, positions, x, inverse ? RopeDirection::inverse : RopeDirection::forward, claim_sink(claim));
+}
+
+// ROPE-APPLY-2
+POSENC_PROPERTY(Rope, RotationIsItsStatedFormulaOnThePlansCosSin,
+                {"ROPE-APPLY-2", "rope",
+                 "the in-place rotation of f32 and f64 tensors (several tokens and heads, forward and inverse) is bit "
+                 "for bit its stated IEEE formula on the plan's own cos/sin (pairs cache in f64): exact regime "
+                 "RN_T(fma(x_i, c, -RN64(x_j s))) and RN_T(fma(x_j, c, RN64(x_i s))); hf/ggml regimes "
+                 "RN(RN(x_i c) - RN(x_j s)) and RN(RN(x_j c) + RN(x_i s)) in float32 (f64 data: in double); so the "
+                 "AVX-512 and portable kernels (ctest properties.PortableKernels), their tails and prefetched "
+                 "tokens give the same numbers",
+                 "DESIGN.md (bitwise reproducibility); lib/src/core/pair_rotation.hpp", Oracle::identity,
+                 {R::apply_identity}}) {
+  const RopeSpec s = *small_spec();
+  const std::size_t d = s.head_dim, h = pair_count(s);
+  const std::size_t T = *rc::gen::inRange<std::size_t>(1, 20), heads = *rc::gen::inRange<std::size_t>(1, 4);
+  std::vector<std::int64_t> positions(T);
+  for (auto& p : positions) p = *position();
+  const bool inverse = *rc::gen::arbitrary<bool>();
+  const RopePlan plan(s);
+  const std::size_t per = cache_values_per_position(s, RopeCacheForm::pairs);  // [cos_0..cos_h-1, sin_0..sin_h-1]
+  std::vector<double> cs(T * per);
+  plan.cache(RopeCacheForm::pairs, positions, std::span<double>(cs));
+  const std::vector<double> x = random_vector(T * heads * d);
+  tag(claim, regime_region(s) + (inverse ? " inverse" : ""));
+  count_case(claim);
+  auto run = [&]<class F>(F) {
+    std::vector<F> y(x.begin(), x.end());
+    plan.apply(dense_rope_tensor(std::span<F>(y), T, heads, d), positions,
+               inverse ? RopeDirection::inverse : RopeDirection::forward);
+    for (std::size_t t = 0; t < T; ++t)
+      for (std::size_t hd = 0; hd < heads; ++hd) {
+        const std::vector<F> in(x.begin() + static_cast<std::ptrdiff_t>((t * heads + hd) * d),
+                                x.begin() + static_cast<std::ptrdiff_t>((t * heads + hd + 1) * d));
+        std::vector<F> want(in);
+        for (std::size_t k = 0; k < h; ++k) {
+          const std::size_t i = first_channel(s, k), j = second_channel(s, k);
+          const double c = cs[t * per + k], sn = (inverse ? -1.0 : 1.0) * cs[t * per + h + k];
+          if (s.regime == RopeRegime::exact) {
+            const double a = in[i], b = in[j];
+            want[i] = static_cast<F>(std::fma(a, c, -(b * sn)));
+            want[j] = static_cast<F>(std::fma(b, c, a * sn));
+          } else {
+            const F a = in[i], b = in[j], cc = static_cast<F>(c), ss = static_cast<F>(sn);
+            // each product rounded on its own (volatile: no compiler may contract it into an fma)
+            const volatile F pa = a * cc, pb = b * ss, qa = b * cc, qb = a * ss;
+            want[i] = pa - pb;
+            want[j] = qa + qb;
+          }
+        }
+        for (std::size_t ch = 0; ch < d; ++ch) {
+          const F got = y[(t * heads + hd) * d + ch];
+          auto what = [&] {
+            return spec_label(s) + (sizeof(F) == 4 ? " f32" : " f64") + " T=" + std::to_string(T) + " t=" +
+                   std::to_string(t) + " p=" + std::to_string(positions[t]) + " head=" + std::to_string(hd) +
+                   " c=" + std::to_string(ch);
+          };
+          if (auto f = check(claim, R::apply_identity, static_cast<double>(got),
+                             rf::make_real(static_cast<double>(want[ch]), 64), what))
+            RC_FAIL(*f);
+        }
+      }
+  };
+  run(float{});
+  run(double{});
 }
 
 // ROPE-REL-1

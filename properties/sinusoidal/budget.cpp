@@ -37,10 +37,6 @@ const double kSqrt2 = std::sqrt(2.0);
 const double kEpsSc = std::ldexp(1.0, -53) + std::ldexp(1.0, -57);
 const double kE64 = 2 * kSqrt2 * kEpsSc + std::ldexp(1.0, -54) + std::ldexp(1.0, -53);
 const double kE32 = std::ldexp(1.0, -25) + kE64;
-// sin/cos of a float32 angle evaluated in double (emulated regime): 0.6 ulp_f64 relative to the
-// result plus the reduction's absolute 2^-60 (theta_lo = 0, so no angle-formation error).
-const double kEmuRel = 1.2 * std::ldexp(1.0, -53);
-const double kEmuAbs = std::ldexp(1.0, -59);
 const double kUlp64 = std::ldexp(1.0, -52), kUlp32 = std::ldexp(1.0, -23);
 
 std::vector<std::pair<R, BudgetRow>> make_rows() {
@@ -95,8 +91,10 @@ std::vector<std::pair<R, BudgetRow>> make_rows() {
                "ulp_f32(r) >= 2^-39 for |r| >= 2^-16, so err <= 0.5 + 2 * 4.51 * 2^-53 / 2^-39 = 0.5 + 5.5e-4: "
                "nearly correctly rounded (wrong only within 5.5e-4 ulp of a midpoint)."});
 
-  const double emu_s = (std::ldexp(1.0, -25) + kEpsSc) / kUlp32;
-  const double emu_k = 0.5 + 2 * (kEmuRel * std::ldexp(1.0, 24) + kEmuAbs / std::ldexp(1.0, -20 - 23));
+  // Emulated entries are correctly rounded (lib/src/core/sincos32.hpp: a settle test on sin/cos in double, else
+  // binary128): y = RN32(r) exactly, so |y - r| <= 0.5 ulp_f32(r) <= 2^-25 for |r| <= 1.
+  const double emu_s = std::ldexp(1.0, -25) / kUlp32;
+  const double emu_k = 0.5;
   const std::string emu_dom = "every rule (paper: PyTorch exp form), |p| <= 2^40";
   add(R::table_emulated_f32_scaled, {.quantity = "table entry vs sin/cos of the emulated float32 angle",
      .dtype = "f32",
@@ -104,8 +102,9 @@ std::vector<std::pair<R, BudgetRow>> make_rows() {
      .domain = emu_dom,
      .metric = {MetricKind::scaled, DType::f32, 1.0, "err_S (S = 1), r = sin/cos(angle32) before the final RN32"},
      .bound = emu_s,
-     .why = "angle32 = RN32(RN32(p) omega32) is replayed exactly; sin/cos(angle32) in double is within eps_sc "
-               "(absolute) and rounded once to float (<= 2^-25): |y - r| <= 2^-25 + eps_sc = (0.25 + 2^-30) ulp_f32(1)."});
+     .why = "angle32 = RN32(RN32(p) omega32) is replayed exactly; y = RN32(sin/cos(angle32)) correctly rounded "
+               "(sin/cos in double within 2^-53 + 2^-58 absolute, taken when the whole interval rounds to one float, "
+               "else binary128 sinq/cosq): |y - r| <= 0.5 ulp_f32(r) <= 2^-25 = 0.25 ulp_f32(1)."});
   add(R::table_emulated_f64_scaled, {.quantity = "table entry vs sin/cos of the emulated float32 angle (double output holds the float32 number)",
      .dtype = "f64",
      .regime = "emulated",
@@ -119,12 +118,9 @@ std::vector<std::pair<R, BudgetRow>> make_rows() {
      .domain = emu_dom + ", entries with |r| >= 2^-20",
      .metric = {MetricKind::kernel, DType::f32, 1.0, "kernel (ulp_f32 of r), r before the final RN32"},
      .bound = emu_k,
-     .why = "sin/cos(angle32) in double errs by <= 0.6 ulp_f64 relative (1.2 * 2^-53 |r|) plus the reduction's "
-               "absolute 2^-60 (2^-59 allowed); y = RN32 of it, so err <= 0.5 + 2 (1.2 * 2^-53 * 2^24 + 2^-59 / "
-               "ulp_f32(2^-20)) = 0.5 + 2^-15 + 2^-27.7. The reduction term is absolute: near zeros of sin/cos "
-               "(angles within 2^-30 of a multiple of pi/2, possible for float32 angles up to 2^44) it could reach "
-               "2^-6 ulp, which is why this row is limited to |r| >= 2^-20 (the 2^-28 of the lib header "
-               "ignores it)."});
+     .why = "y = RN32(r), correctly rounded (see the err_S row): err <= 0.5 ulp_f32(r) for every r; the row keeps "
+               "|r| >= 2^-20 as its domain (before the settle test an absolute reduction error could reach 2^-6 ulp "
+               "near zeros of sin/cos, and this row measured only away from them)."});
   add(R::table_emulated_f64_kernel, {.quantity = "table entry vs sin/cos of the emulated float32 angle, away from zeros (double output)",
      .dtype = "f64",
      .regime = "emulated",

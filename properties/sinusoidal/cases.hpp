@@ -13,9 +13,13 @@ namespace posenc::cases::sinusoidal {
 // Positions where sin/cos implementations or posenc's own kernels have failed or could (DESIGN.md §3): 0 and the
 // first few, 48039 (common fast reductions fail there), 131071, around 2^20 and 2^24 (float32 stops representing
 // every integer above 2^24). Powers of two +-1 up to 2^40, the top of the accepted range and angles within a few
-// ulps of multiples of pi/2 are added per spec by the generators (they depend on the spec).
+// ulps of multiples of pi/2 are added per spec by the generators (they depend on the spec). Emulated regime at
+// d 64: 258182 (tensor2tensor and fairseq, pair 11), 3108646 (vaswani and marian, pair 20) and 2331155
+// (transformer-xl, pair 19) give the float32 angle
+// 0x1.33333p+13, whose sin lies so close to a float32 midpoint that RN32 of the double sin is one ulp off: only
+// the binary128 path of lib/src/core/sincos32.hpp rounds it correctly (found by scanning p < 2^22).
 inline constexpr std::int64_t kNamedHardPositions[] = {
-    0, 1, 2, 3, 48039, 131071,
+    0, 1, 2, 3, 48039, 131071, 258182, 2331155, 3108646,
     (std::int64_t{1} << 20) - 2, (std::int64_t{1} << 20) - 1, std::int64_t{1} << 20, (std::int64_t{1} << 20) + 1,
     (std::int64_t{1} << 20) + 2,
     (std::int64_t{1} << 24) - 2, (std::int64_t{1} << 24) - 1, std::int64_t{1} << 24, (std::int64_t{1} << 24) + 1,

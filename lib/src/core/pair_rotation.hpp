@@ -1,0 +1,71 @@
+// lib/src/core/pair_rotation.hpp — rotating the channel pairs of head vectors in place (RoPE's application).
+//
+// Pair k of a head vector x is (x[k], x[k + h]) (halves) or (x[2k], x[2k + 1]) (interleaved); it turns by the
+// token's (c_k, s_k). Two formulas, each a fixed sequence of IEEE operations, so every kernel (the portable one,
+// the AVX-512 one, any tail or head grouping) gives the same bits:
+//   fused (the exact regime; arithmetic in double):  y_i = RN_T(fma(x_i, c, -RN(x_j s))), y_j = RN_T(fma(x_j, c, RN(x_i s)))
+//   products (the emulated float32 regimes; in A):   y_i = RN_T(RN(x_i c) - RN(x_j s)),   y_j = RN_T(RN(x_j c) + RN(x_i s))
+// The AVX-512 kernels prefetch each head of the next token while they rotate this token's (a token's data is
+// 16 KiB at 32 x 128 f32; without the prefetch the rotation's loads waited on L3 or DRAM and the arithmetic did
+// not overlap them: interleaved in DRAM at 1 thread took twice as long).
+#pragma once
+
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <type_traits>
+
+#include "posenc/half.hpp"
+
+namespace posenc::core {
+
+enum class PairFormula { fused, products };
+
+// One token's coefficients in the arithmetic type A. For interleaved pairs also every value twice, sin with
+// alternating sign (cd = [c0, c0, c1, c1, ...], sd = [-s0, s0, -s1, s1, ...]): y = x cd + swap(x) sd gives the
+// formulas above exactly (x_j * (-s) = -(x_j s) and a + (-b) = a - b in IEEE arithmetic, signed zeros included).
+template <class A>
+struct PairRotor {
+  const A *c = nullptr, *s = nullptr, *cd = nullptr, *sd = nullptr;
+  std::size_t h = 0;
+  bool interleaved = false;
+  PairFormula formula = PairFormula::fused;
+};
+
+// Fills buf (6 h values of A, 64-byte aligned) from the token's double c, s and returns the rotor over it.
+// fused requires A = double (the exact regime rounds only the result).
+template <class A>
+PairRotor<A> make_rotor(const double* c, const double* s, std::size_t h, bool interleaved, PairFormula f,
+                        A* buf) noexcept {
+  static_assert(std::is_same_v<A, float> || std::is_same_v<A, double>);
+  A *cc = buf, *ss = buf + h;
+  for (std::size_t k = 0; k < h; ++k) cc[k] = static_cast<A>(c[k]), ss[k] = static_cast<A>(s[k]);
+  PairRotor<A> r{.c = cc, .s = ss, .h = h, .interleaved = interleaved, .formula = f};
+  if (interleaved) {
+    A *cd = buf + 2 * h, *sd = buf + 4 * h;
+    for (std::size_t k = 0; k < h; ++k) cd[2 * k] = cd[2 * k + 1] = cc[k], sd[2 * k] = -ss[k], sd[2 * k + 1] = ss[k];
+    r.cd = cd, r.sd = sd;
+  }
+  return r;
+}
+
+// Rotates `heads` head vectors starting at x, head_stride elements apart. prefetch: the distance in elements to
+// the data the next call will rotate (the next token), 0 for none; it only warms caches, it changes no value.
+// The AVX-512 kernels serve float and double with the formula of their regime; bf16 and f16 (and a CPU without
+// AVX-512) take the portable loop, which performs the same operations.
+void rotate_heads(float* x, std::size_t heads, std::ptrdiff_t head_stride, const PairRotor<double>& r,
+                  std::ptrdiff_t prefetch) noexcept;
+void rotate_heads(double* x, std::size_t heads, std::ptrdiff_t head_stride, const PairRotor<double>& r,
+                  std::ptrdiff_t prefetch) noexcept;
+void rotate_heads(float* x, std::size_t heads, std::ptrdiff_t head_stride, const PairRotor<float>& r,
+                  std::ptrdiff_t prefetch) noexcept;
+void rotate_heads(bf16* x, std::size_t heads, std::ptrdiff_t head_stride, const PairRotor<double>& r,
+                  std::ptrdiff_t prefetch) noexcept;
+void rotate_heads(bf16* x, std::size_t heads, std::ptrdiff_t head_stride, const PairRotor<float>& r,
+                  std::ptrdiff_t prefetch) noexcept;
+void rotate_heads(f16* x, std::size_t heads, std::ptrdiff_t head_stride, const PairRotor<double>& r,
+                  std::ptrdiff_t prefetch) noexcept;
+void rotate_heads(f16* x, std::size_t heads, std::ptrdiff_t head_stride, const PairRotor<float>& r,
+                  std::ptrdiff_t prefetch) noexcept;
+
+}  // namespace posenc::core
