@@ -761,14 +761,18 @@ void scores_impl(const RopePlan& plan, std::span<const T> q, std::span<const std
   const blasint kk = core::to_blasint(d, "rope scores", "head_dim");
   if (lq == 0 || lk == 0) return;
   std::vector<T> qr(q.begin(), q.end()), kr(k.begin(), k.end());
+  // The rotations on the calling thread: they are 1/Lk of the gemm's work, and handing both cores from posenc's
+  // workers to OpenBLAS's (each pool spins a while after its call) cost more than they save (L 4096, d 128:
+  // 1.08x the plain sgemm with the pool, 1.04x without).
+  const TableOptions one{.threads = 1, .streaming_stores = o.streaming_stores};
   if (plan.spec().xpos != RopeXpos::none) {  // xPos: q scaled as queries, k as keys, whatever the spec's side
     RopeSpec qs = plan.spec(), ks = plan.spec();
     qs.xpos = RopeXpos::query, ks.xpos = RopeXpos::key;
-    RopePlan(qs).apply(dense_rope_tensor(std::span<T>(qr), lq, 1, d), qp, RopeDirection::forward, o);
-    RopePlan(ks).apply(dense_rope_tensor(std::span<T>(kr), lk, 1, d), kp, RopeDirection::forward, o);
+    RopePlan(qs).apply(dense_rope_tensor(std::span<T>(qr), lq, 1, d), qp, RopeDirection::forward, one);
+    RopePlan(ks).apply(dense_rope_tensor(std::span<T>(kr), lk, 1, d), kp, RopeDirection::forward, one);
   } else {
-    plan.apply(dense_rope_tensor(std::span<T>(qr), lq, 1, d), qp, RopeDirection::forward, o);
-    plan.apply(dense_rope_tensor(std::span<T>(kr), lk, 1, d), kp, RopeDirection::forward, o);
+    plan.apply(dense_rope_tensor(std::span<T>(qr), lq, 1, d), qp, RopeDirection::forward, one);
+    plan.apply(dense_rope_tensor(std::span<T>(kr), lk, 1, d), kp, RopeDirection::forward, one);
   }
   core::gemm_nt(m, n, kk, qr.data(), kr.data(), out.data());
 }

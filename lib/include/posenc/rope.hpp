@@ -156,8 +156,10 @@ class RopePlan {
   // Pre-softmax scores of one head (no 1/sqrt(d) scaling, no mask): scores[i * Lk + j] = <R(pq_i) q_i, R(pk_j) k_j>
   // for dense q [Lq][head_dim] and k [Lk][head_dim] (Lq = q_positions.size(), Lk = k_positions.size()). Rotates
   // copies of q and k (apply above, so the regime's values; xPos: q with the query scale, k with the key scale,
-  // whichever side the spec names), then one cblas ?gemm Lq x Lk x head_dim. Accuracy:
-  // budget row rope.scores.f32.ratio / rope.scores.f64.ratio (rotation error of each vector plus gemm summation).
+  // whichever side the spec names), then one cblas ?gemm Lq x Lk x head_dim. The rotations run on the calling
+  // thread whatever TableOptions::threads says (they are 1/Lk of the gemm's work; BLAS threads: OpenBLAS's own
+  // settings). Accuracy: budget row rope.scores.f32.ratio / rope.scores.f64.ratio (rotation error of each vector
+  // plus gemm summation).
   void scores(std::span<const float> q, std::span<const std::int64_t> q_positions, std::span<const float> k,
               std::span<const std::int64_t> k_positions, std::span<float> scores, const TableOptions& = {}) const;
   void scores(std::span<const double> q, std::span<const std::int64_t> q_positions, std::span<const double> k,
