@@ -32,18 +32,24 @@ struct PairRotor {
   PairFormula formula = PairFormula::fused;
 };
 
-// Fills buf (6 h values of A, 64-byte aligned) from the token's double c, s and returns the rotor over it.
+// The rotor of a token's double c, s: A = double uses them in place, A = float converts them into buf; for
+// interleaved pairs buf also receives cd and sd. buf: 6 h values of A, 64-byte aligned; c, s must outlive the rotor.
 // fused requires A = double (the exact regime rounds only the result).
 template <class A>
 PairRotor<A> make_rotor(const double* c, const double* s, std::size_t h, bool interleaved, PairFormula f,
                         A* buf) noexcept {
   static_assert(std::is_same_v<A, float> || std::is_same_v<A, double>);
-  A *cc = buf, *ss = buf + h;
-  for (std::size_t k = 0; k < h; ++k) cc[k] = static_cast<A>(c[k]), ss[k] = static_cast<A>(s[k]);
-  PairRotor<A> r{.c = cc, .s = ss, .h = h, .interleaved = interleaved, .formula = f};
+  PairRotor<A> r{.h = h, .interleaved = interleaved, .formula = f};
+  if constexpr (std::is_same_v<A, double>) {
+    r.c = c, r.s = s;  // used as they are
+  } else {
+    A *cc = buf, *ss = buf + h;
+    for (std::size_t k = 0; k < h; ++k) cc[k] = static_cast<A>(c[k]), ss[k] = static_cast<A>(s[k]);
+    r.c = cc, r.s = ss;
+  }
   if (interleaved) {
     A *cd = buf + 2 * h, *sd = buf + 4 * h;
-    for (std::size_t k = 0; k < h; ++k) cd[2 * k] = cd[2 * k + 1] = cc[k], sd[2 * k] = -ss[k], sd[2 * k + 1] = ss[k];
+    for (std::size_t k = 0; k < h; ++k) cd[2 * k] = cd[2 * k + 1] = r.c[k], sd[2 * k] = -r.s[k], sd[2 * k + 1] = r.s[k];
     r.cd = cd, r.sd = sd;
   }
   return r;
