@@ -577,6 +577,12 @@ std::size_t token_count(const RopeSpec& s, std::span<const std::int64_t> positio
 // is not (building it per token cost a string allocation per token on the hot path).
 void check_positions(const RopeSpec& s, std::span<const std::int64_t> positions) {
   const Range<std::int64_t> r = SpecTraits<RopeSpec>::position_range(s);
+  if (r.step == 1 && !positions.empty()) {  // one vectorised min/max pass decides the common case
+    std::int64_t lo = positions[0], hi = positions[0];
+#pragma omp simd reduction(min : lo) reduction(max : hi)
+    for (std::size_t i = 0; i < positions.size(); ++i) lo = std::min(lo, positions[i]), hi = std::max(hi, positions[i]);
+    if (in_range(lo, r) && in_range(hi, r)) return;
+  }
   for (std::size_t i = 0; i < positions.size(); ++i)
     if (!in_range(positions[i], r)) check_position(s, positions[i], "positions[" + std::to_string(i) + "]");
 }
