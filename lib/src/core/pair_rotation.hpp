@@ -33,7 +33,8 @@ struct PairRotor {
 };
 
 // The rotor of a token's double c, s: A = double uses them in place, A = float converts them into buf; for
-// interleaved pairs buf also receives cd and sd. buf: 6 h values of A, 64-byte aligned; c, s must outlive the rotor.
+// interleaved pairs buf also receives cd and sd. buf: room for 6 h values of A (any alignment); c, s must outlive
+// the rotor.
 // fused requires A = double (the exact regime rounds only the result).
 template <class A>
 PairRotor<A> make_rotor(const double* c, const double* s, std::size_t h, bool interleaved, PairFormula f,
