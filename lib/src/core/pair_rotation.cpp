@@ -198,10 +198,12 @@ void rotate_avx512(T* x, std::size_t heads, std::ptrdiff_t head_stride, const Pa
 POSENC_AVX512_END
 #endif
 
+}  // namespace
+
 // The AVX-512 kernel where the CPU has it and it serves (T, A, formula); else the portable loop.
 template <class T, class A>
-void dispatch(T* x, std::size_t heads, std::ptrdiff_t head_stride, const PairRotor<A>& r,
-              std::ptrdiff_t prefetch) noexcept {
+void rotate_heads(T* x, std::size_t heads, std::ptrdiff_t head_stride, const PairRotor<A>& r,
+                  std::ptrdiff_t prefetch) noexcept {
 #ifdef POSENC_HAVE_AVX512_VARIANT
   if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
     if (use_avx512()) {
@@ -221,35 +223,12 @@ void dispatch(T* x, std::size_t heads, std::ptrdiff_t head_stride, const PairRot
   rotate_portable(x, heads, head_stride, r);
 }
 
-}  // namespace
-
-void rotate_heads(float* x, std::size_t heads, std::ptrdiff_t head_stride, const PairRotor<double>& r,
-                  std::ptrdiff_t prefetch) noexcept {
-  dispatch(x, heads, head_stride, r, prefetch);
-}
-void rotate_heads(double* x, std::size_t heads, std::ptrdiff_t head_stride, const PairRotor<double>& r,
-                  std::ptrdiff_t prefetch) noexcept {
-  dispatch(x, heads, head_stride, r, prefetch);
-}
-void rotate_heads(float* x, std::size_t heads, std::ptrdiff_t head_stride, const PairRotor<float>& r,
-                  std::ptrdiff_t prefetch) noexcept {
-  dispatch(x, heads, head_stride, r, prefetch);
-}
-void rotate_heads(bf16* x, std::size_t heads, std::ptrdiff_t head_stride, const PairRotor<double>& r,
-                  std::ptrdiff_t prefetch) noexcept {
-  dispatch(x, heads, head_stride, r, prefetch);
-}
-void rotate_heads(bf16* x, std::size_t heads, std::ptrdiff_t head_stride, const PairRotor<float>& r,
-                  std::ptrdiff_t prefetch) noexcept {
-  dispatch(x, heads, head_stride, r, prefetch);
-}
-void rotate_heads(f16* x, std::size_t heads, std::ptrdiff_t head_stride, const PairRotor<double>& r,
-                  std::ptrdiff_t prefetch) noexcept {
-  dispatch(x, heads, head_stride, r, prefetch);
-}
-void rotate_heads(f16* x, std::size_t heads, std::ptrdiff_t head_stride, const PairRotor<float>& r,
-                  std::ptrdiff_t prefetch) noexcept {
-  dispatch(x, heads, head_stride, r, prefetch);
-}
+template void rotate_heads(float*, std::size_t, std::ptrdiff_t, const PairRotor<double>&, std::ptrdiff_t) noexcept;
+template void rotate_heads(double*, std::size_t, std::ptrdiff_t, const PairRotor<double>&, std::ptrdiff_t) noexcept;
+template void rotate_heads(float*, std::size_t, std::ptrdiff_t, const PairRotor<float>&, std::ptrdiff_t) noexcept;
+template void rotate_heads(bf16*, std::size_t, std::ptrdiff_t, const PairRotor<double>&, std::ptrdiff_t) noexcept;
+template void rotate_heads(bf16*, std::size_t, std::ptrdiff_t, const PairRotor<float>&, std::ptrdiff_t) noexcept;
+template void rotate_heads(f16*, std::size_t, std::ptrdiff_t, const PairRotor<double>&, std::ptrdiff_t) noexcept;
+template void rotate_heads(f16*, std::size_t, std::ptrdiff_t, const PairRotor<float>&, std::ptrdiff_t) noexcept;
 
 }  // namespace posenc::core

@@ -60,19 +60,9 @@ PairRotor<A> make_rotor(const double* c, const double* s, std::size_t h, bool in
 // the data the next call will rotate (the next token), 0 for none; it only warms caches, it changes no value.
 // The AVX-512 kernels serve float and double with the formula of their regime; bf16 and f16 (and a CPU without
 // AVX-512) take the portable loop, which performs the same operations.
-void rotate_heads(float* x, std::size_t heads, std::ptrdiff_t head_stride, const PairRotor<double>& r,
-                  std::ptrdiff_t prefetch) noexcept;
-void rotate_heads(double* x, std::size_t heads, std::ptrdiff_t head_stride, const PairRotor<double>& r,
-                  std::ptrdiff_t prefetch) noexcept;
-void rotate_heads(float* x, std::size_t heads, std::ptrdiff_t head_stride, const PairRotor<float>& r,
-                  std::ptrdiff_t prefetch) noexcept;
-void rotate_heads(bf16* x, std::size_t heads, std::ptrdiff_t head_stride, const PairRotor<double>& r,
-                  std::ptrdiff_t prefetch) noexcept;
-void rotate_heads(bf16* x, std::size_t heads, std::ptrdiff_t head_stride, const PairRotor<float>& r,
-                  std::ptrdiff_t prefetch) noexcept;
-void rotate_heads(f16* x, std::size_t heads, std::ptrdiff_t head_stride, const PairRotor<double>& r,
-                  std::ptrdiff_t prefetch) noexcept;
-void rotate_heads(f16* x, std::size_t heads, std::ptrdiff_t head_stride, const PairRotor<float>& r,
+// Defined for T in {float, double, bf16, f16} with A = double, and T in {float, bf16, f16} with A = float.
+template <class T, class A>
+void rotate_heads(T* x, std::size_t heads, std::ptrdiff_t head_stride, const PairRotor<A>& r,
                   std::ptrdiff_t prefetch) noexcept;
 
 }  // namespace posenc::core
