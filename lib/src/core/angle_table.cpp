@@ -86,12 +86,12 @@ POSENC_AVX512_END
 #endif
 }  // namespace
 
-void AngleTable::direct(std::int64_t p, double* s, double* c) const noexcept {
+void AngleTable::direct(std::int64_t p, std::size_t k0, std::size_t n, double* s, double* c) const noexcept {
   const double pd = static_cast<double>(p);  // exact: |p| <= 2^41
 #ifdef POSENC_HAVE_AVX512_VARIANT
-  if (use_avx512()) return direct_loop_avx512(pd, f_.hi.data(), f_.lo.data(), f_.size(), s, c);
+  if (use_avx512()) return direct_loop_avx512(pd, f_.hi.data() + k0, f_.lo.data() + k0, n, s, c);
 #endif
-  direct_loop(pd, f_.hi.data(), f_.lo.data(), f_.size(), s, c);
+  direct_loop(pd, f_.hi.data() + k0, f_.lo.data() + k0, n, s, c);
 }
 
 void AngleTable::rotate(const double* sa, const double* ca, std::size_t j, double* s, double* c) const noexcept {

@@ -70,7 +70,9 @@ class AngleTable {
   std::int64_t anchor_of(std::int64_t p) const noexcept;
   // (sin, cos)(p omega_k) for every k, directly from the double-double angle (within eps_sc). Used for anchors
   // and for single angles such as a shift operator's k omega_k.
-  void direct(std::int64_t p, double* s, double* c) const noexcept;
+  void direct(std::int64_t p, double* s, double* c) const noexcept { direct(p, 0, pairs(), s, c); }
+  // The same for pairs k0 .. k0 + n - 1 only, into s[0 .. n-1], c[0 .. n-1].
+  void direct(std::int64_t p, std::size_t k0, std::size_t n, double* s, double* c) const noexcept;
   // Position anchor + j, 0 <= j < block(), from the anchor's values (sa, ca): one complex multiply with J[j],
   // clamped to [-1, 1] (the exact values lie there; the product can overshoot 1 by ~3.5 * 2^-53).
   void rotate(const double* sa, const double* ca, std::size_t j, double* s, double* c) const noexcept;

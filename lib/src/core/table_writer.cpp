@@ -41,16 +41,22 @@ struct Dest {
   std::ptrdiff_t stride;
 };
 
-// The unit of work of the fused pass: `rows` consecutive positions of one anchor block, pairs k0 .. k0 + n - 1.
+// The unit of work of the fused pass: `rows` consecutive rows j0 .. j0 + rows - 1 of `groups` anchor blocks whose
+// anchors' values lie `anchor_stride` apart and whose output rows lie `group_rows` rows apart, pairs k0 .. k0 + n - 1.
+// Row j of every block in the group is written before row j + 1 of any, so that row j's slice of J (2 KiB for a
+// chunk, from L2) is read into L1 once and used for every anchor of the group.
 template <class T>
 struct Tile {
-  const double *sa, *ca;  // the anchor's values at pair k0
+  const double *sa, *ca;  // the first anchor's values at pair k0
   const double* j;        // J at (first row, k0): sin at j + r * 2 kChunk, cos kChunk further (angle_table.hpp)
   std::size_t rows, n;
-  std::array<Dest<T>, 4> dest;
+  std::array<Dest<T>, 4> dest;  // the first block's rows
   std::size_t nd;
   double scale = 1.0;       // RowForm::scale
   bool negate_sin = false;  // RowForm::negate_sin
+  std::size_t groups = 1;
+  std::size_t anchor_stride = 0;    // doubles from one anchor's values to the next one's
+  std::ptrdiff_t group_rows = 0;    // output rows from one block's row j to the next block's row j
 };
 
 // The fused pass over n pairs: s = s_a c_j + c_a s_j, c = c_a c_j - s_a s_j (one fma, one product each, as
@@ -60,12 +66,15 @@ struct Tile {
 // (RowForm::scale) every value is clamped, then multiplied by it (one more rounding in double), then rounded.
 template <class T>
 void fused_scalar(const Tile<T>& t) noexcept {
-  for (std::size_t row = 0; row < t.rows; ++row) {
+  for (std::size_t row = 0; row < t.rows; ++row)
+  for (std::size_t g = 0; g < t.groups; ++g) {
     const double* sj = t.j + row * 2 * AngleTable::kChunk;
     const double* cj = sj + AngleTable::kChunk;
+    const double *sa = t.sa + g * t.anchor_stride, *ca = t.ca + g * t.anchor_stride;
+    const std::ptrdiff_t out_row = static_cast<std::ptrdiff_t>(row) + static_cast<std::ptrdiff_t>(g) * t.group_rows;
     for (std::size_t k = 0; k < t.n; ++k) {
-      double s = std::fma(t.sa[k], cj[k], t.ca[k] * sj[k]);
-      double c = std::fma(t.ca[k], cj[k], -(t.sa[k] * sj[k]));
+      double s = std::fma(sa[k], cj[k], ca[k] * sj[k]);
+      double c = std::fma(ca[k], cj[k], -(sa[k] * sj[k]));
       if (sizeof(T) == 8 || t.scale != 1.0) {  // scaled: the clamp can change m times the value in float too
         s = std::clamp(s, -1.0, 1.0) * t.scale;
         c = std::clamp(c, -1.0, 1.0) * t.scale;
@@ -73,7 +82,7 @@ void fused_scalar(const Tile<T>& t) noexcept {
       if (t.negate_sin) s = -s;
       const T st = static_cast<T>(s), ct = static_cast<T>(c);
       for (std::size_t i = 0; i < t.nd; ++i) {
-        T* p = t.dest[i].p + static_cast<std::ptrdiff_t>(row) * t.dest[i].stride;
+        T* p = t.dest[i].p + out_row * t.dest[i].stride;
         switch (t.dest[i].part) {
           case Part::sin: p[k] = st; break;
           case Part::cos: p[k] = ct; break;
@@ -212,16 +221,19 @@ void fused_parts(const Tile<T>& t) noexcept {
   constexpr std::size_t S = step_pairs(static_cast<T*>(nullptr));
   // Locals, not t's fields: the stores through T* could alias t as far as the compiler knows, and reloading
   // the fields in every step cost measurable time.
-  const double *const sa = t.sa, *const ca = t.ca;
-  const std::size_t n = t.n, nd = t.nd;
+  const std::size_t n = t.n, nd = t.nd, groups = t.groups, astride = t.anchor_stride;
+  const std::ptrdiff_t group_rows = t.group_rows;
   const std::array<Dest<T>, 4> dest = t.dest;
   const __m512d m = _mm512_set1_pd(t.scale);
   const __m512d neg = _mm512_set1_pd(t.negate_sin ? -0.0 : 0.0);
-  for (std::size_t row = 0; row < t.rows; ++row) {
+  for (std::size_t row = 0; row < t.rows; ++row)
+  for (std::size_t g = 0; g < groups; ++g) {
     const double* sj = t.j + row * 2 * AngleTable::kChunk;
     const double* cj = sj + AngleTable::kChunk;
+    const double *const sa = t.sa + g * astride, *const ca = t.ca + g * astride;
+    const std::ptrdiff_t out_row = static_cast<std::ptrdiff_t>(row) + static_cast<std::ptrdiff_t>(g) * group_rows;
     std::array<T*, 4> p;
-    for (std::size_t i = 0; i < nd; ++i) p[i] = dest[i].p + static_cast<std::ptrdiff_t>(row) * dest[i].stride;
+    for (std::size_t i = 0; i < nd; ++i) p[i] = dest[i].p + out_row * dest[i].stride;
     auto step = [&]<bool Full>(std::size_t k, std::size_t r) {
       const auto v = step_values<Full, Scaled>(sa + k, ca + k, sj + k, cj + k, r, m, neg, static_cast<T*>(nullptr));
       if constexpr (sizeof...(Fixed) > 0) {
@@ -273,17 +285,44 @@ void fused(const Tile<T>& t) noexcept {
   else fused_scalar(t);
 }
 
-// One thread's working memory: the current anchor's values and the staged chunk (stream path).
+// Anchor blocks per work item of a range (at most). A block's row j is anchor (x) J_j: the anchor's values are used
+// by every row of the block, J_j by the same row of every block. Writing the blocks of a group together, row j of
+// each before row j + 1 (Tile), reads J_j's slice of a chunk (2 KiB) into L1 once per group instead of once per
+// block, and a chunk's whole J slice (128 KiB) into L2 once per group: before, a streamed output line cost two lines
+// of J filled into L1 from L2 (and, where J is larger than L2, from L3), which competed with the streaming stores for
+// the core's line-fill buffers. Grouping changes which rows are written together, never a value.
+constexpr std::size_t kMaxGroup = 8;
+// Blocks per group for a table of h pairs: kMaxGroup while the group's anchors take at most 8 MiB.
+inline std::size_t group_blocks(const AngleTable& t) noexcept {
+  return std::clamp<std::size_t>((std::size_t{8} << 20) / (t.pairs() * 2 * sizeof(double) + 1), 1, kMaxGroup);
+}
+
+// One thread's working memory: the anchors' values of the current group (one slot per block) and the staged chunk
+// (stream path). The anchors are stored chunk by chunk, the slots of a chunk contiguous (sin then cos, kChunkPairs
+// each): a tile's anchor values are one contiguous 2 KiB per slot. (Slots h pairs apart put every slot's slice of a
+// chunk into the same L1 sets whenever h * 8 bytes is a multiple of 4 KiB, and 16 such slices overflowed a set.)
 template <class T>
 struct Worker {
-  AlignedBuffer<double> sa, ca;
+  AlignedBuffer<double> anchors;
+  std::size_t slots;
+  std::array<std::int64_t, kMaxGroup> anchor;
   AlignedBuffer<T> staging;  // per part: kChunkPairs * values_per_pair
-  std::int64_t anchor = std::numeric_limits<std::int64_t>::min();
-  Worker(std::size_t h) : sa(h), ca(h), staging(6 * kChunkPairs) {}
+  Worker(std::size_t h, std::size_t slots_)
+      : anchors((h + kChunkPairs - 1) / kChunkPairs * slots_ * 2 * kChunkPairs), slots(slots_), staging(6 * kChunkPairs) {
+    anchor.fill(std::numeric_limits<std::int64_t>::min());
+  }
+  // Slot g's sines of pairs k0 .. k0 + kChunkPairs - 1 (k0 a multiple of kChunkPairs); the cosines follow them.
+  double* sa(std::size_t g, std::size_t k0) const noexcept { return anchors.get() + (k0 * slots + g * kChunkPairs) * 2; }
   T* staged(Part p) const noexcept {
     static constexpr std::array<std::size_t, 4> at{0, kChunkPairs, 2 * kChunkPairs, 4 * kChunkPairs};
     return staging.get() + at[part_index(p)];
   }
+};
+
+// Rows of positions pa + j, j in [j_lo, j_hi], into output rows row0, row0 + 1, ...: a piece of one anchor block.
+struct Piece {
+  std::int64_t pa;
+  std::size_t j_lo, j_hi, row0;
 };
 
 template <class T>
@@ -298,14 +337,42 @@ class Writer {
 
   // Rows of positions pa + j, j in [j_lo, j_hi], into output rows row0, row0 + 1, ...
   void run(Worker<T>& w, std::int64_t pa, std::size_t j_lo, std::size_t j_hi, std::size_t row0) const noexcept {
-    if (pa != w.anchor) {
-      t_.direct(pa, w.sa.get(), w.ca.get());
-      w.anchor = pa;
-    }
+    const Piece one{pa, j_lo, j_hi, row0};
+    run(w, std::span<const Piece>(&one, 1));
+  }
+  // Pieces of at most kMaxGroup distinct anchor blocks, in order of anchor: column chunk by column chunk, every
+  // piece, so that a chunk's slice of J is read into L2 once for the group; consecutive pieces of the same rows of
+  // consecutive blocks (every whole block of a range) form one tile, row j of each before row j + 1 (Tile).
+  void run(Worker<T>& w, std::span<const Piece> pieces) const noexcept {
     const std::size_t h = t_.pairs();
-    for (std::size_t k0 = 0; k0 < h; k0 += kChunkPairs) tile(w, j_lo, j_hi - j_lo + 1, row0, k0, std::min(kChunkPairs, h - k0));
+    std::array<std::size_t, 2 * kMaxGroup> slot{};
+    std::size_t used = 0;
+    for (std::size_t i = 0; i < pieces.size(); ++i) {
+      if (i == 0 || pieces[i].pa != pieces[i - 1].pa) {
+        if (w.anchor[used] != pieces[i].pa) {
+          for (std::size_t k0 = 0; k0 < h; k0 += kChunkPairs)
+            t_.direct(pieces[i].pa, k0, std::min(kChunkPairs, h - k0), w.sa(used, k0), w.sa(used, k0) + kChunkPairs);
+          w.anchor[used] = pieces[i].pa;
+        }
+        ++used;
+      }
+      slot[i] = used - 1;
+    }
+    const auto B = static_cast<std::int64_t>(t_.block());
+    auto follows = [&](const Piece& a, const Piece& b) {  // b: the same rows of the block after a's
+      return b.pa == a.pa + B && b.j_lo == a.j_lo && b.j_hi == a.j_hi && b.row0 == a.row0 + t_.block();
+    };
+    for (std::size_t k0 = 0; k0 < h; k0 += kChunkPairs)
+      for (std::size_t i = 0; i < pieces.size();) {
+        std::size_t e = i + 1;
+        while (e < pieces.size() && follows(pieces[e - 1], pieces[e])) ++e;
+        const Piece& q = pieces[i];
+        tile(w, slot[i], q.j_lo, q.j_hi - q.j_lo + 1, q.row0, k0, std::min(kChunkPairs, h - k0), e - i);
+        i = e;
+      }
     if (f_.zero_column)
-      for (std::size_t j = j_lo; j <= j_hi; ++j) f_.segments[0].row_start(row0 + (j - j_lo))[*f_.zero_column] = T(0);
+      for (const Piece& q : pieces)
+        for (std::size_t j = q.j_lo; j <= q.j_hi; ++j) f_.segments[0].row_start(q.row0 + (j - q.j_lo))[*f_.zero_column] = T(0);
   }
 
   // Negates the sines of an output row in place (the cosines are even): with run() for |p| into the same row,
@@ -339,9 +406,14 @@ class Writer {
     return s.row_start(row) + s.offset + k0 * values_per_pair(s.part);
   }
 
-  // Rows row0 .. row0 + rows - 1 (positions anchor + j0 ..), pairs k0 .. k0 + n - 1.
-  void tile(Worker<T>& w, std::size_t j0, std::size_t rows, std::size_t row0, std::size_t k0, std::size_t n) const noexcept {
-    Tile<T> t{w.sa.get() + k0, w.ca.get() + k0, t_.j_sin(j0, k0), rows, n, {}, f_.count, f_.scale, f_.negate_sin};
+  // Rows row0 .. row0 + rows - 1 (positions anchor + j0 ..), pairs k0 .. k0 + n - 1, of `groups` blocks: the
+  // anchors in slots slot, slot + 1, ..., their output rows B apart.
+  void tile(Worker<T>& w, std::size_t slot, std::size_t j0, std::size_t rows, std::size_t row0, std::size_t k0,
+            std::size_t n, std::size_t groups) const noexcept {
+    const std::size_t B = t_.block();
+    const double* sa = w.sa(slot, k0);
+    Tile<T> t{sa, sa + kChunkPairs, t_.j_sin(j0, k0), rows, n, {}, f_.count, f_.scale,
+              f_.negate_sin, groups, 2 * kChunkPairs, static_cast<std::ptrdiff_t>(B)};
     bool lines = true;  // every destination row whole aligned cache lines
     for (std::size_t i = 0; i < f_.count; ++i) {
       const Segment<T>& s = f_.segments[i];
@@ -353,15 +425,17 @@ class Writer {
     if (use_avx512() && lines && n % 16 == 0) return fused<true>(t);
     // Streaming to destinations that are not whole lines: row by row, compute each part once into L1, then
     // copy it to every segment of that part with streamed whole lines and ordinary stores for partial ones.
-    for (std::size_t r = 0; r < rows; ++r) {
-      Tile<T> one{t.sa, t.ca, t_.j_sin(j0 + r, k0), 1, n, {}, 0, f_.scale, f_.negate_sin};
-      for (std::size_t pi = 0; pi < 4; ++pi)
-        if (primary_[pi] >= 0) one.dest[one.nd++] = {static_cast<Part>(pi), w.staged(static_cast<Part>(pi)), 0};
-      fused<false>(one);
-      for (std::size_t i = 0; i < f_.count; ++i)
-        store_row(t.dest[i].p + static_cast<std::ptrdiff_t>(r) * t.dest[i].stride, w.staged(t.dest[i].part),
-                  n * values_per_pair(t.dest[i].part), true);
-    }
+    for (std::size_t g = 0; g < groups; ++g)
+      for (std::size_t r = 0; r < rows; ++r) {
+        Tile<T> one{t.sa + g * t.anchor_stride, t.ca + g * t.anchor_stride, t_.j_sin(j0 + r, k0), 1, n, {}, 0, f_.scale, f_.negate_sin};
+        for (std::size_t pi = 0; pi < 4; ++pi)
+          if (primary_[pi] >= 0) one.dest[one.nd++] = {static_cast<Part>(pi), w.staged(static_cast<Part>(pi)), 0};
+        fused<false>(one);
+        const auto out_row = static_cast<std::ptrdiff_t>(r + g * B);
+        for (std::size_t i = 0; i < f_.count; ++i)
+          store_row(t.dest[i].p + out_row * t.dest[i].stride, w.staged(t.dest[i].part),
+                    n * values_per_pair(t.dest[i].part), true);
+      }
   }
 
   static bool aligned64(const void* p) noexcept { return (reinterpret_cast<std::uintptr_t>(p) & 63) == 0; }
@@ -386,7 +460,8 @@ void write_table(const AngleTable& table, const PositionSource& src, const RowFo
   const int threads = thread_count(opt, elements);
   std::vector<Worker<T>> workers;
   workers.reserve(static_cast<std::size_t>(threads));
-  for (int t = 0; t < threads; ++t) workers.emplace_back(table.pairs());
+  const std::size_t G = group_blocks(table);
+  for (int t = 0; t < threads; ++t) workers.emplace_back(table.pairs(), G);
   const Writer<T> writer(table, form, stream);
   const auto B = static_cast<std::int64_t>(table.block());
   const bool has_zero = zero_position.has_value();
@@ -408,21 +483,32 @@ void write_table(const AngleTable& table, const PositionSource& src, const RowFo
     const Writer<T> w_run(table, f, stream);
     const std::int64_t zq = negate ? -zp : zp;  // the zero position's q, if it has this run's sign
     const bool zero_here = has_zero && (negate ? zp < 0 : zp >= 0) && zq >= q_lo && zq <= q_hi;
-    for_each_block(q_lo, static_cast<std::size_t>(q_hi - q_lo + 1), table.block(), threads,
-                   [&](int t, std::int64_t pa, std::int64_t lo, std::int64_t hi) {
+    // Work items: groups of g blocks (a "block" of g B rows for for_each_block), each split into its anchor blocks;
+    // fewer per group where the groups would not give every thread several of them. Streamed outputs only: a
+    // cache-resident output has its J in L1/L2 anyway, and there one block at a time measured as fast or faster.
+    const std::size_t blocks = static_cast<std::size_t>(q_hi - q_lo) / table.block() + 1;
+    const std::size_t g = stream ? std::clamp<std::size_t>(blocks / (4 * static_cast<std::size_t>(threads)), 1, G) : 1;
+    for_each_block(q_lo, static_cast<std::size_t>(q_hi - q_lo + 1), g * table.block(), threads,
+                   [&](int t, std::int64_t ga, std::int64_t g_lo, std::int64_t g_hi) {
                      Worker<T>& w = workers[static_cast<std::size_t>(t)];
-                     auto rows = [&](std::int64_t a, std::int64_t b) {  // positions a..b of this block
+                     std::array<Piece, 2 * kMaxGroup> pieces;
+                     std::size_t np = 0;
+                     auto rows = [&](std::int64_t pa, std::int64_t a, std::int64_t b) {  // positions a..b of block pa
                        if (a <= b)
-                         w_run.run(w, pa, static_cast<std::size_t>(a - pa), static_cast<std::size_t>(b - pa),
-                                   static_cast<std::size_t>(a));
+                         pieces[np++] = {pa, static_cast<std::size_t>(a - pa), static_cast<std::size_t>(b - pa),
+                                         static_cast<std::size_t>(a)};
                      };
-                     if (zero_here && zq >= lo && zq <= hi) {
-                       rows(lo, zq - 1);
-                       w_run.zero_row(static_cast<std::size_t>(zq));
-                       rows(zq + 1, hi);
-                     } else {
-                       rows(lo, hi);
+                     for (std::int64_t pa = ga; pa <= g_hi; pa += B) {
+                       const std::int64_t lo = std::max(pa, g_lo), hi = std::min(pa + B - 1, g_hi);
+                       if (zero_here && zq >= lo && zq <= hi) {
+                         rows(pa, lo, zq - 1);
+                         rows(pa, zq + 1, hi);
+                       } else {
+                         rows(pa, lo, hi);
+                       }
                      }
+                     w_run.run(w, std::span<const Piece>(pieces.data(), np));
+                     if (zero_here && zq >= g_lo && zq <= g_hi) w_run.zero_row(static_cast<std::size_t>(zq));
                    });
   };
   // A run of `count` rows starting at output row `row`, positions p0, p0 + step, ... (step = +1 or -1).
