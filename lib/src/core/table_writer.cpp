@@ -114,6 +114,9 @@ inline Rot8 rot8(const double* sa, const double* ca, const double* sj, const dou
     a_s = _mm512_maskz_loadu_pd(m, sa), a_c = _mm512_maskz_loadu_pd(m, ca);
     j_s = _mm512_maskz_loadu_pd(m, sj), j_c = _mm512_maskz_loadu_pd(m, cj);
   }
+  // Each operand is used twice: keep it in a register. (GCC folded every use into a memory operand, so a step of
+  // 16 pairs issued 14 loads instead of 8; the kernel measured ~7% faster in cache without them.)
+  asm("" : "+v"(a_s), "+v"(a_c), "+v"(j_s), "+v"(j_c));
   return {_mm512_fmadd_pd(a_s, j_c, _mm512_mul_pd(a_c, j_s)), _mm512_fmsub_pd(a_c, j_c, _mm512_mul_pd(a_s, j_s))};
 }
 inline __mmask8 lanes8(std::size_t r) { return static_cast<__mmask8>(r >= 8 ? 0xFF : (1u << r) - 1); }
