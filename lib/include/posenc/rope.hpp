@@ -114,8 +114,9 @@ class RopePlan {
   std::span<const std::uint8_t> pair_axes() const noexcept;
 
   // Caches for `positions` (row per position, cache_values_per_position values each; the hf form writes the
-  // cos block of all rows, then the sin block). Written with ordinary stores for now: TableOptions'
-  // streaming_stores is not used by RoPE caches yet (the values are the same either way).
+  // cos block of all rows, then the sin block). Through the shared table writer (lib/src/core/table_writer.hpp):
+  // runs of consecutive positions as ranges, streaming stores for outputs above 4 MiB unless
+  // TableOptions::streaming_stores is false (the values are the same either way).
   void cache(RopeCacheForm, std::span<const std::int64_t> positions, std::span<float> out, const TableOptions& = {}) const;
   void cache(RopeCacheForm, std::span<const std::int64_t> positions, std::span<double> out, const TableOptions& = {}) const;
 

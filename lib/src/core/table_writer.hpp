@@ -12,8 +12,11 @@
 //  * the anchor block stays B = 64 rows at any width: the row is cut into column chunks of kChunkPairs pairs,
 //    so the slice of J a block reads (B x kChunkPairs x 16 bytes) stays in L2 while the block's rows are
 //    written and an anchor costs 1/64 of a row whatever the width;
-//  * outputs larger than the private caches are written with non-temporal stores of whole cache lines from a
-//    chunk staged in L1 (no read-for-ownership); smaller outputs are written in place from registers;
+//  * outputs larger than the private caches are written with non-temporal stores of whole cache lines straight
+//    from registers (or from a chunk staged in L1 where rows are not whole lines; no read-for-ownership), in
+//    groups of up to 8 anchor blocks: row j of every block of the group before row j + 1, so that row j's slice of
+//    J is read into L1 once per group (writing block by block cost two lines of J per streamed line); smaller
+//    outputs are written in place from registers, block by block;
 //  * threads take whole blocks (or fixed chunks of a position list): which thread writes a row never changes it.
 #pragma once
 
