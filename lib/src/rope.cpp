@@ -282,6 +282,7 @@ struct RopePlan::Impl {
   core::AngleTable table;            // exact regime
   std::vector<double> freqs;         // what frequencies() returns
   std::vector<float> inv32;          // hf: inv_freq_k
+  std::optional<core::ProductSinCos32> hf_sincos;  // hf: RN32(sin/cos(RN32(RN32(p) inv_freq_k))) per position
   float scale32 = 0.0f;              // ggml: theta_scale
   float freq_scale32 = 1.0f;         // ggml: freq_scale = 1.0f / factor (linear, yarn)
   std::vector<float> mix32, keep32;  // ggml yarn: rope_yarn's ramp_mix and 1 - ramp_mix per pair
@@ -368,6 +369,7 @@ struct RopePlan::Impl {
         }
         scale_hf(s, inv32, m);
         m32 = static_cast<float>(m);
+        hf_sincos.emplace(inv32);
         for (std::size_t k = 0; k < h; ++k) freqs[k] = inv32[k];
         break;
       case RopeRegime::ggml: {  // theta_scale = powf(freq_base, -2.0f/n_dims); theta *= theta_scale per pair
@@ -449,11 +451,11 @@ struct RopePlan::Impl {
         }
         return;
       }
-      case RopeRegime::hf: {
-        const auto p32 = static_cast<double>(static_cast<float>(p));  // position_ids.float()
-        for (std::size_t k = 0; k < h; ++k) angle[k] = static_cast<float>(p32 * static_cast<double>(inv32[k]));
+      case RopeRegime::hf:
+        // angle_k = RN32(position_ids.float() * inv_freq_k), then RN32(sin/cos angle_k) (core/sincos32.hpp); sa, ca,
+        // anchor and angle are its scratch (the exact regime's anchor is not used in this regime)
+        hf_sincos->row(p, sa, ca, anchor, angle, s, c);
         break;
-      }
       case RopeRegime::ggml: {
         float t = static_cast<float>(p);  // theta_base = (float) p
         for (std::size_t k = 0; k < h; ++k) {
@@ -463,7 +465,7 @@ struct RopePlan::Impl {
         break;
       }
     }
-    core::sincos_rn32(angle, h, s, c);  // each RN32(sin/cos angle_k)
+    if (spec.regime == RopeRegime::ggml) core::sincos_rn32(angle, h, s, c);  // each RN32(sin/cos angle_k)
     if (m32 != 1.0f)  // hf: cos = emb.cos() * attention_scaling, a float32 tensor times RN32(m)
       for (std::size_t k = 0; k < h; ++k)
         s[k] = static_cast<float>(s[k]) * m32, c[k] = static_cast<float>(c[k]) * m32;

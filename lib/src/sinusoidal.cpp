@@ -29,6 +29,7 @@ struct SinusoidalPlan::Impl {
   SinusoidalSpec spec;
   std::optional<core::AngleTable> exact;  // exact regime
   std::vector<float> f32;                 // emulated regime: the float32 omega_k of the emulated code
+  std::optional<core::ProductSinCos32> emulated;  // emulated regime: RN32(sin/cos(RN32(p) omega_k)) rows
   std::vector<double> frequencies;        // what frequencies() returns
 };
 
@@ -121,24 +122,14 @@ void scatter_row(const SinusoidalSpec& spec, const double* s, const double* c, T
   if (spec.dim > 2 * h) dst[2 * h] = T(0);  // zero-pad column
 }
 
-// Row of the emulated implementation at position p: angle32 = RN32(RN32(p) * w32_k), value =
-// RN32(sin/cos(angle32)), each correctly rounded (core/sincos32.hpp). a: h floats of scratch.
-void emulated_row(const std::vector<float>& w, std::int64_t p, std::size_t h, float* a, double* s, double* c) {
-  const float pf = static_cast<float>(p);
-  const float* wk = w.data();
-#pragma omp simd
-  for (std::size_t k = 0; k < h; ++k) a[k] = pf * wk[k];
-  core::sincos_rn32(a, h, s, c);
-}
-
 // Per-thread scratch of the emulated regime, allocated before any parallel region (allocation failure throws on
 // the caller's thread).
 template <class T>
 struct Scratch {
   core::AlignedBuffer<double> s, c;
-  core::AlignedBuffer<float> angle;
+  core::ProductSinCos32::State state;
   core::AlignedBuffer<T> row;
-  Scratch(std::size_t h, std::size_t d) : s(h), c(h), angle(h), row(d) {}
+  Scratch(std::size_t h, std::size_t d) : s(h), c(h), state(h), row(d) {}
 };
 
 // The emulated row at position p (zeros for the padding row) into dst.
@@ -148,7 +139,9 @@ void emulated_row_at(const SinusoidalPlan::Impl& plan, std::int64_t p, Scratch<T
     std::fill(dst, dst + plan.spec.dim, T(0));
     return;
   }
-  emulated_row(plan.f32, p, pair_count(plan.spec), w.angle.get(), w.s.get(), w.c.get());
+  // The row of the emulated implementation: angle32 = RN32(RN32(p) * w32_k), value = RN32(sin/cos(angle32)), each
+  // correctly rounded (core/sincos32.hpp).
+  plan.emulated->row(p, w.state, w.s.get(), w.c.get());
   scatter_row(plan.spec, w.s.get(), w.c.get(), dst);
 }
 
@@ -279,6 +272,7 @@ SinusoidalPlan::SinusoidalPlan(const SinusoidalSpec& spec) {
     impl->frequencies = impl->exact->frequencies().hi;
   } else {
     impl->f32 = emulated_frequencies(spec);
+    impl->emulated.emplace(impl->f32);
     impl->frequencies.assign(impl->f32.begin(), impl->f32.end());
   }
   impl_ = std::move(impl);

@@ -103,8 +103,11 @@ std::vector<std::pair<R, BudgetRow>> make_rows() {
      .metric = {MetricKind::scaled, DType::f32, 1.0, "err_S (S = 1), r = sin/cos(angle32) before the final RN32"},
      .bound = emu_s,
      .why = "angle32 = RN32(RN32(p) omega32) is replayed exactly; y = RN32(sin/cos(angle32)) correctly rounded "
-               "(sin/cos in double within 2^-53 + 2^-58 absolute, taken when the whole interval rounds to one float, "
-               "else binary128 sinq/cosq): |y - r| <= 0.5 ulp_f32(r) <= 2^-25 = 0.25 ulp_f32(1)."});
+               "(sin/cos in double, taken when the whole error interval rounds to one float: on the AVX-512 fast path "
+               "for |p| < 2^24 and angles < 2^22 the angle core's (sin, cos)(p omega32) corrected by d = angle32 - p "
+               "omega32, within 5.8 * 2^-53, interval +-2^-50; elsewhere a double-double reduction within 2^-53 + "
+               "2^-58, interval +-2^-52; if neither settles, binary128 sinq/cosq): |y - r| <= 0.5 ulp_f32(r) <= 2^-25 "
+               "= 0.25 ulp_f32(1)."});
   add(R::table_emulated_f64_scaled, {.quantity = "table entry vs sin/cos of the emulated float32 angle (double output holds the float32 number)",
      .dtype = "f64",
      .regime = "emulated",

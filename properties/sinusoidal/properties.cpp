@@ -552,6 +552,72 @@ POSENC_CLAIM_TEST(Sinusoidal, FastTableMatchesOracleAtHardPositions,
   }
 }
 
+// SIN-ACC-4: every entry of whole emulated tables, including the rare rows whose fast evaluation does not settle.
+POSENC_CLAIM_TEST(Sinusoidal, WholeEmulatedTablesAreCorrectlyRounded,
+                {"SIN-ACC-4", "sinusoidal",
+     "every entry of whole emulated f32 tables (every emulated preset, d = 512, positions 0 .. 2^14 - 1, the 2^14 "
+     "positions below 2^18 - 64 and the 2^14 around 2^22: the ends of the fast path's short and long polynomials, "
+     "then its fallback) is RN32(sin/cos(angle32)): checked "
+     "against libm's double sin/cos of angle32 where the entry is the only float within 2^-51 of it, against the "
+     "oracle elsewhere (entries near a float32 rounding midpoint, where the fast path falls back)",
+     "DESIGN.md §3; lib/src/core/sincos32.hpp (ProductSinCos32)", Oracle::reference,
+     {R::table_emulated_f32_scaled}}) {
+  // Three ranges of 2^14 rows: small positions; angles up to just below 2^18 (the fast path's short polynomials at
+  // the end of their range, for presets with max w_k = 1); across 2^22 (its long polynomials, then the fallback).
+  constexpr std::size_t d = 512, rows = 1 << 14;
+  const std::int64_t firsts[] = {0, (std::int64_t{1} << 18) - static_cast<std::int64_t>(rows) - 64,
+                                 (std::int64_t{1} << 22) - static_cast<std::int64_t>(rows / 2)};
+  std::vector<float> table(rows * d);
+  std::size_t failures = 0, ambiguous = 0, entries = 0;
+  for (const auto& info : SpecTraits<SinusoidalSpec>::presets()) {
+    SinusoidalSpec s = info.spec;
+    s.dim = d;
+    s.regime = Regime::emulated;
+    try {
+      validate(s);
+    } catch (const Error&) {
+      continue;
+    }
+    const std::size_t h = pair_count(s);
+    std::vector<float> w(h);  // the oracle's emulated float32 frequencies
+    for (std::size_t k = 0; k < h; ++k) w[k] = rf::emulated_frequency(s, k).convert_to<float>();
+    for (std::int64_t first : firsts) {
+      if (first + static_cast<std::int64_t>(rows) - 1 > max_abs_position(s)) continue;
+      count_case(claim);
+      tag(claim, std::string(info.name) + (first == 0 ? " p < 2^14" : first < (std::int64_t{1} << 20) ? " p < 2^18" : " p ~ 2^22"));
+      sinusoidal_table(s, first, rows, std::span<float>(table));
+      for (std::size_t i = 0; i < rows; ++i) {
+        const std::int64_t p = first + static_cast<std::int64_t>(i);
+        if (s.padding_row && p == *s.padding_row) continue;
+        const float pf = static_cast<float>(p);
+        for (std::size_t c = 0; c < 2 * h; ++c) {
+          // the column's pair and function in the spec's layout
+          const bool interleaved = s.layout == Layout::interleaved;
+          const std::size_t k = interleaved ? c / 2 : c % h;
+          const bool is_sin = interleaved ? c % 2 == 0 : c < h;
+          const float a = pf * w[k];
+          const double v = is_sin ? std::sin(static_cast<double>(a)) : std::cos(static_cast<double>(a));
+          const float y = table[i * d + c];
+          ++entries;
+          // libm's double sin/cos err by < 1 ulp (<= 2^-53 here): when both ends of v -+ 2^-51 round to y, y is
+          // RN32 of the true value.
+          constexpr double m = 0x1p-51;
+          if (static_cast<float>(v - m) == y && static_cast<float>(v + m) == y) continue;
+          ++ambiguous;
+          auto in = [&] {
+            return spec_label(s) + " dtype=f32 p=" + position_label(p) + " col=" + std::to_string(c) + " (whole table)";
+          };
+          if (auto f = check(claim, R::table_emulated_f32_scaled, y, entry_reference(s, p, c), in); f && failures++ < 5)
+            ADD_FAILURE() << *f;
+        }
+      }
+    }
+  }
+  EXPECT_GT(entries, std::size_t{0});
+  EXPECT_EQ(failures, std::size_t{0});
+  std::printf("SIN-ACC-4: %zu entries, %zu near a float32 midpoint checked against the oracle\n", entries, ambiguous);
+}
+
 // SIN-ACC-3: the table budget rows hold for generated specs and positions.
 POSENC_PROPERTY(Sinusoidal, FastTableMatchesOracleForAnySpec,
                 {"SIN-ACC-3", "sinusoidal",
