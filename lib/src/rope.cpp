@@ -426,10 +426,26 @@ struct RopePlan::Impl {
     }
   }
 
-  // cos and sin of every pair at position p (values of the regime; float32 numbers in hf/ggml). sa, ca: scratch
-  // of h doubles holding the anchor `anchor` (exact regime; updated when p has another anchor).
+  // ggml's angles of positions q0 + i, i < kThetaBlock, into block[i * h + k] (ggml_angle of theta_extrap): the
+  // float32 chain t = (float) q, t = t * theta_scale per pair of each position, run for kThetaBlock positions side by
+  // side. One position's chain is a serial dependency of h multiplies (latency-bound: ~10 % of a T = 1024 ggml
+  // apply); side by side they vectorise. Each position's values are its own chain's.
+  static constexpr std::size_t kThetaBlock = 16;
+  void ggml_angles(std::int64_t q0, float* block) const noexcept {
+    float t[kThetaBlock];
+    for (std::size_t i = 0; i < kThetaBlock; ++i) t[i] = static_cast<float>(q0 + static_cast<std::int64_t>(i));
+    for (std::size_t k = 0; k < h; ++k)
+      for (std::size_t i = 0; i < kThetaBlock; ++i) {
+        block[i * h + k] = ggml_angle(t[i], k);
+        t[i] = t[i] * scale32;
+      }
+  }
+
+  // cos and sin of every pair at position p (values of the regime; float32 numbers in hf/ggml). Scratch: sa, ca (h
+  // doubles) hold the angle core's anchor `anchor` (exact and hf regimes; updated when p has another anchor); ggml:
+  // theta (kThetaBlock h floats) holds ggml_angles of the positions from `anchor` on.
   void sincos(std::int64_t p, double* s, double* c, double* sa, double* ca, std::int64_t& anchor,
-              float* angle, DD* xa, std::int64_t& xanchor, double* x) const noexcept {
+              float* angle, float* theta, DD* xa, std::int64_t& xanchor, double* x) const noexcept {
     switch (spec.regime) {
       case RopeRegime::exact: {
         // p < 0: the values of |p| with the sines negated, as the table writer makes them (core/table_writer.cpp),
@@ -457,11 +473,13 @@ struct RopePlan::Impl {
         hf_sincos->row(p, sa, ca, anchor, angle, s, c);
         break;
       case RopeRegime::ggml: {
-        float t = static_cast<float>(p);  // theta_base = (float) p
-        for (std::size_t k = 0; k < h; ++k) {
-          angle[k] = ggml_angle(t, k);
-          t = t * scale32;
+        // theta_base = (float) p, then theta *= theta_scale per pair: p's angles from the block of positions held
+        // in theta (anchor: its first position), computed when p is not in it
+        if (p < anchor || p >= anchor + static_cast<std::int64_t>(kThetaBlock)) {
+          ggml_angles(p, theta);
+          anchor = p;
         }
+        angle = theta + static_cast<std::size_t>(p - anchor) * h;
         break;
       }
     }
@@ -520,8 +538,8 @@ struct RopePlan::Impl {
   void token_sincos(std::span<const std::int64_t> positions, std::size_t tokens, std::size_t tok, const Scr& sc, int t,
                     std::int64_t* anchors) const noexcept {  // anchors[6]: sincos and xPos anchor per axis
     double *s = sc.s(t, 0), *c = sc.c(t, 0);
-    sincos(positions[tok], s, c, sc.sa(t, 0), sc.ca(t, 0), anchors[0], sc.a(t, 0), sc.xa(t, 0), anchors[3],
-           sc.x(t));
+    sincos(positions[tok], s, c, sc.sa(t, 0), sc.ca(t, 0), anchors[0], sc.a(t, 0), sc.theta(t, 0), sc.xa(t, 0),
+           anchors[3], sc.x(t));
     if (axes == 1) return;
     // An axis at the same position as t (every text token) has t's values: computed once.
     bool own[3] = {false, false, false};
@@ -529,7 +547,7 @@ struct RopePlan::Impl {
       const std::int64_t p = positions[a * tokens + tok];
       if (p == positions[tok]) continue;
       own[a] = true;
-      sincos(p, sc.s(t, a), sc.c(t, a), sc.sa(t, a), sc.ca(t, a), anchors[a], sc.a(t, a), sc.xa(t, a),
+      sincos(p, sc.s(t, a), sc.c(t, a), sc.sa(t, a), sc.ca(t, a), anchors[a], sc.a(t, a), sc.theta(t, a), sc.xa(t, a),
              anchors[3 + a], sc.x(t));
     }
     if (!own[1] && !own[2]) return;
@@ -544,12 +562,13 @@ namespace {
 // xPos anchor (h double-doubles); per thread: the xPos scales of a token (h doubles).
 struct Scratch {
   core::AlignedBuffer<double> buf;
-  core::AlignedBuffer<float> angle;
+  core::AlignedBuffer<float> angle, thetas;
   core::AlignedBuffer<DD> xanchor;
   core::AlignedBuffer<double> xscale;
   std::size_t h, axes;
-  Scratch(int threads, std::size_t h_, std::size_t axes_)
+  Scratch(int threads, std::size_t h_, std::size_t axes_, bool ggml)
       : buf(static_cast<std::size_t>(threads) * axes_ * 4 * h_), angle(static_cast<std::size_t>(threads) * axes_ * h_),
+        thetas(ggml ? static_cast<std::size_t>(threads) * axes_ * RopePlan::Impl::kThetaBlock * h_ : 0),
         xanchor(static_cast<std::size_t>(threads) * axes_ * h_), xscale(static_cast<std::size_t>(threads) * h_),
         h(h_), axes(axes_), anchor_ids(6 * static_cast<std::size_t>(threads), std::numeric_limits<std::int64_t>::min()) {}
   // The anchors whose values sa/ca and xa hold (6 per thread: sincos per axis, then xPos per axis). Kept across
@@ -563,6 +582,9 @@ struct Scratch {
   double* sa(int t, std::size_t a) const { return s(t, a) + 2 * h; }
   double* ca(int t, std::size_t a) const { return s(t, a) + 3 * h; }
   float* a(int t, std::size_t a) const { return angle.get() + (static_cast<std::size_t>(t) * axes + a) * h; }
+  float* theta(int t, std::size_t a) const {  // ggml only (null otherwise)
+    return thetas.size() ? thetas.get() + (static_cast<std::size_t>(t) * axes + a) * RopePlan::Impl::kThetaBlock * h : nullptr;
+  }
 };
 
 // Tokens of a position list: its size, or (M-RoPE) a third of it: rows t, h, w of tokens entries each.
@@ -638,7 +660,7 @@ void apply_impl(const RopePlan::Impl& im, std::span<const RopeTensor<T>> views, 
   const std::size_t h = im.h;
   const std::size_t chunks = (tokens + kTokensPerChunk - 1) / kTokensPerChunk;
   const int threads = std::min<int>(core::thread_count(o, work), static_cast<int>(chunks));
-  Scratch sc(threads, h, im.axes);  // allocated before the parallel region: a failure throws here
+  Scratch sc(threads, h, im.axes, spec.regime == RopeRegime::ggml);  // allocated before the parallel region: a failure throws here
   // Per thread, the token's rotor (core/pair_rotation.hpp): the exact regime rotates in double with one fma
   // and one product (rounded once to T), the emulated ones in their float32 (f64: double) arithmetic.
   using A = ArithOf<T>;
@@ -730,7 +752,7 @@ void cache_impl(const RopePlan::Impl& im, RopeCacheForm form, std::span<const st
   // do): every token on its own, laid out by the same form.
   const std::size_t chunks = (n + kTokensPerChunk - 1) / kTokensPerChunk;
   const int threads = std::min<int>(core::thread_count(o, n * per), static_cast<int>(chunks));
-  Scratch sc(threads, h, im.axes);
+  Scratch sc(threads, h, im.axes, spec.regime == RopeRegime::ggml);
   core::parallel_for(chunks, threads, [&](int t, std::size_t chunk) {
     double *s = sc.s(t, 0), *c = sc.c(t, 0);
     std::int64_t* anchors = sc.anchors(t);
