@@ -105,8 +105,10 @@ std::vector<std::pair<R, BudgetRow>> make_rows() {
        .metric = {MetricKind::bitwise, DType::f32, 1.0, "bitwise (ulp_f32 distance)"},
        .bound = 0.0,
        .why = "the float32 angle is formed by the same correctly rounded steps as the oracle's; cos/sin of it "
-              "are correctly rounded to float32 (a double within 2^-53 + 2^-58 absolute whose interval does not "
-              "straddle a float32 rounding boundary, else binary128 cosq/sinq): equal to the oracle's RN32(cos "
+              "are correctly rounded to float32 (a double within 2^-53 + 2^-58 absolute, or for hf's product angles "
+              "RN32(p inv_freq) on the AVX-512 fast path the angle core's cos/sin of p inv_freq corrected by the "
+              "angle's rounding, within 5.8 * 2^-53 (core/sincos32.hpp), whose interval does not straddle a float32 "
+              "rounding boundary, else binary128 cosq/sinq): equal to the oracle's RN32(cos "
               "a32) unless the value lies within ~2^-112 relative of a float32 midpoint. f64 outputs hold the "
               "float32 number exactly."});
   add(R::apply_exact_f32,

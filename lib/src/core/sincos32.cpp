@@ -38,18 +38,19 @@ void portable(const float* angle, std::size_t n, double* s, double* c) noexcept 
 
 #ifdef POSENC_HAVE_AVX512_VARIANT
 POSENC_AVX512_BEGIN
-// The settle test of 8 entries: the settled floats (as doubles) where every entry settles or is tiny; false if
-// one does not.
-inline bool settle8(__m512d& sv, __m512d& cv, __m256 a32, __mmask8 lanes) noexcept {
-  const __m512d d = _mm512_set1_pd(kSettle);
-  const __m256 s32 = _mm512_cvtpd_ps(sv), c32 = _mm512_cvtpd_ps(cv);
-  const __mmask8 s_ok = _mm256_cmp_ps_mask(_mm512_cvtpd_ps(_mm512_sub_pd(sv, d)), _mm512_cvtpd_ps(_mm512_add_pd(sv, d)), _CMP_EQ_OQ);
-  const __mmask8 c_ok = _mm256_cmp_ps_mask(_mm512_cvtpd_ps(_mm512_sub_pd(cv, d)), _mm512_cvtpd_ps(_mm512_add_pd(cv, d)), _CMP_EQ_OQ);
-  const __m512d a = _mm512_cvtps_pd(a32);
-  const __mmask8 tiny = _mm512_cmp_pd_mask(_mm512_abs_pd(a), _mm512_set1_pd(static_cast<double>(kTiny)), _CMP_LT_OQ);
-  sv = _mm512_mask_blend_pd(tiny, _mm512_cvtps_pd(s32), a);
-  cv = _mm512_mask_blend_pd(tiny, _mm512_cvtps_pd(c32), _mm512_set1_pd(1.0));
-  return ((s_ok & c_ok) | tiny | static_cast<__mmask8>(~lanes)) == 0xFF;
+// The settle test of 8 entries with the half-width `win` of their error interval: sv, cv become the settled floats
+// (as doubles), or a and 1 where the angle is tiny; returns all-ones lanes where the entry settled or is tiny (a
+// vector, not a mask register: a chain of mask operations across iterations measured slower than the arithmetic).
+// Lanes past the data hold angle 0: tiny, so they pass.
+inline __m256 settle8(__m512d& sv, __m512d& cv, __m256 a32, double win) noexcept {
+  const __m512d d = _mm512_set1_pd(win);
+  const __m256 s_ok = _mm256_cmp_ps(_mm512_cvtpd_ps(_mm512_sub_pd(sv, d)), _mm512_cvtpd_ps(_mm512_add_pd(sv, d)), _CMP_EQ_OQ);
+  const __m256 c_ok = _mm256_cmp_ps(_mm512_cvtpd_ps(_mm512_sub_pd(cv, d)), _mm512_cvtpd_ps(_mm512_add_pd(cv, d)), _CMP_EQ_OQ);
+  const __m256 tiny = _mm256_cmp_ps(_mm256_and_ps(a32, _mm256_castsi256_ps(_mm256_set1_epi32(0x7FFFFFFF))),
+                                    _mm256_set1_ps(kTiny), _CMP_LT_OQ);
+  sv = _mm512_cvtps_pd(_mm256_blendv_ps(_mm512_cvtpd_ps(sv), a32, tiny));
+  cv = _mm512_cvtps_pd(_mm256_blendv_ps(_mm512_cvtpd_ps(cv), _mm256_set1_ps(1.0f), tiny));
+  return _mm256_or_ps(tiny, _mm256_and_ps(s_ok, c_ok));
 }
 
 // The double values by sincos_dd (compiled here for AVX-512, vectorised by the compiler), then the vector
@@ -57,16 +58,16 @@ inline bool settle8(__m512d& sv, __m512d& cv, __m256 a32, __mmask8 lanes) noexce
 void avx512(const float* angle, std::size_t n, double* s, double* c) noexcept {
 #pragma omp simd
   for (std::size_t k = 0; k < n; ++k) sincos_dd(static_cast<double>(angle[k]), 0.0, s[k], c[k]);
-  bool all = true;
+  __m256 ok = _mm256_castsi256_ps(_mm256_set1_epi32(-1));
   for (std::size_t k = 0; k < n; k += 8) {
     const std::size_t r = n - k < 8 ? n - k : 8;
     const __mmask8 m = static_cast<__mmask8>((1u << r) - 1);
     __m512d sv = _mm512_maskz_loadu_pd(m, s + k), cv = _mm512_maskz_loadu_pd(m, c + k);
-    all &= settle8(sv, cv, _mm256_maskz_loadu_ps(m, angle + k), m);
+    ok = _mm256_and_ps(ok, settle8(sv, cv, _mm256_maskz_loadu_ps(m, angle + k), kSettle));
     _mm512_mask_storeu_pd(s + k, m, sv);
     _mm512_mask_storeu_pd(c + k, m, cv);
   }
-  if (all) return;
+  if (_mm256_movemask_ps(ok) == 0xFF) return;
   // Rare: recompute the double values and finish every entry on the scalar path (the same values).
   for (std::size_t k = 0; k < n; ++k) {
     sincos_dd(static_cast<double>(angle[k]), 0.0, s[k], c[k]);
@@ -92,9 +93,7 @@ POSENC_AVX512_BEGIN
 template <bool Short>
 bool product_chunk_avx512(float pf, const float* w, const double* sa, const double* ca, const double* sj,
                           const double* cj, std::size_t n, double* s, double* c) noexcept {
-  const __m512d pd = _mm512_set1_pd(pf), win = _mm512_set1_pd(kNearSettle), half = _mm512_set1_pd(-0.5);
-  const __m256 tiny_at = _mm256_set1_ps(kTiny), one = _mm256_set1_ps(1.0f);
-  const __m256 abs_mask = _mm256_castsi256_ps(_mm256_set1_epi32(0x7FFFFFFF));
+  const __m512d pd = _mm512_set1_pd(pf), half = _mm512_set1_pd(-0.5);
   const __m256 pf8 = _mm256_set1_ps(pf);
   __m256 ok = _mm256_castsi256_ps(_mm256_set1_epi32(-1));
   for (std::size_t k = 0; k < n; k += 8) {
@@ -126,19 +125,13 @@ bool product_chunk_avx512(float pf, const float* w, const double* sa, const doub
     }
     const __m512d sd = _mm512_fmadd_pd(_mm512_mul_pd(d, d2), ps, d);
     const __m512d cm1 = _mm512_fmadd_pd(_mm512_mul_pd(d2, d2), pc, _mm512_mul_pd(half, d2));
-    const __m512d vs = _mm512_add_pd(S, _mm512_fmadd_pd(S, cm1, _mm512_mul_pd(C, sd)));
-    const __m512d vc = _mm512_add_pd(C, _mm512_fmsub_pd(C, cm1, _mm512_mul_pd(S, sd)));
-    // The settle test and the tiny case in float vectors (VEX compares give vectors, not mask registers: a chain
-    // of mask operations across iterations measured slower than the arithmetic).
-    const __m256 s_ok = _mm256_cmp_ps(_mm512_cvtpd_ps(_mm512_sub_pd(vs, win)), _mm512_cvtpd_ps(_mm512_add_pd(vs, win)), _CMP_EQ_OQ);
-    const __m256 c_ok = _mm256_cmp_ps(_mm512_cvtpd_ps(_mm512_sub_pd(vc, win)), _mm512_cvtpd_ps(_mm512_add_pd(vc, win)), _CMP_EQ_OQ);
-    const __m256 tiny = _mm256_cmp_ps(_mm256_and_ps(a32, abs_mask), tiny_at, _CMP_LT_OQ);
-    ok = _mm256_and_ps(ok, _mm256_or_ps(tiny, _mm256_and_ps(s_ok, c_ok)));
-    _mm512_mask_storeu_pd(s + k, m, _mm512_cvtps_pd(_mm256_blendv_ps(_mm512_cvtpd_ps(vs), a32, tiny)));
-    _mm512_mask_storeu_pd(c + k, m, _mm512_cvtps_pd(_mm256_blendv_ps(_mm512_cvtpd_ps(vc), one, tiny)));
+    __m512d sv = _mm512_add_pd(S, _mm512_fmadd_pd(S, cm1, _mm512_mul_pd(C, sd)));
+    __m512d cv = _mm512_add_pd(C, _mm512_fmsub_pd(C, cm1, _mm512_mul_pd(S, sd)));
+    ok = _mm256_and_ps(ok, settle8(sv, cv, a32, kNearSettle));
+    _mm512_mask_storeu_pd(s + k, m, sv);
+    _mm512_mask_storeu_pd(c + k, m, cv);
   }
-  // Lanes past n hold w = 0: angle 0, tiny, so they pass.
-  return _mm256_movemask_ps(ok) == 0xFF;
+  return _mm256_movemask_ps(ok) == 0xFF;  // lanes past n hold w = 0: angle 0, tiny, so they pass
 }
 POSENC_AVX512_END
 #endif
