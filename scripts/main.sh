@@ -104,7 +104,10 @@ stage "6/9 benchmarks (repetitions $bench_reps, min time ${bench_min_time}s)"
 # Primary run with the kernels posenc selects (OPENBLAS_CORETYPE unset: OpenBLAS detects the CPU, and
 # select_blas_kernels re-executes with a better core if the detected one is a fallback) ...
 bench=$build/benchmarks/posenc_bench
+# Repetitions in random interleaved order: a kernel and its in-run baselines (RMW, stream store) then sample the
+# same stretches of the machine's state instead of minutes apart (RoPE apply vs RMW moved by up to 20 % that way).
 bench_flags=(--benchmark_repetitions=$bench_reps --benchmark_min_time=$bench_min_time
+             --benchmark_enable_random_interleaving=true
              --benchmark_report_aggregates_only=false --benchmark_format=console)
 echo "  - all families, auto-selected BLAS kernels"
 "$bench" "${bench_flags[@]}" --benchmark_out="$results/bench-auto.json" \

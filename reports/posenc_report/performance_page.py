@@ -3,6 +3,7 @@ its baselines, and the BLAS context of the run."""
 from __future__ import annotations
 
 from collections import defaultdict
+from pathlib import Path
 
 from . import bench, md, methods
 from .gnuplot import Plot, Series
@@ -29,9 +30,19 @@ in-place updates), `plainloop*` (the loop a user would write, `std::sin` per ele
 
 When a counter is missing the ratio falls back to the time ratio of the two runs (marked †), which equals
 the throughput ratio because matched runs do the same work. Repetitions: the median aggregate is used
-(else the mean, else the median of the repetitions). Counters the benchmark reported itself
+(else the mean, else the median of the repetitions); `scripts/main.sh` runs the repetitions of all benchmarks
+in random interleaved order (`--benchmark_enable_random_interleaving`), so that a kernel and its baselines
+sample the same stretches of the machine's state (on a shared VM the memory baselines alone moved by up to 20 %
+between runs taken minutes apart). Counters the benchmark reported itself
 (`ratio_to_bandwidth`, `ratio_to_plainloop`) are shown next to the computed ones as a cross-check.
 """
+
+
+# Hand-maintained profile notes per scheme (reports/profiles/<scheme>.md): what limits each kernel, measured with
+# perf and small harnesses; no run of the main job can produce them (this VM has no hardware counters).
+PROFILES_DIR = Path(__file__).resolve().parent.parent / "profiles"
+PROFILE_LEAD = ("Not measured by this run: taken by hand with the commands named below, on the machine and commit "
+                "they name (`reports/profiles/`). The ratios of this run are in the tables that follow.\n\n")
 
 
 def _context_rows(name: str, ctx_json: dict, run: str | None = None) -> list:
@@ -195,6 +206,9 @@ def build(ctx) -> tuple:
         row for f in loaded for row in _context_rows(f.path.stem, f.data.get("context") or {},
                                                      f.run if several else None)))
     text += md.section("How kernels are matched to baselines", MATCHING_RULE)
+    profile = PROFILES_DIR / f"{ctx.scheme}.md" if ctx.scheme else None
+    if profile and profile.is_file():
+        text += md.section("Where the time goes (profiles taken by hand)", PROFILE_LEAD + profile.read_text().strip() + "\n")
     all_recs, fallback = [], []
     for f in loaded:
         recs = bench.records(f.path.stem, f.data)
