@@ -16,7 +16,7 @@
 //    from registers (or from a chunk staged in L1 where rows are not whole lines; no read-for-ownership), in
 //    groups of up to 8 anchor blocks: row j of every block of the group before row j + 1, so that row j's slice of
 //    J is read into L1 once per group (writing block by block cost two lines of J per streamed line); smaller
-//    outputs are written in place from registers, block by block;
+//    outputs are written in place from registers, in groups too (there J's slices came from L2 for every row);
 //  * threads take whole blocks (or fixed chunks of a position list): which thread writes a row never changes it.
 #pragma once
 
