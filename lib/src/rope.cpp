@@ -14,6 +14,7 @@
 #include "core/angle_table.hpp"
 #include "core/blas.hpp"
 #include "core/pair_rotation.hpp"
+#include "core/rn32.hpp"
 #include "core/sincos32.hpp"
 #include "core/parallel.hpp"
 #include "core/table_writer.hpp"
@@ -364,7 +365,7 @@ struct RopePlan::Impl {
         inv32.resize(h);
         for (std::size_t k = 0; k < h; ++k) {
           const float e = static_cast<float>(2 * k) / r32;
-          const float pw = rn32(powq(b32, static_cast<__float128>(e)));
+          const float pw = core::rn32_pow(static_cast<float>(s.base), e);  // torch.pow, correctly rounded
           inv32[k] = 1.0f / pw;
         }
         scale_hf(s, inv32, m);

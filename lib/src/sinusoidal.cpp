@@ -17,6 +17,7 @@
 #include "core/angle_table.hpp"
 #include "core/blas.hpp"
 #include "core/parallel.hpp"
+#include "core/rn32.hpp"
 #include "core/sincos32.hpp"
 #include "core/streaming.hpp"
 #include "core/table_writer.hpp"
@@ -65,11 +66,11 @@ std::vector<float> emulated_frequencies(const SinusoidalSpec& s) {
     // (transformers@98ad48f2 models/xlnet/modeling_xlnet.py relative_positional_encoding):
     // inv_freq = 1 / (base ** (arange(0.0, d, 2.0) / d)), every step a float32 tensor operation: the quotient
     // RN32(2k / d), the pow with the scalar base as float32, the reciprocal.
-    const __float128 ln_base32 = logq(static_cast<__float128>(static_cast<float>(s.base)));
+    const float base32 = static_cast<float>(s.base);
     for (std::size_t k = 0; k < h; ++k) {
       const float t = static_cast<float>(2 * k) / static_cast<float>(s.dim);
       // base32 ** t (x ** 0 = 1 even where base32 overflows float32 to infinity, as torch.pow gives)
-      const float pw = t == 0.0f ? 1.0f : static_cast<float>(expq(static_cast<__float128>(t) * ln_base32));
+      const float pw = t == 0.0f ? 1.0f : core::rn32_pow(base32, t);
       float inv = 1.0f / pw;
       if (s.min_timescale != 1.0) inv = static_cast<float>(s.min_timescale) * inv;
       w[k] = inv;
@@ -79,7 +80,7 @@ std::vector<float> emulated_frequencies(const SinusoidalSpec& s) {
     const float inc = static_cast<float>(ln_base) / static_cast<float>(std::max<std::size_t>(h - 1, 1));
     for (std::size_t k = 0; k < h; ++k) {
       const float arg = static_cast<float>(k) * -inc;                          // tf.to_float(range) * -inc
-      const float e = static_cast<float>(expq(static_cast<__float128>(arg)));  // tf.exp
+      const float e = core::rn32_exp(arg);  // tf.exp, correctly rounded
       w[k] = static_cast<float>(s.min_timescale) * e;                          // min_timescale * exp(...)
     }
   } else {
@@ -92,7 +93,7 @@ std::vector<float> emulated_frequencies(const SinusoidalSpec& s) {
     const float neg_emb = static_cast<float>(-emb);
     for (std::size_t k = 0; k < h; ++k) {
       const float arg = static_cast<float>(paper ? 2 * k : k) * neg_emb;
-      float e = static_cast<float>(expq(static_cast<__float128>(arg)));
+      float e = core::rn32_exp(arg);
       if (s.min_timescale != 1.0) e = static_cast<float>(s.min_timescale) * e;
       w[k] = e;
     }

@@ -40,6 +40,13 @@ inline float rn32_log(float u) {
   return static_cast<float>(logq(static_cast<__float128>(u)));
 }
 
+// RN32(e^x) for a float x, likewise (glibc's double exp is within 1 ulp).
+inline float rn32_exp(float x) {
+  const double r = std::exp(static_cast<double>(x));
+  if (!near_float_boundary(r, kDoubleLibmRel)) return static_cast<float>(r);
+  return static_cast<float>(expq(static_cast<__float128>(x)));
+}
+
 // RN32(x^y) for floats x >= 0, y > 0, likewise.
 inline float rn32_pow(float x, float y) {
   if (x == 0.0f) return 0.0f;
