@@ -32,9 +32,10 @@ void sincos_rn32(const float* angle, std::size_t n, double* s, double* c) noexce
 // The rows of an emulated implementation whose angles are float32 products, a_k = RN32(RN32(p) w_k) with float32
 // frequencies w_k (tensor2tensor, fairseq, PyTorch's paper forms, HF RoPE's `position_ids.float() * inv_freq`):
 // s[k], c[k] = RN32(sin a_k), RN32(cos a_k), the same values as sincos_rn32 of those angles (both are correctly
-// rounded), ~25% faster (1.07 vs 1.39 ns per pair, d 512, this Zen 5 VM; the settle test and the correction by d
-// cost about as much as the reduction they replace, so the gain is the reduction and one polynomial pair).
-// AVX-512 only: without it (or with POSENC_DISABLE_AVX512) every row takes the sincos_rn32 path.
+// rounded), ~1.5x faster (0.89 vs 1.33 ns per pair, d 512, this Zen 5 VM: the reduction and the long polynomials
+// are replaced by the angle core's complex multiply and short ones; the settle test stays). AVX-512 only: without it
+// (or with POSENC_DISABLE_AVX512) every row takes the sincos_rn32 path. (The same correction applies to any float32
+// angles near p omega_k, e.g. ggml's chained products: measured only ~15% faster there, not adopted.)
 //
 // Method. For |p| < 2^24, x_k = p w_k is exact in double (24 x 24 bits) and d_k = a_k - x_k is exact (Sterbenz: a_k
 // = RN32(x_k) lies within a factor 2 of x_k) with |d_k| <= ulp32(a_k) / 2. (sin, cos)(x_k) comes from the angle core
