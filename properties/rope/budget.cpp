@@ -1,8 +1,8 @@
 // The RoPE rows of THE budget table (properties/support/budget.hpp). Notation: u = 2^-53.
 //
 // The algorithm analysed (lib/src/rope.cpp on the angle core lib/src/core/angle_table.hpp and trig.hpp):
-//  * theta_k = base^(-2k/r) in binary128 (a product of two powq values) split into double-double: relative
-//    error <= 2^-105.
+//  * theta_k = base^(-2k/r) in binary128 (a product of two expq values) split into double-double: relative
+//    error <= 2^-104.9.
 //  * exact regime: cos, sin of p theta_k from the angle core, each within E64 = 2 sqrt2 eps_sc + 2^-54 + 2^-53
 //    ~= 4.505 u absolute (eps_sc = 2^-53 + 2^-57; derivation in properties/sinusoidal/budget.cpp, the same core).
 //  * exact rotation of a pair (a, b) = (x_i, x_j), S = |a| + |b|: y_i = fma(a, c, -RN(b s)) in double, with c, s
@@ -46,9 +46,10 @@ std::vector<std::pair<R, BudgetRow>> make_rows() {
        .dtype = "f64", .regime = "exact", .domain = "base in [2, 1e7], rotary_dim <= 512",
        .metric = {MetricKind::kernel, DType::f64, 1.0, "kernel (ulp_f64 of theta_k)"},
        .bound = 0.5 + std::ldexp(1.0, -50),
-       .why = "theta_k is formed in binary128 as the product of two powq values (base^(-32 i / r) and "
-              "base^(-2 j / r) for k = 16 i + j, each within 2^-108 relative; the product within 2^-106) and "
-              "rounded once to double: err <= 0.5 + 2^-106 |theta_k| / ulp(theta_k) <= 0.5 + 2^-53 < 0.5 + 2^-50."});
+       .why = "theta_k is formed in binary128 as the product of two expq values of multiples of logq(base) "
+              "(base^(-32 i / r) and base^(-2 j / r) for k = 16 i + j, each within 2^-107 relative; the product "
+              "within 2^-105.9) and rounded once to double: err <= 0.5 + 2^-105.9 |theta_k| / ulp(theta_k) <= "
+              "0.5 + 2^-52.9 < 0.5 + 2^-50."});
   add(R::frequency_emulated,
       {.quantity = "float32 frequency of the hf (inv_freq_k) and ggml (theta_k at p = 1) regimes",
        .dtype = "f32", .regime = "hf, ggml", .domain = "base in [2, 1e7], rotary_dim <= 512",

@@ -1,12 +1,12 @@
 // The sinusoidal rows of THE budget table (properties/support/budget.hpp). Notation: u = 2^-53; ulp_f64(1) = 2^-52, ulp_f32(1) = 2^-23.
 //
 // The algorithm analysed (lib/src/sinusoidal.cpp on the angle core lib/src/core/angle_table.hpp and trig.hpp):
-//  * omega_k = min_timescale * base^(-e_k) in __float128 (a product of two powq values, core/angle_table.cpp),
-//    split into double-double hi + lo: relative error <= 2^-105 (the binary128 value 2^-106, the lo split 2^-106).
+//  * omega_k = min_timescale * base^(-e_k) in __float128 (a product of two expq values, core/angle_table.cpp),
+//    split into double-double hi + lo: relative error <= 2^-104.9 (the binary128 value 2^-105.9, the lo split 2^-106).
 //  * sincos_dd(theta_hi + theta_lo): theta = p * omega formed by an exact two-product plus p*lo
 //    (rounding <= 2^-62 for |p omega| <= 2^44); reduction by a triple-double pi/2 (absolute
 //    <= 2^-60); Taylor polynomials whose final addition rounds once (<= 0.6 ulp_f64 of the result).
-//    The angle error |p| omega 2^-105 <= 2^-61. So each sin/cos is within
+//    The angle error |p| omega 2^-104.9 <= 2^-60.9. So each sin/cos is within
 //        eps_sc = 2^-53 + 2^-57   (absolute, results in [-1, 1]).
 //  * exact-regime table entry: anchor (s_a, c_a) at p_a and J table (s_j, c_j), j < B, each within
 //    eps_sc; entry = fma(s_a, c_j, RN(c_a s_j)). The first-order error of the complex product is
@@ -50,10 +50,11 @@ std::vector<std::pair<R, BudgetRow>> make_rows() {
      .domain = "every rule, base in [2, 1e7], dim <= 8192",
      .metric = {MetricKind::kernel, DType::f64, 1.0, "kernel (ulp_f64 of omega_k)"},
      .bound = 0.5 + std::ldexp(1.0, -50),
-     .why = "omega_k is formed in binary128 as the product of two powq values (scale base^(-16 i e_1) and "
-               "base^(-j e_1) for k = 16 i + j, each within 2^-108 relative even for |e_k ln base| <= 16, the "
-               "product within 2^-107 + 2^-113 < 2^-106) and rounded once to double: within 0.5 ulp of the binary128 "
-               "value, which is within 2^-106 |omega_k| <= 2^-53 ulp of omega_k, so err <= 0.5 + 2^-53 < 0.5 + 2^-50."});
+     .why = "omega_k is formed in binary128 as the product of two expq values of multiples of logq(base) (scale "
+               "base^(-16 i e_1) and base^(-j e_1) for k = 16 i + j, each within |x| 2^-111 + 2^-112 <= 2^-107 "
+               "relative for |x| = |e_k ln base| <= 16.1, the product within 2^-105.9) and rounded once to double: "
+               "within 0.5 ulp of the binary128 value, which is within 2^-105.9 |omega_k| <= 2^-52.9 ulp of omega_k, "
+               "so err <= 0.5 + 2^-52.9 < 0.5 + 2^-50."});
   add(R::frequency_emulated_f32, {.quantity = "float32 omega_k of the emulated implementation",
      .dtype = "f32",
      .regime = "emulated",

@@ -28,15 +28,15 @@
 
 namespace posenc::core {
 
-// omega_k = hi[k] + lo[k], |lo[k]| <= ulp(hi[k]) / 2: each frequency to ~2^-106 relative.
+// omega_k = hi[k] + lo[k], |lo[k]| <= ulp(hi[k]) / 2: each frequency to ~2^-104.9 relative.
 struct DDFrequencies {
   std::vector<double> hi, lo;
   std::size_t size() const noexcept { return hi.size(); }
 };
 
 // omega_k = scale * base^(-(k * num_per_k) / den), k = 0..count-1, computed in binary128 as the product of two
-// powq values (each within 2^-108 relative, the product within 2^-106) and split into double-double: relative
-// error <= 2^-105 for |e ln base| <= 16.
+// expq values of multiples of logq(base) (each within 2^-107 relative, the product within 2^-105.9) and split into
+// double-double (lo within 2^-106): relative error <= 2^-104.9 for |e ln base| <= 16.1.
 DDFrequencies geometric_frequencies(std::size_t count, double scale, double base, double num_per_k, double den);
 
 // 64-byte aligned scratch of n elements; allocation failure throws std::bad_alloc (call it outside parallel
