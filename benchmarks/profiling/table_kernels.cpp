@@ -59,6 +59,16 @@ int main() {
     const double t = median_seconds(2001, [&] { plan.table(0, rows, std::span<float>(out), {.threads = 1}); });
     std::printf("in cache, exact f32 plan %zu x %zu: %.3f ns per pair\n", rows, d, t * 1e9 / static_cast<double>(rows * d / 2));
   }
+  // One-shot calls (the plan's setup in every call), 512 x 256 f32, in a steady loop: mean per call.
+  for (int threads : {1, 2}) {
+    std::vector<float> out(512 * 256);
+    posenc::SinusoidalSpec s;
+    s.dim = 256;
+    constexpr int kCalls = 20000;
+    const double t0 = now();
+    for (int r = 0; r < kCalls; ++r) posenc::sinusoidal_table(s, 0, 512, std::span<float>(out), {.threads = threads});
+    std::printf("one-shot exact f32 512 x 256, %d thread(s): %.1f us per call\n", threads, (now() - t0) / kCalls * 1e6);
+  }
   // DRAM: 512 MiB of f32, exact and emulated (fairseq), against the streaming-store loop, alternately.
   const std::size_t n = std::size_t{128} << 20;
   auto* buf = static_cast<float*>(std::aligned_alloc(64, n * sizeof(float)));
