@@ -282,7 +282,6 @@ struct RopePlan::Impl {
   q128 m_exact = 1;                  // the exact attention factor
   core::AngleTable table;            // exact regime
   std::vector<double> freqs;         // what frequencies() returns
-  std::vector<float> inv32;          // hf: inv_freq_k
   std::optional<core::ProductSinCos32> hf_sincos;  // hf: RN32(sin/cos(RN32(RN32(p) inv_freq_k))) per position
   float scale32 = 0.0f;              // ggml: theta_scale
   float freq_scale32 = 1.0f;         // ggml: freq_scale = 1.0f / factor (linear, yarn)
@@ -361,8 +360,8 @@ struct RopePlan::Impl {
         for (std::size_t k = 0; k < h; ++k) freqs[k] = table.frequencies().hi[k];
         m = static_cast<double>(m_exact);
         break;
-      case RopeRegime::hf:  // 1.0 / (base ** (arange(0, r, 2, int64).float() / r)), float32 throughout
-        inv32.resize(h);
+      case RopeRegime::hf: {  // 1.0 / (base ** (arange(0, r, 2, int64).float() / r)), float32 throughout
+        std::vector<float> inv32(h);  // inv_freq_k
         for (std::size_t k = 0; k < h; ++k) {
           const float e = static_cast<float>(2 * k) / r32;
           const float pw = core::rn32_pow(static_cast<float>(s.base), e);  // torch.pow, correctly rounded
@@ -370,9 +369,10 @@ struct RopePlan::Impl {
         }
         scale_hf(s, inv32, m);
         m32 = static_cast<float>(m);
-        hf_sincos.emplace(inv32);
         for (std::size_t k = 0; k < h; ++k) freqs[k] = inv32[k];
+        hf_sincos.emplace(std::move(inv32));
         break;
+      }
       case RopeRegime::ggml: {  // theta_scale = powf(freq_base, -2.0f/n_dims); theta *= theta_scale per pair
         scale32 = rn32(powq(b32, static_cast<__float128>(-2.0f / r32)));
         // llama.cpp: rope_freq_scale = 1.0f / rope_scaling factor (a float32 GGUF value); rope_yarn with
@@ -480,11 +480,10 @@ struct RopePlan::Impl {
           ggml_angles(p, theta);
           anchor = p;
         }
-        angle = theta + static_cast<std::size_t>(p - anchor) * h;
+        core::sincos_rn32(theta + static_cast<std::size_t>(p - anchor) * h, h, s, c);  // each RN32(sin/cos angle_k)
         break;
       }
     }
-    if (spec.regime == RopeRegime::ggml) core::sincos_rn32(angle, h, s, c);  // each RN32(sin/cos angle_k)
     if (m32 != 1.0f)  // hf: cos = emb.cos() * attention_scaling, a float32 tensor times RN32(m)
       for (std::size_t k = 0; k < h; ++k)
         s[k] = static_cast<float>(s[k]) * m32, c[k] = static_cast<float>(c[k]) * m32;

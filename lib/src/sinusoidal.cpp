@@ -29,8 +29,7 @@ namespace posenc {
 struct SinusoidalPlan::Impl {
   SinusoidalSpec spec;
   std::optional<core::AngleTable> exact;  // exact regime
-  std::vector<float> f32;                 // emulated regime: the float32 omega_k of the emulated code
-  std::optional<core::ProductSinCos32> emulated;  // emulated regime: RN32(sin/cos(RN32(p) omega_k)) rows
+  std::optional<core::ProductSinCos32> emulated;  // emulated regime: RN32(sin/cos(RN32(p) omega32_k)) rows
   std::vector<double> frequencies;        // what frequencies() returns
 };
 
@@ -272,9 +271,9 @@ SinusoidalPlan::SinusoidalPlan(const SinusoidalSpec& spec) {
     impl->exact.emplace(exact_frequencies(spec));
     impl->frequencies = impl->exact->frequencies().hi;
   } else {
-    impl->f32 = emulated_frequencies(spec);
-    impl->emulated.emplace(impl->f32);
-    impl->frequencies.assign(impl->f32.begin(), impl->f32.end());
+    std::vector<float> w32 = emulated_frequencies(spec);  // the float32 omega_k of the emulated code
+    impl->frequencies.assign(w32.begin(), w32.end());
+    impl->emulated.emplace(std::move(w32));
   }
   impl_ = std::move(impl);
 }
