@@ -465,8 +465,10 @@ void write_table(const AngleTable& table, const PositionSource& src, const RowFo
   workers.reserve(static_cast<std::size_t>(threads));
   // Groups for cache-resident outputs too: there a chunk's J slice of a block (128 KiB) is read from L2 for every
   // row, and sharing each row's slice among the blocks of a group measured 22% faster (512 x 256 f32 plan, 1
-  // thread: 0.195 -> 0.153 ns per pair with groups of 8, 0.155 with 4).
-  const std::size_t G = group_blocks(table);
+  // thread: 0.195 -> 0.153 ns per pair with groups of 8, 0.155 with 4). At most as many as the call's rows can fill
+  // (abs_range below): a small table allocates one anchor slot per worker, not eight.
+  const std::size_t G = std::clamp<std::size_t>((src.count / table.block() + 2) / (2 * static_cast<std::size_t>(threads)),
+                                                1, group_blocks(table));
   for (int t = 0; t < threads; ++t) workers.emplace_back(table.pairs(), G);
   const Writer<T> writer(table, form, stream);
   const auto B = static_cast<std::int64_t>(table.block());
