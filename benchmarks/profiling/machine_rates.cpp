@@ -14,25 +14,16 @@ int main() {
   double t0 = now();
   for (long i = 0; i < 4 * kN; ++i) asm volatile("add $1, %0" : "+r"(x));
   const double cycle = (now() - t0) * 1e9 / (4 * kN);
+  // `head` (an instruction up to its destination) into each of 12 independent registers reg0 .. reg11.
+#define POSENC_REP12(head, reg)                                                                                   \
+  head reg "0\n\t" head reg "1\n\t" head reg "2\n\t" head reg "3\n\t" head reg "4\n\t" head reg "5\n\t" head reg \
+      "6\n\t" head reg "7\n\t" head reg "8\n\t" head reg "9\n\t" head reg "10\n\t" head reg "11\n\t"
+#define POSENC_CLOBBER12 "xmm0", "xmm1", "xmm2", "xmm3", "xmm4", "xmm5", "xmm6", "xmm7", "xmm8", "xmm9", "xmm10", "xmm11"
   t0 = now();
-  for (long i = 0; i < kN; ++i)
-    asm volatile(
-        "vfmadd231pd %%zmm30, %%zmm31, %%zmm0\n\tvfmadd231pd %%zmm30, %%zmm31, %%zmm1\n\t"
-        "vfmadd231pd %%zmm30, %%zmm31, %%zmm2\n\tvfmadd231pd %%zmm30, %%zmm31, %%zmm3\n\t"
-        "vfmadd231pd %%zmm30, %%zmm31, %%zmm4\n\tvfmadd231pd %%zmm30, %%zmm31, %%zmm5\n\t"
-        "vfmadd231pd %%zmm30, %%zmm31, %%zmm6\n\tvfmadd231pd %%zmm30, %%zmm31, %%zmm7\n\t"
-        "vfmadd231pd %%zmm30, %%zmm31, %%zmm8\n\tvfmadd231pd %%zmm30, %%zmm31, %%zmm9\n\t"
-        "vfmadd231pd %%zmm30, %%zmm31, %%zmm10\n\tvfmadd231pd %%zmm30, %%zmm31, %%zmm11\n\t" ::
-            : "xmm0", "xmm1", "xmm2", "xmm3", "xmm4", "xmm5", "xmm6", "xmm7", "xmm8", "xmm9", "xmm10", "xmm11");
+  for (long i = 0; i < kN; ++i) asm volatile(POSENC_REP12("vfmadd231pd %%zmm30, %%zmm31, %%", "zmm")::: POSENC_CLOBBER12);
   const double fma = (now() - t0) * 1e9 / (12 * kN);
   t0 = now();
-  for (long i = 0; i < kN; ++i)
-    asm volatile(
-        "vcvtpd2ps %%zmm30, %%ymm0\n\tvcvtpd2ps %%zmm30, %%ymm1\n\tvcvtpd2ps %%zmm30, %%ymm2\n\t"
-        "vcvtpd2ps %%zmm30, %%ymm3\n\tvcvtpd2ps %%zmm30, %%ymm4\n\tvcvtpd2ps %%zmm30, %%ymm5\n\t"
-        "vcvtpd2ps %%zmm30, %%ymm6\n\tvcvtpd2ps %%zmm30, %%ymm7\n\tvcvtpd2ps %%zmm30, %%ymm8\n\t"
-        "vcvtpd2ps %%zmm30, %%ymm9\n\tvcvtpd2ps %%zmm30, %%ymm10\n\tvcvtpd2ps %%zmm30, %%ymm11\n\t" ::
-            : "xmm0", "xmm1", "xmm2", "xmm3", "xmm4", "xmm5", "xmm6", "xmm7", "xmm8", "xmm9", "xmm10", "xmm11");
+  for (long i = 0; i < kN; ++i) asm volatile(POSENC_REP12("vcvtpd2ps %%zmm30, %%", "ymm")::: POSENC_CLOBBER12);
   const double cvt = (now() - t0) * 1e9 / (12 * kN);
   std::printf("cycle %.3f ns (%.2f GHz); 512-bit FMA %.3f ns = %.2f cycles each; 512-bit vcvtpd2ps %.3f ns = %.2f cycles each\n",
               cycle, 1 / cycle, fma, fma / cycle, cvt, cvt / cycle);
