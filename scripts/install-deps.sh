@@ -13,6 +13,8 @@ packages=(
   gnuplot-nox python3                       # reports/ (Markdown + SVG)
   clang libclang-rt-14-dev                  # fuzz/ (libFuzzer) — scripts/fuzz.sh
   gcovr                                     # line and branch coverage of the sanitizer suite — scripts/sanitize.sh
+  python3-scipy python3-numpy               # benchmark history: Mann-Whitney U, bootstrap intervals (scripts/history.py)
+  ccache                                    # compiler cache for developers' rebuilds (used when present)
 )
 
 missing=()
