@@ -7,6 +7,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import re
 import sys
 import traceback
@@ -23,7 +24,9 @@ BUILDERS = (("claims.md", claims_page.build), ("accuracy.md", accuracy_page.buil
             ("index.md", index_page.build))
 SCHEME_PAGES = tuple(name for name, _ in PAGES)
 # Top-level pages of this and the earlier (one-scheme) layout.
-TOP_PAGES = ("index.md", "claims.md", "accuracy.md", "performance.md", "figures.md", reliability_page.PAGE)
+TOP_PAGES = ("index.md", "claims.md", "accuracy.md", "performance.md", "figures.md", reliability_page.PAGE,
+             "history.md")
+HISTORY_PAGE = "history.md"
 PLOT_SUFFIXES = (".svg", ".png")
 RESERVED = {SVG_SUBDIR, *TOP_PAGES}
 
@@ -37,6 +40,9 @@ def parse_args(argv):
     ap.add_argument("--repo", type=Path, help="posenc checkout, to link claims to their test sources")
     ap.add_argument("--png", action="store_true", help="also write PNG copies of the plots (for previewing)")
     ap.add_argument("--strict", action="store_true", help="exit 1 if a page could not be generated")
+    ap.add_argument("--history", type=Path, metavar="DB",
+                    help="benchmark history (scripts/history.py): write history.md, compare with the previous run "
+                         "(needs numpy and scipy; without them the history features are skipped with a note)")
     return ap.parse_args(argv)
 
 
@@ -105,6 +111,37 @@ def _error_page(ctx, name: str, why: str) -> str:
         "unaffected."))
 
 
+def _history(args, out: Path, main_run, problems: list) -> dict:
+    """shared["history"] (posenc_history.report_hook.View) and history.md, when --history is given. The history
+    package needs numpy and scipy; without them, or with an unusable database, the report is written without its
+    history features and history.md says why."""
+    if not args.history:
+        return {}
+    note = md.generated_note(Path(os.path.relpath(Path(__file__).resolve().parent.parent / "README.md",
+                                                  out.resolve())).as_posix()) + "\n\n"
+    try:
+        from posenc_history import report_hook
+        from posenc_history.errors import HistoryError
+    except ImportError as e:
+        why = (f"history features skipped: the history package needs numpy and scipy, which {sys.executable} "
+               f"cannot import ({e}); run the generator with /usr/bin/python3 (Debian python3-numpy, python3-scipy)")
+        _write(out / HISTORY_PAGE, f"# posenc history\n\n{note}*{why}.*\n")
+        return {"history_note": why}
+    try:
+        view = report_hook.attach(args.history, args.results, main_run)
+        text = report_hook.history_page(args.history, out, Renderer(out, png=args.png), note)
+    except HistoryError as e:
+        why = f"history features skipped: {e}"
+        _write(out / HISTORY_PAGE, f"# posenc history\n\n{note}*{why}.*\n")
+        return {"history_note": why}
+    except Exception as e:                       # a broken history must not take the report down
+        traceback.print_exc()
+        problems.append((HISTORY_PAGE, f"{type(e).__name__}: {e}"))
+        return {"history_note": f"history features failed: {type(e).__name__}: {e}"}
+    _write(out / HISTORY_PAGE, text)
+    return {"history": view}
+
+
 def build_scheme(ctx) -> list:
     """Write one scheme's pages; return [(page, error)] for those that failed."""
     errors = []
@@ -135,7 +172,10 @@ def main(argv=None) -> int:
     data = inputs.load(args.results)
     modules, module_problems = schemes.discover()
     main_run = data.main_run()
-    shared, problems, renderers = {}, list(module_problems), []
+    problems, renderers = list(module_problems), []
+    shared = _history(args, out, main_run, problems)
+    if "history_note" in shared:
+        print(f"generate.py: warning: {shared['history_note']}", file=sys.stderr)
     octx = Context(inputs=data, out_dir=out, renderer=None, repo=args.repo, cli=args.cli, main_run=main_run,
                    problems=problems, shared=shared)
     rows, dirs, failed = [], {}, False

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from . import md, methods, runs, summary
 
+KIND_WORD = {"bandwidth": "memory limit", "rmw": "memory limit", "plainloop": "plain loop", "sgemm": "sgemm"}
 PAGE_BLURBS = (
     ("claims.md", "Claims ledger", "every claim with its formula, source, oracle kind, cases, max error vs bound, "
                                    "status, worst input and region coverage"),
@@ -77,9 +78,23 @@ def _throughput(ctx) -> str:
             for h in head]
     headers = ["kernel", "dtype", "threads", "args", "÷ memory limit", "× plain loop", "× sgemm"]
     headers += (["file"] if len(files) > 1 else []) + (["run"] if with_run else [])
+    history = ctx.shared.get("history")
+    if history is not None:
+        rows = [row + (_trend(history, h),) for row, h in zip(rows, head)]
+        headers.append("trend vs previous run")
     return ("Each kernel at its largest size: fraction of the memory limit reached and speed-ups over the "
-            "in-run baselines (matching rule on the [performance](performance.md) page).\n\n"
+            "in-run baselines (matching rule on the [performance](performance.md) page)."
+            + (" Trend: ▲/▼ only where the ratio changed significantly since the previous comparable run "
+               "([history](../history.md))." if history is not None else "") + "\n\n"
             + md.table(headers, rows, ["l", "l", "r", "l", "r", "r", "r"] + ["l"] * (len(headers) - 7)))
+
+
+def _trend(history, h) -> str:
+    """Arrows for the headline kernel's ratios that moved significantly (report_hook.View.arrow)."""
+    r = h["record"]
+    marks = [f"{KIND_WORD[k]} {history.arrow(r.file, r.name, k)}" for k in KIND_WORD
+             if h.get(k) is not None and history.arrow(r.file, r.name, k)]
+    return "<br>".join(marks)
 
 
 def _about(ctx) -> str:

@@ -120,8 +120,19 @@ def _ratio_cells(r, pool) -> tuple:
     return cells, used
 
 
-def _table(recs: list, pool: list) -> str:
-    """All runs of a family with their ratios; ratio columns no run of this family has are left out."""
+def _history_cell(history, r, cells) -> list:
+    """The "vs previous run" column (only with --history): the change of each of the kernel's ratios."""
+    if history is None:
+        return []
+    if r.baseline is not None:
+        return ["—"]
+    kinds = [k for k, c in zip(RATIO_KINDS, cells) if c != "—"]
+    return [history.cell(r.file, r.name, kinds)]
+
+
+def _table(recs: list, pool: list, history=None) -> str:
+    """All runs of a family with their ratios; ratio columns no run of this family has are left out. With a
+    history (report_hook.View), a last column gives each ratio's change since the previous comparable run."""
     rows = []
     for r in sorted(recs, key=lambda r: (r.baseline is not None, r.variant, r.dtype or "", r.threads,
                                          r.size or 0, _other_args(r))):
@@ -132,10 +143,14 @@ def _table(recs: list, pool: list) -> str:
                      md.num(r.threads), md.cell(" ".join(f"{k}:{v}" for k, v in r.args.items()
                                                          if k not in ("threads", "dtype"))),
                      md.num(r.seconds * 1e6) if r.seconds else "—", md.num(_gbs(r)),
-                     md.num(r.items_per_second), *cells, reported or "—", md.cell(r.statistic)])
+                     md.num(r.items_per_second), *cells, reported or "—", md.cell(r.statistic),
+                     *_history_cell(history, r, cells)])
     headers = ["variant", "dtype", "threads", "args", "time/iter (µs)", "GB/s", "items/s",
                *(RATIO_HEAD[k] for k in RATIO_KINDS), "reported by benchmark", "statistic"]
     align = ["l", "l", "r", "l", "r", "r", "r", *("r" for _ in RATIO_KINDS), "l", "l"]
+    if history is not None:
+        headers.append("vs previous run")
+        align.append("l")
     first = 7
     keep = [i for i in range(len(headers))
             if not (first <= i < first + len(RATIO_KINDS) or headers[i] == "reported by benchmark")
@@ -160,9 +175,10 @@ def headline(recs: list) -> list:
 
 
 def _family_body(ctx, file: str, family: str, frecs: list, pool: list) -> str:
+    history = ctx.shared.get("history")
     if all(r.baseline for r in frecs):
         return ("Baselines only; they are drawn (dashed) on the plots of the kernels they serve.\n\n"
-                + _table(frecs, pool))
+                + _table(frecs, pool, history))
     # sgemm baselines live in their own family; draw them with the kernels whose shape they match.
     shapes = {r.match_args for r in frecs if r.baseline is None}
     guests = [b for b in pool if b.baseline == "sgemm" and b.family != family and b.match_args in shapes]
@@ -181,7 +197,7 @@ def _family_body(ctx, file: str, family: str, frecs: list, pool: list) -> str:
                           f"**{what}:** throughput against size (GB/s of output; items/s); dashed lines are the "
                           "in-run baselines (memory limit, plain loop, sgemm), so each kernel is seen against "
                           "what the machine and a naive implementation do (DESIGN §5).")
-    return body + _table(frecs, pool)
+    return body + _table(frecs, pool, history)
 
 
 def build(ctx) -> tuple:
@@ -206,6 +222,11 @@ def build(ctx) -> tuple:
         row for f in loaded for row in _context_rows(f.path.stem, f.data.get("context") or {},
                                                      f.run if several else None)))
     text += md.section("How kernels are matched to baselines", MATCHING_RULE)
+    history = ctx.shared.get("history")
+    if history is not None or ctx.shared.get("history_note"):
+        text += md.section("Change since the previous run", (history.summary if history is not None else
+                                                             f"*{md.cell(ctx.shared['history_note'])}.*")
+                           + " The history page: [history.md](../history.md).\n")
     profile = PROFILES_DIR / f"{ctx.scheme}.md" if ctx.scheme else None
     if profile and profile.is_file():
         text += md.section("Where the time goes (profiles taken by hand)", PROFILE_LEAD + profile.read_text().strip() + "\n")
