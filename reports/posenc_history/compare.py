@@ -231,6 +231,15 @@ def build_differences(base: RunData, new: RunData) -> list:
     return out
 
 
+def _power_notes(rows: list, s: Settings) -> list:
+    """Say when the repetitions are too few for any comparison to reach alpha (5 vs 5 is the least for 0.01)."""
+    sizes = {(r.shift.n_base, r.shift.n_new) for r in rows if r.gated and r.shift is not None and r.shift.p is not None}
+    weak = sorted((m, n) for m, n in sizes if stats.min_attainable_p(m, n) >= s.alpha)
+    return [f"with {m} vs {n} repetitions the smallest possible p-value is {stats.min_attainable_p(m, n):.3g}, not "
+            f"below alpha = {s.alpha:g}: those comparisons cannot be significant (use --reps 5 or more)"
+            for m, n in weak]
+
+
 def compare(base: RunData, new: RunData, settings: Settings | None = None) -> Comparison:
     s = settings or Settings()
     same = base.fingerprint is not None and base.fingerprint == new.fingerprint
@@ -239,6 +248,7 @@ def compare(base: RunData, new: RunData, settings: Settings | None = None) -> Co
     times, cmp.notes = _time_rows(base, new, s)
     cmp.rows = times + _ratio_rows(base, new, s)
     _correct(cmp.rows, s)
+    cmp.notes += _power_notes(cmp.rows, s)
     cmp.budget, cmp.claims = compare_budget(base, new), compare_claims(base, new)
     if base.run_id == new.run_id:
         cmp.notes.append("BASE and NEW are the same run")
