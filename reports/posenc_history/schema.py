@@ -141,28 +141,33 @@ def _check_version(conn, path: Path) -> int:
 
 
 def migrate(conn, path: Path) -> None:
-    """Apply the missing migrations, one transaction each."""
+    """Apply the missing migrations, one transaction each; a failed one leaves the version before it."""
     v = _check_version(conn, path)
     for target in range(v, version()):
-        with transaction(conn):
-            for statement in _statements(MIGRATIONS[target]):
-                conn.execute(statement)
-            if target == 0:
-                conn.execute("INSERT INTO meta (key, value) VALUES ('application', ?)", (APPLICATION,))
-            conn.execute(f"PRAGMA user_version = {target + 1}")
+        try:
+            with transaction(conn):
+                for statement in _statements(MIGRATIONS[target]):
+                    conn.execute(statement)
+                if target == 0:
+                    conn.execute("INSERT INTO meta (key, value) VALUES ('application', ?)", (APPLICATION,))
+                conn.execute(f"PRAGMA user_version = {target + 1}")
+        except sqlite3.Error as e:
+            raise HistoryError(f"{path}: upgrading the history schema from version {target} to {target + 1} "
+                               f"failed ({e}); the database was left at version {target}") from None
 
 
 def _statements(script: str) -> list:
     """Split a migration script into statements (sqlite3.executescript would commit on its own)."""
+    text = "\n".join(line.split("--", 1)[0] for line in script.splitlines())
     out, buf = [], ""
-    for line in script.splitlines():
-        line = line.split("--", 1)[0].rstrip()
-        if not line:
-            continue
-        buf += line + "\n"
+    for piece in text.split(";"):
+        buf += piece + ";"
         if sqlite3.complete_statement(buf):
-            out.append(buf.strip())
+            if buf.strip(" \n;"):
+                out.append(buf.strip())
             buf = ""
+    if buf.strip(" \n;"):
+        out.append(buf.strip())            # an unterminated tail: let SQLite report it
     return out
 
 
