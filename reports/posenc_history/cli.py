@@ -4,6 +4,7 @@ on stderr naming what was given and what is accepted."""
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import re
 import sqlite3
@@ -90,8 +91,10 @@ def parser() -> Parser:
     p.add_argument("--allow-missing-base", action="store_true",
                    help="when BASE names no run (e.g. 'previous' on a first run), say so and exit 0")
     _common(p)
-    p = sub.add_parser("changes", help="E-Divisive change points of every ratio and budget-row series")
+    p = sub.add_parser("changes", help="E-Divisive change points of every ratio and budget-row series (and, with "
+                                       "--times, absolute-time series per machine)")
     p.add_argument("--filter", type=_regex, help="only series whose benchmark or row name matches")
+    p.add_argument("--times", action="store_true", help="also each benchmark's absolute time, per machine fingerprint")
     p.add_argument("--format", choices=("md", "json"), default="md")
     p.add_argument("--min-size", type=_positive_int("--min-size", 2), default=trends.changepoints.DEFAULT_MIN_SIZE)
     p.add_argument("--sig", type=_fraction("--sig", 0.0, 1.0), default=trends.changepoints.DEFAULT_SIG)
@@ -156,9 +159,8 @@ def cmd_changes(args) -> int:
         raise HistoryError(f"the history {db_path(args)} holds no runs yet; import one first")
     keep = args.filter.search if args.filter else None
     series = [trends.detect(s, min_size=args.min_size, sig_level=args.sig) for s in trends.all_series(
-        conn, name_filter=keep)]
+        conn, times=args.times, name_filter=keep)]
     if args.format == "json":
-        import json
         print(json.dumps({"series": [{"label": s.label, "what": s.what, "key": list(s.key), "runs": len(s.points),
                                       "change_points": s.change_points} for s in series]}, indent=2))
     else:

@@ -91,7 +91,7 @@ def what_changed_section(series_list: list) -> str:
         out.append(f"- **First run after the change: {md.icode(run['run_id'])}** (commit {md.icode(run['commit'])}, "
                    f"{run['started']}):\n" + "\n".join(f"  - {_cp_text(s, cp)}" for s, cp in items))
     return ("Each change point is named by the first run after it; ▼ worse, ▲ better (for ratios larger is "
-            "better, for measured ÷ bound smaller is better). Values are the medians of the segments before "
+            "better, for times and measured ÷ bound smaller is better). Values are the medians of the segments before "
             "and after.\n\n" + "\n".join(out) + "\n")
 
 

@@ -126,14 +126,19 @@ def _bench_sections(c) -> str:
     return text
 
 
+def _delta(a, b) -> str:
+    return "—" if a is None or b is None else f"{b - a:+.3g}"
+
+
 def _accuracy_sections(c) -> str:
     text = ""
     changed = [b for b in c.budget if b["verdict"] not in ("unchanged", "not measured")]
     if changed:
         rows = [(md.code(b["row_id"]), md.num(b["base_fraction"], 4), md.num(b["new_fraction"], 4),
-                 ("❌ " if b["verdict"] == "regression" else "") + b["verdict"]) for b in changed[:MAX_ROWS]]
-        text += ("## Accuracy budget: measured ÷ bound\n\n" + md.table(["row", "BASE", "NEW", "verdict"], rows,
-                                                                        ["l", "r", "r", "l"]) + "\n")
+                 _delta(b["base_fraction"], b["new_fraction"]), ("❌ " if b["verdict"] == "regression" else "")
+                 + b["verdict"]) for b in changed[:MAX_ROWS]]
+        text += ("## Accuracy budget: measured ÷ bound\n\n" + md.table(["row", "BASE", "NEW", "change", "verdict"],
+                                                                        rows, ["l", "r", "r", "r", "l"]) + "\n")
     same = sum(1 for b in c.budget if b["verdict"] == "unchanged")
     text += f"{same} budget rows unchanged.\n\n" if c.budget else ""
     flips = [x for x in c.claims if x["verdict"] != "unchanged"]

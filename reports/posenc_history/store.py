@@ -212,5 +212,12 @@ def ratio_keys(conn) -> list:
         "k.id = r.kernel ORDER BY f.name, k.name, r.kind")]
 
 
+def time_keys(conn) -> list:
+    """[(file, benchmark name, machine fingerprint)] of every absolute-time series, sorted."""
+    return [tuple(r) for r in conn.execute(
+        "SELECT DISTINCT f.name, b.name, f.fingerprint FROM results x JOIN files f ON f.id = x.file JOIN benchmarks b "
+        "ON b.id = x.benchmark WHERE f.fingerprint IS NOT NULL ORDER BY f.name, b.name, f.fingerprint")]
+
+
 def budget_keys(conn) -> list:
     return [r[0] for r in conn.execute("SELECT DISTINCT row_id FROM budget ORDER BY row_id")]

@@ -56,7 +56,7 @@ def ratio_series(conn, file: str, kernel: str, kind: str) -> Series:
 
 
 def time_series(conn, file: str, name: str, fingerprint_id: str) -> Series:
-    s = Series(f"{name} time (machine {fingerprint_id})", "time", (file, name, fingerprint_id),
+    s = Series(f"{name} time in s (machine {fingerprint_id})", "time", (file, name, fingerprint_id),
                worse_when_larger=True)
     s.points = _from_samples(store.time_series(conn, file, name, fingerprint_id))
     return s
@@ -94,10 +94,13 @@ def worse(series: Series, cp: dict) -> bool:
     return cp["after"] > cp["before"] if series.worse_when_larger else cp["after"] < cp["before"]
 
 
-def all_series(conn, ratios: bool = True, budget: bool = True, name_filter=None) -> list:
+def all_series(conn, ratios: bool = True, budget: bool = True, times: bool = False, name_filter=None) -> list:
+    """Every ratio series (across machines), budget row and, with `times`, absolute-time series (per machine)."""
     out = []
     if ratios:
         out += [ratio_series(conn, *k) for k in store.ratio_keys(conn) if not name_filter or name_filter(k[1])]
+    if times:
+        out += [time_series(conn, *k) for k in store.time_keys(conn) if not name_filter or name_filter(k[1])]
     if budget:
         out += [budget_series(conn, k) for k in store.budget_keys(conn) if not name_filter or name_filter(k)]
     return out
