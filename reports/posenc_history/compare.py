@@ -11,8 +11,8 @@ regression).
 
 Which comparisons decide the exit status (`gate`): `auto` (default) takes every kernel ÷ baseline ratio —
 the in-run baseline cancels the machine's state, which on a shared VM moves absolute times by tens of
-percent between runs minutes apart — and the absolute time of kernels that have no baseline (same machine
-only); `times` takes the absolute time of every kernel (same machine only), `ratios` only the ratios, `all`
+percent between runs minutes apart — and the absolute time of kernels that have no baseline in one of the two
+runs (same machine only); `times` takes the absolute time of every kernel (same machine only), `ratios` only the ratios, `all`
 both. Baselines' own times are always shown (they say how much the machine moved) but never gate.
 """
 from __future__ import annotations
@@ -114,7 +114,7 @@ def _verdict(row: Row, s: Settings) -> str:
 def _time_rows(base: RunData, new: RunData, s: Settings) -> tuple:
     """Time rows for benchmarks in both runs whose files share a machine fingerprint; notes for the others."""
     old = {(b.file, b.name): b for b in base.benches}
-    kernels_with_ratio = {(r.file, r.kernel) for r in new.ratios}
+    kernels_with_ratio = {(r.file, r.kernel) for r in new.ratios} & {(r.file, r.kernel) for r in base.ratios}
     rows, skipped = [], set()
     for b in new.benches:
         a = old.get((b.file, b.name))

@@ -182,6 +182,25 @@ class CommandLine(Fixture):
             self.assertTrue(err.startswith("history.py: error: "), err)
             self.assertNotIn("Traceback", err)
 
+    def test_unreadable_or_empty_results(self):
+        empty = self.tmp / "empty"
+        empty.mkdir()
+        broken = self.tmp / "broken"
+        broken.mkdir()
+        (broken / "bench-auto.json").write_text("{not json")
+        bad_run = self.tmp / "bad-run"
+        write_run(bad_run, 5)
+        (bad_run / "run.json").write_text("[1, 2]")
+        for d, words in ((empty, "holds none of run.json"), (broken, "nothing readable to import: bench-auto.json"),
+                         (bad_run, "run.json: top level is list")):
+            rc, _, err = run_cli("import", d, "--db", self.db)
+            self.assertEqual(rc, 2, d)
+            self.assertIn(words, err)
+            self.assertEqual(len(err.strip().splitlines()), 1, err)
+        rc, _, err = run_cli("list", "--db", self.db)
+        self.assertEqual(rc, 2)
+        self.assertIn("holds no runs yet", err)
+
     def test_allow_missing_base(self):
         self.add(0)
         rc, out, _ = run_cli("compare", "previous", "latest", "--db", self.db, "--allow-missing-base")
