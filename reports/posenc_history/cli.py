@@ -58,10 +58,7 @@ def _common(p):
     p.add_argument("--db", type=Path, help=f"history file (default: ${DB_ENV} or {DEFAULT_DB.relative_to(ROOT)})")
 
 
-def parser() -> Parser:
-    ap = Parser(prog=PROG, description="posenc benchmark and accuracy history (SQLite): import runs, compare two, "
-                                       "find change points, write the history page.")
-    sub = ap.add_subparsers(dest="command", parser_class=Parser, metavar="COMMAND")
+def _import_parsers(sub) -> None:
     p = sub.add_parser("import", help="import a results directory (run.json, bench-*.json, accuracy.json, "
                                       "proofs-*.json)")
     p.add_argument("results", type=Path, metavar="RESULTS_DIR")
@@ -72,9 +69,9 @@ def parser() -> Parser:
     p.add_argument("--path", default=importer.GIT_DATA_DIR, help=f"(default: {importer.GIT_DATA_DIR})")
     p.add_argument("--mode", help="record this mode (default: each run.json's)")
     _common(p)
-    p = sub.add_parser("list", help="the runs, newest first")
-    p.add_argument("--format", choices=("md", "json"), default="md")
-    _common(p)
+
+
+def _compare_parser(sub) -> None:
     p = sub.add_parser("compare", help="BASE vs NEW: changes with intervals and U tests; exit 1 on a regression")
     p.add_argument("base", metavar="BASE", help="a run id, a commit prefix, latest or previous")
     p.add_argument("new", metavar="NEW", help="a run id, a commit prefix, latest or previous")
@@ -91,6 +88,15 @@ def parser() -> Parser:
     p.add_argument("--allow-missing-base", action="store_true",
                    help="when BASE names no run (e.g. 'previous' on a first run), say so and exit 0")
     _common(p)
+
+
+def _list_parser(sub) -> None:
+    p = sub.add_parser("list", help="the runs, newest first")
+    p.add_argument("--format", choices=("md", "json"), default="md")
+    _common(p)
+
+
+def _history_parsers(sub) -> None:
     p = sub.add_parser("changes", help="E-Divisive change points of every ratio and budget-row series (and, with "
                                        "--times, absolute-time series per machine)")
     p.add_argument("--filter", type=_regex, help="only series whose benchmark or row name matches")
@@ -102,6 +108,16 @@ def parser() -> Parser:
     p = sub.add_parser("page", help="write DIR/history.md and its SVG trend plots")
     p.add_argument("--out", type=Path, required=True, metavar="DIR")
     _common(p)
+
+
+def parser() -> Parser:
+    ap = Parser(prog=PROG, description="posenc benchmark and accuracy history (SQLite): import runs, compare two, "
+                                       "find change points, write the history page.")
+    sub = ap.add_subparsers(dest="command", parser_class=Parser, metavar="COMMAND")
+    _import_parsers(sub)
+    _list_parser(sub)
+    _compare_parser(sub)
+    _history_parsers(sub)
     return ap
 
 

@@ -233,6 +233,25 @@ def _run_json(directory: Path) -> dict:
     return f.data
 
 
+def _run_data(run: dict, files: list, paths: list, mode, source, started_fallback) -> RunData:
+    """The run's own facts (not yet its benchmarks and accuracy records)."""
+    machine = run.get("machine") if isinstance(run.get("machine"), dict) else {}
+    dig = digest(paths)
+    commit, dirty = _commit(run, files)
+    run_id = _run_id(run, files, commit, dig)
+    primary = _primary(files)
+    meta = primary.meta if primary else {}
+    fields = primary.machine if primary else fingerprint.fields(machine, {})
+    return RunData(run_id=run_id, commit=commit, dirty=dirty, started=_started(run, run_id, files, started_fallback),
+                   mode=mode or (run.get("mode") if isinstance(run.get("mode"), str) else None) or "unknown",
+                   selection=_selection(run), fingerprint=fingerprint.digest(fields), machine=fields, source=source,
+                   digest=dig, kernel=machine.get("kernel"), os=machine.get("os"), cpu_flags=machine.get("cpu_flags"),
+                   compiler=meta.get("compiler"), compile_flags=meta.get("flags") or meta.get("posenc_flags"),
+                   build_type=meta.get("build_type") or meta.get("posenc_build_type"),
+                   environment=run.get("environment") if isinstance(run.get("environment"), dict) else {},
+                   run_json=run or None, files=files)
+
+
 def parse(directory, mode: str | None = None, source: str | None = None,
           started_fallback: str | None = None) -> RunData:
     """The run held by `directory`; HistoryError when it holds nothing the history can use."""
@@ -246,25 +265,8 @@ def parse(directory, mode: str | None = None, source: str | None = None,
                            "nothing to import")
     run = _run_json(directory)
     inp = inputs.load(directory)
-    machine = run.get("machine") if isinstance(run.get("machine"), dict) else {}
-    files = _file_entries(inp, machine)
-    dig = digest(paths)
-    commit, dirty = _commit(run, files)
-    run_id = _run_id(run, files, commit, dig)
-    primary = _primary(files)
-    meta = primary.meta if primary else {}
-    out = RunData(run_id=run_id, commit=commit, dirty=dirty,
-                  started=_started(run, run_id, files, started_fallback),
-                  mode=mode or (run.get("mode") if isinstance(run.get("mode"), str) else None) or "unknown",
-                  selection=_selection(run), fingerprint=primary.fingerprint if primary else
-                  fingerprint.digest(fingerprint.fields(machine, {})),
-                  machine=primary.machine if primary else fingerprint.fields(machine, {}),
-                  source=source or str(directory), digest=dig, kernel=machine.get("kernel"), os=machine.get("os"),
-                  cpu_flags=machine.get("cpu_flags"), compiler=meta.get("compiler"),
-                  compile_flags=meta.get("flags") or meta.get("posenc_flags"),
-                  build_type=meta.get("build_type") or meta.get("posenc_build_type"),
-                  environment=run.get("environment") if isinstance(run.get("environment"), dict) else {},
-                  run_json=run or None, files=files)
+    files = _file_entries(inp, run.get("machine") if isinstance(run.get("machine"), dict) else {})
+    out = _run_data(run, files, paths, mode, source or str(directory), started_fallback)
     for f in inp.bench:
         if f.data is not None:
             b, r = bench_file(f.path.stem, f.data)

@@ -118,7 +118,7 @@ def _bench_sections(c) -> str:
     moved = [r for r in c.rows if not r.gated and r.verdict in ("regression", "improvement")]
     if moved:
         text += ("## Significant changes that do not gate\n\nBaselines' times (how much the machine moved) and "
-                 f"times of kernels whose ratios gate:\n\n" + _bench_table(sorted(moved, key=key), times) + "\n")
+                 "times of kernels whose ratios gate:\n\n" + _bench_table(sorted(moved, key=key), times) + "\n")
     untested = sum(1 for r in c.rows if r.verdict == "no test")
     unchanged = sum(1 for r in c.rows if r.verdict == "unchanged")
     text += (f"{unchanged} comparisons unchanged, {untested} without a test (fewer than 2 repetitions on a side); "

@@ -5,7 +5,6 @@ import signal
 import sqlite3
 import subprocess
 import sys
-import time
 import unittest
 from unittest import mock
 
