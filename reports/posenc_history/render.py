@@ -121,8 +121,8 @@ def _bench_sections(c) -> str:
                  "times of kernels whose ratios gate:\n\n" + _bench_table(sorted(moved, key=key), times) + "\n")
     untested = sum(1 for r in c.rows if r.verdict == "no test")
     unchanged = sum(1 for r in c.rows if r.verdict == "unchanged")
-    text += (f"{unchanged} comparisons unchanged, {untested} without a test (fewer than 2 repetitions on a side); "
-             "`--format json` lists every comparison.\n\n")
+    text += (f"{md.plural(unchanged, 'comparison')} unchanged, {untested} without a test (fewer than 2 repetitions "
+             "on a side); `--format json` lists every comparison.\n\n")
     return text
 
 
@@ -140,7 +140,7 @@ def _accuracy_sections(c) -> str:
         text += ("## Accuracy budget: measured ÷ bound\n\n" + md.table(["row", "BASE", "NEW", "change", "verdict"],
                                                                         rows, ["l", "r", "r", "r", "l"]) + "\n")
     same = sum(1 for b in c.budget if b["verdict"] == "unchanged")
-    text += f"{same} budget rows unchanged.\n\n" if c.budget else ""
+    text += f"{md.plural(same, 'budget row')} unchanged.\n\n" if c.budget else ""
     flips = [x for x in c.claims if x["verdict"] != "unchanged"]
     if flips:
         rows = [(md.code(x["claim_id"]), md.cell(x["base_status"]), md.cell(x["new_status"]),
