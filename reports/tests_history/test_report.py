@@ -11,8 +11,8 @@ import unittest
 from helpers import REPORTS, ROOT, ROPE, TABLE, TempDir, write_run
 
 from posenc_history import cli, importer, schema
+from posenc_report import cli as report_cli
 
-GENERATE = str(REPORTS / "generate.py")
 
 
 def generate(results, out, db, python=sys.executable, prelude=""):
@@ -69,21 +69,18 @@ class Generator(TempDir):
         self.assertNotIn("| vs previous run |", perf)
         self.assertIn("history features skipped", perf)
 
-    def test_unusable_database_is_a_note(self):
+    def test_unusable_database_or_no_history(self):
         bad = self.tmp / "bad.sqlite"
         bad.write_bytes(b"not a database" * 50)
         out = self.tmp / "bad-report"
-        proc = generate(self.results, out, bad)
-        self.assertEqual(proc.returncode, 0, proc.stderr)
+        out.mkdir()
+        args = report_cli.parse_args(["--results", str(self.results), "--out", str(out), "--history", str(bad)])
+        with contextlib.redirect_stderr(io.StringIO()):
+            shared = report_cli._history(args, out, None, [])
+        self.assertIn("not a readable SQLite database", shared["history_note"])
         self.assertIn("not a readable SQLite database", (out / "history.md").read_text())
-
-    def test_without_history_nothing_changes(self):
-        out = self.tmp / "none"
-        proc = subprocess.run([sys.executable, GENERATE, "--results", str(self.results), "--out", str(out)],
-                              capture_output=True, text=True)
-        self.assertEqual(proc.returncode, 0, proc.stderr)
-        self.assertFalse((out / "history.md").exists())
-        self.assertNotIn("vs previous run", (out / "sinusoidal" / "performance.md").read_text())
+        args = report_cli.parse_args(["--results", str(self.results), "--out", str(out)])
+        self.assertEqual(report_cli._history(args, out, None, []), {})
 
 
 class Page(TempDir):
