@@ -118,7 +118,10 @@ std::string excerpt(std::string_view s) {
   return out;
 }
 
-std::string quoted(std::string_view s) { return "'" + excerpt(s) + "'"; }
+std::string quoted(std::string_view s) {
+  std::string q(1, '\'');
+  return q.append(excerpt(s)).append(1, '\'');
+}
 
 // (), (5,), (2, 3) — as Python prints a shape.
 std::string shape_text(const std::vector<std::size_t>& shape) {

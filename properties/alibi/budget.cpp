@@ -18,8 +18,6 @@
 #include <utility>
 #include <vector>
 
-#pragma GCC diagnostic ignored "-Wmissing-field-initializers"
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 
 namespace posenc::test {
 namespace {

@@ -24,7 +24,6 @@
 
 #include "support/bias_budget.hpp"
 
-#pragma GCC diagnostic ignored "-Wmissing-field-initializers"
 
 namespace posenc::test {
 namespace {

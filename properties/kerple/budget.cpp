@@ -21,8 +21,6 @@
 #include <utility>
 #include <vector>
 
-#pragma GCC diagnostic ignored "-Wmissing-field-initializers"
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 
 namespace posenc::test {
 namespace {
@@ -126,8 +124,6 @@ std::vector<std::pair<R, BudgetRow>> make_rows() {
 }
 
 const BudgetRegistration<KerpleRow> kRegistration(make_rows);
-
-double ulp32(double v) { return ulp(v, DType::f32); }  // support/accuracy.hpp
 
 }  // namespace
 

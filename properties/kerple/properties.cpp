@@ -292,7 +292,9 @@ POSENC_CLAIM_TEST(Kerple, PowerKernelWithPOneIsAlibi,
             // ALiBi's gpt-neox bias is +0 on the diagonal, KERPLE's -0 (-p * 0): equal as numbers.
             const double x = al[at] == 0 ? 0.0 : al[at], y = ka[at] == 0 ? 0.0 : ka[at];
             if (clamped) {
-              if (j < i) EXPECT_NE(x, y) << "n=" << n << " h=" << h;
+              if (j < i) {
+                EXPECT_NE(x, y) << "n=" << n << " h=" << h;
+              }
             } else {
               bitwise(claim, y, x, [&] { return "n=" + std::to_string(n) + " h=" + std::to_string(h) + " i=" + std::to_string(i) + " j=" + std::to_string(j); });
             }

@@ -18,7 +18,6 @@
 #include <utility>
 #include <vector>
 
-#pragma GCC diagnostic ignored "-Wmissing-field-initializers"
 
 namespace posenc::test {
 namespace {

@@ -24,9 +24,7 @@
 #include <vector>
 
 // BudgetRow::id and ::scheme are filled in from the key by the registration.
-#pragma GCC diagnostic ignored "-Wmissing-field-initializers"
 // GCC 12 reports std::string members of these designated initialisers as maybe-uninitialised (a false positive).
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 
 namespace posenc::test {
 namespace {

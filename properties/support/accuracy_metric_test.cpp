@@ -150,12 +150,18 @@ TEST(HalfConversion, EveryF16AndBf16PatternRoundTripsAndRandomDoublesRoundAsTheC
     const posenc::f16 h{static_cast<std::uint16_t>(b)};
     const posenc::bf16 g{static_cast<std::uint16_t>(b)};
     const double vh = posenc::to_double(h), vg = posenc::to_double(g);
-    if (!std::isnan(vh)) EXPECT_EQ(posenc::to_f16(vh).bits, b) << std::hex << b;
-    if (!std::isnan(vg)) EXPECT_EQ(posenc::to_bf16(vg).bits, b) << std::hex << b;
+    if (!std::isnan(vh)) {
+      EXPECT_EQ(posenc::to_f16(vh).bits, b) << std::hex << b;
+    }
+    if (!std::isnan(vg)) {
+      EXPECT_EQ(posenc::to_bf16(vg).bits, b) << std::hex << b;
+    }
 #if defined(__FLT16_MANT_DIG__)
     _Float16 ref;
     std::memcpy(&ref, &h, 2);
-    if (!std::isnan(vh)) EXPECT_EQ(vh, static_cast<double>(ref)) << std::hex << b;
+    if (!std::isnan(vh)) {
+      EXPECT_EQ(vh, static_cast<double>(ref)) << std::hex << b;
+    }
 #endif
   }
   std::mt19937_64 rng(12345);

@@ -43,15 +43,15 @@ struct Metric {
 std::string metric_text(const Metric&);
 
 struct BudgetRow {
-  std::string id;        // "sinusoidal.table.exact.f32.scaled" (from the key)
-  std::string scheme;    // "sinusoidal" (from the key)
-  std::string quantity;  // "table entry", "T(k) applied by cblas rot", ...
-  std::string dtype;     // output type(s): "f32", "f64", "f32, f64", "mp" (the oracle at 256 bits)
-  std::string regime;    // "exact" | "emulated" | "exact, emulated"
-  std::string domain;    // "|p| <= 2^40, every preset and spec"
-  Metric metric;
+  std::string id{};      // "sinusoidal.table.exact.f32.scaled" (from the key)
+  std::string scheme{};  // "sinusoidal" (from the key)
+  std::string quantity{};  // "table entry", "T(k) applied by cblas rot", ...
+  std::string dtype{};   // output type(s): "f32", "f64", "f32, f64", "mp" (the oracle at 256 bits)
+  std::string regime{};  // "exact" | "emulated" | "exact, emulated"
+  std::string domain{};  // "|p| <= 2^40, every preset and spec"
+  Metric metric{};
   double bound = 0.0;    // largest value allowed
-  std::string why;       // the error analysis
+  std::string why{};     // the error analysis
 };
 
 // ---- typed keys -------------------------------------------------------------------------------------------

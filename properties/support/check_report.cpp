@@ -182,7 +182,10 @@ std::string CheckReport::to_markdown() const {
       << v(a["mean_scaled_ulp"]) << " | " << r["bit_identical"].get<std::uint64_t>() << "/" << r["entries"].get<std::uint64_t>()
       << " | " << r["over_bound"].get<std::uint64_t>() << " | ";
     std::string classes;
-    for (const auto& [name, count] : c.items()) classes += (classes.empty() ? "" : "/") + std::to_string(count.get<std::uint64_t>());
+    for (const auto& [name, count] : c.items()) {
+      if (!classes.empty()) classes += '/';
+      classes += std::to_string(count.get<std::uint64_t>());
+    }
     o << classes << " |\n";
   }
   for (const auto& r : j["references"]) {

@@ -10,7 +10,6 @@
 
 #include "support/relative_budget.hpp"
 
-#pragma GCC diagnostic ignored "-Wmissing-field-initializers"
 
 namespace posenc::test {
 namespace {

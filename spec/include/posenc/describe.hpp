@@ -430,7 +430,8 @@ template <DescribedSpec Spec>
 std::string describe(const Spec& s) {
   std::string out;
   for_each_field<Spec>([&](const auto& f) {
-    out += (out.empty() ? "" : " ") + std::string(f.name) + "=" + field_text(f, s);
+    if (!out.empty()) out += ' ';
+    out.append(f.name).append("=").append(field_text(f, s));
   });
   return out;
 }
@@ -439,7 +440,11 @@ std::string describe(const Spec& s) {
 
 namespace describe_detail {
 
-inline std::string quoted(std::string_view t) { return "'" + std::string(t) + "'"; }
+inline std::string quoted(std::string_view t) {
+  std::string q;
+  q.reserve(t.size() + 2);
+  return q.append(1, '\'').append(t).append(1, '\'');
+}
 
 template <class V>
 std::optional<V> parse_value(std::string_view t) {

@@ -83,7 +83,7 @@ struct SinusoidalSpec {
   double min_timescale = 1.0;              // omega_0; t2t multiplies by min_timescale (CONVENTIONS §2.1.3)
   bool signed_positions = false;           // whether negative positions exist in this convention
   std::int64_t first_position = 0;         // position of the first real token (fairseq: padding_idx + 1)
-  std::optional<std::int64_t> padding_row; // position whose row is all zeros (fairseq: padding_idx)
+  std::optional<std::int64_t> padding_row{}; // position whose row is all zeros (fairseq: padding_idx)
 
   friend bool operator==(const SinusoidalSpec&, const SinusoidalSpec&) = default;
 };
