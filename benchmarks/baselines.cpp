@@ -13,6 +13,8 @@
 #include <cstdlib>
 #include <cstring>
 
+#include <unistd.h>
+
 namespace posenc_bench {
 namespace {
 
@@ -256,13 +258,21 @@ void sgemm_abt(std::size_t m, std::size_t n, std::size_t k, const float* a, cons
               static_cast<int>(n));
 }
 
+// What the slots may hold together: half the machine's memory. Beyond it the other slots are released first.
+static std::size_t scratch_budget() {
+  const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
+  return pages > 0 && page > 0 ? static_cast<std::size_t>(pages) * static_cast<std::size_t>(page) / 2
+                               : std::size_t{4} << 30;
+}
+
 void* scratch(int slot, std::size_t bytes) {
   Slot& s = g_slots.at(static_cast<std::size_t>(slot));
-  const bool too_small = s.capacity < bytes;
-  const bool wasteful = s.capacity > 64 * kMiB && bytes < s.capacity / 4;
-  if (s.ptr != nullptr && !too_small && !wasteful) return s.ptr;
+  if (s.ptr != nullptr && s.capacity >= bytes) return s.ptr;
   std::free(s.ptr);
   s = {};
+  std::size_t held = 0;
+  for (const Slot& o : g_slots) held += o.capacity;
+  if (held + bytes > scratch_budget()) release_scratch();
   // Large buffers start on a 2 MiB boundary (huge-page friendly where THP applies); small ones on a page.
   const std::size_t align = bytes >= 2 * kMiB ? 2 * kMiB : 4096;
   const std::size_t size = std::max<std::size_t>((bytes + align - 1) / align * align, align);

@@ -72,9 +72,10 @@ void sgemm_abt(std::size_t m, std::size_t n, std::size_t k, const float* a, cons
 // ---- buffers --------------------------------------------------------------------------------------
 // A pre-faulted (every page written once), 64-byte aligned buffer of at least `bytes` bytes for `slot`
 // (0..3), kept between calls so the repetitions of one benchmark do not pay first-touch faults (~2 GB/s)
-// again. A slot is re-allocated when it is too small, and released when a large buffer (> 64 MiB) would be
-// kept for a request under a quarter of it, so a DRAM-sized buffer does not outlive its benchmarks by long.
-// Contents are unspecified.
+// again. A slot only grows (re-allocated when too small): the repetitions run in random interleaved order, so
+// a DRAM-sized case and a cache-sized one alternate, and a buffer released for the small one had to be
+// pre-faulted again for the next large one (seconds per GiB, each time). When the
+// slots would hold more than half the machine's memory, the others are released first. Contents are unspecified.
 void* scratch(int slot, std::size_t bytes);
 template <class T>
 std::span<T> scratch_span(int slot, std::size_t count) {
