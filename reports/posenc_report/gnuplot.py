@@ -5,9 +5,11 @@ determinism (data written with repr(), no timestamps) live here only.
 """
 from __future__ import annotations
 
+import re
 import shutil
 import subprocess
 import tempfile
+import weakref
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -111,6 +113,60 @@ def script(plot: Plot, out_path: Path, data_paths: list, terminal: str = "svg") 
     return "\n".join(cmds) + "\n"
 
 
+class _Session:
+    """One gnuplot process for every plot of a Renderer: starting one per plot (~40 ms) was most of a report's
+    time. Each plot's script is sent on stdin and followed by `unset output` (the file is complete), `reset` and a
+    marker printed to stdout; what gnuplot wrote to stderr meanwhile says whether the plot failed."""
+
+    ERROR = re.compile(r"line \d+: (?!warning)", re.IGNORECASE)
+
+    def __init__(self, exe: str):
+        self._tmp = tempfile.TemporaryDirectory(prefix="posenc-report-")
+        self.dir = Path(self._tmp.name)
+        self._err = open(self.dir / "stderr.txt", "w+b")
+        self._proc = subprocess.Popen([exe], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._err,
+                                      text=True, cwd=self.dir)
+        self._count, self._read = 0, 0
+        self._send('set print "-"\n')
+        weakref.finalize(self, _Session._close, self._proc, self._err, self._tmp)
+
+    def _send(self, text: str) -> None:
+        self._proc.stdin.write(text)
+        self._proc.stdin.flush()
+
+    def run(self, text: str) -> str | None:
+        """Runs one plot's script; None, or why it failed (gnuplot's last error line)."""
+        self._count += 1
+        marker = f"posenc-plot-done-{self._count}"
+        try:
+            self._send(text + f"unset output\nreset\nprint {_quote(marker)}\n")
+            for line in self._proc.stdout:
+                if line.strip() == marker:
+                    break
+            else:
+                return "gnuplot exited"
+        except (BrokenPipeError, OSError) as e:
+            return f"gnuplot exited ({e})"
+        self._err.seek(self._read)
+        err = self._err.read().decode("utf-8", "replace")
+        self._read = self._err.tell()
+        errors = [line.strip() for line in err.splitlines() if self.ERROR.search(line)]
+        return errors[-1] if errors else None
+
+    def data_path(self, name: str) -> Path:
+        return self.dir / f"p{self._count + 1}_{name}"
+
+    @staticmethod
+    def _close(proc, err, tmp) -> None:
+        try:
+            proc.stdin.close()
+            proc.wait(timeout=10)
+        except (OSError, subprocess.TimeoutExpired):
+            proc.kill()
+        err.close()
+        tmp.cleanup()
+
+
 class Renderer:
     """Renders Plots into <out>/svg/<name>.svg; remembers what could not be drawn and why."""
 
@@ -120,6 +176,7 @@ class Renderer:
         self.png = png
         self.gnuplot = gnuplot or shutil.which("gnuplot")
         self.failures: dict = {}
+        self._session = None
 
     def render(self, plot: Plot) -> str | None:
         """Draw `plot`; return the Markdown-relative path of the SVG, or None (reason in failures)."""
@@ -132,22 +189,22 @@ class Renderer:
         self.svg_dir.mkdir(parents=True, exist_ok=True)
         series = [s for s in plot.series if s.rows]
         plot = Plot(**{**plot.__dict__, "series": series})
-        with tempfile.TemporaryDirectory(prefix="posenc-report-") as tmp:
-            tmp = Path(tmp)
-            data_paths = []
-            for i, s in enumerate(series):
-                path = tmp / f"s{i}.dat"
-                _write_data(path, s)
-                data_paths.append(path.name)
-            targets = [("svg", self.svg_dir / f"{plot.name}.svg")]
-            if self.png:
-                targets.append(("png", self.svg_dir / f"{plot.name}.png"))
-            for terminal, target in targets:
-                (tmp / "plot.gp").write_text(script(plot, target.resolve(), data_paths, terminal), encoding="utf-8")
-                proc = subprocess.run([self.gnuplot, "plot.gp"], cwd=tmp, capture_output=True, text=True)
-                if proc.returncode != 0 or not target.exists():
-                    self.failures[plot.name] = "gnuplot failed: " + (proc.stderr.strip().splitlines() or ["?"])[-1]
-                    return None
+        if self._session is None:
+            self._session = _Session(self.gnuplot)
+        data_paths = []
+        for i, s in enumerate(series):
+            path = self._session.data_path(f"s{i}.dat")
+            _write_data(path, s)
+            data_paths.append(path.name)
+        targets = [("svg", self.svg_dir / f"{plot.name}.svg")]
+        if self.png:
+            targets.append(("png", self.svg_dir / f"{plot.name}.png"))
+        for terminal, target in targets:
+            target.unlink(missing_ok=True)
+            why = self._session.run(script(plot, target.resolve(), data_paths, terminal))
+            if why is not None or not target.exists():
+                self.failures[plot.name] = "gnuplot failed: " + (why or "no output written")
+                return None
         return f"{SVG_SUBDIR}/{plot.name}.svg"
 
     def image(self, plot: Plot, alt: str) -> str:
