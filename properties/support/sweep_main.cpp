@@ -107,6 +107,8 @@ int main(int argc, char** argv) {
   json budget = json::array();
   bool over = false;
   for (const BudgetRow& row : budget_rows()) {
+    // With --scheme, the rows of those schemes only: the report merges the files of schemes swept side by side.
+    if (!only.empty() && std::find(ran.begin(), ran.end(), row.scheme) == ran.end()) continue;
     json r{{"id", row.id},         {"scheme", row.scheme}, {"quantity", row.quantity},
            {"dtype", row.dtype},   {"regime", row.regime}, {"domain", row.domain},
            {"metric", metric_text(row.metric)}, {"metric_kind", std::string(to_string(row.metric.kind))},

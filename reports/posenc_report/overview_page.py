@@ -40,6 +40,7 @@ def _run_table(inp) -> str:
         ("started", val(run.get("started"))),
         ("duration", val(run.get("seconds"), _seconds)),
         ("mode", val(run.get("mode"))),
+        ("parts run", _parts(run)),
         ("property cases", val(run.get("property_cases"), lambda v: f"{md.num(v)} per property (RapidCheck "
                                                                      "max_success)")),
         ("benchmark repetitions", val(reps, md.num) + (f", min time {md.num(min_time)} s each"
@@ -55,6 +56,21 @@ def _run_table(inp) -> str:
          "benchmark sets its own)" if coretype else "none"),
     ]
     return md.table(["", "value"], [(f"**{k}**", v) for k, v in rows])
+
+
+ALL_PARTS = ("proofs", "held-out", "long-context", "sweep", "benchmarks", "reliability", "fuzzing")
+
+
+def _parts(run: dict) -> str:
+    """Which parts of the main job this run did, and which it left out (scripts/main.sh --full adds the last two)."""
+    parts = run.get("parts")
+    if not isinstance(parts, list):
+        return "*not recorded*"
+    done = [str(p) for p in parts]
+    names = {p.split(":")[0] for p in done}
+    missing = [p for p in ALL_PARTS if p not in names]
+    text = ", ".join(md.cell(p.replace(":", " (set ") + ")" if ":" in p else p) for p in done) or "none"
+    return text + (f"; not run: {', '.join(missing)}" if missing else "")
 
 
 def _stages(inp) -> str:

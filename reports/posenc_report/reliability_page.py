@@ -1,6 +1,8 @@
 """reliability.md: what the main job did to break posenc, and what happened.
 
-Inputs (all optional; a missing one becomes a "not run" section), written by scripts/main.sh stage 7/9 and 8/9:
+Inputs (all optional; a missing one becomes a "not run" section), written by `scripts/main.sh --full` (its reliability
+and fuzzing stages); a run without them reads those of the last --full run from <results>/earlier-reliability/ and
+says so:
   sanitize.json        scripts/sanitize.sh: per sanitizer run the tests, failures, sanitizer reports, seconds
   coverage.json        gcovr --json-summary of the ASan+UBSan suite: line/branch/function coverage per file
   coverage-detail.json gcovr --json: per line execution counts (the lines of lib/ no test reaches)
@@ -166,9 +168,38 @@ def _bad_inputs(results) -> tuple:
     return text, not fails
 
 
+FILES = ("sanitize.json", "coverage.json", "fuzz.json", "faults.jsonl", "bad_inputs.json")
+EARLIER = "earlier-reliability"  # scripts/main.sh copies the last --full run's results here (reports/latest/data/)
+
+
+def _source(results: Path) -> tuple:
+    """(directory to read, the earlier run's run.json or None): this run's files when it ran the suite, else those
+    of the last --full run that main.sh put beside them."""
+    results = Path(results)
+    if any((results / n).exists() for n in FILES) or not (results / EARLIER).is_dir():
+        return results, None
+    run, _ = _load(results / EARLIER, "run.json")
+    return results / EARLIER, run if isinstance(run, dict) else {}
+
+
+def _earlier_note(run: dict) -> str:
+    return ("**This run did not run the reliability suite** (`scripts/main.sh --full` runs it). The figures below "
+            f"are those of run {md.icode(run.get('run_id') or 'not recorded')} (commit "
+            f"{md.icode(run.get('commit') or 'not recorded')}, mode {run.get('mode') or 'not recorded'}, started "
+            f"{run.get('started') or 'not recorded'}), kept in `reports/latest/data/reliability/`: they describe that "
+            "commit's code, not this run's.\n\n")
+
+
+def _none_note(results: Path) -> str:
+    if any((Path(results) / n).exists() for n in FILES):
+        return ""
+    return ("**This run did not run the reliability suite** (`scripts/main.sh --full` runs it), and no earlier "
+            "--full run's results were kept (`reports/latest/data/reliability/`).\n\n")
+
+
 def build(octx) -> tuple:
     """(text of reliability.md, one summary line for the overview)."""
-    results = octx.inputs.results_dir
+    results, earlier = _source(octx.inputs.results_dir)
     san, san_ok = _sanitizers(results)
     cov, cov_data = _coverage(results)
     fz, fz_ok = _fuzz(results)
@@ -176,6 +207,7 @@ def build(octx) -> tuple:
     bi, bi_ok = _bad_inputs(results)
     text = (f"# posenc report: reliability\n\n{md.generated_note(octx.readme_link)}\n\n[Overview](index.md)\n\n"
             + (f"Run {md.icode(octx.main_run)}. " if octx.main_run else "")
+            + (_earlier_note(earlier) if earlier is not None else _none_note(results))
             + "What the main job did to make posenc crash, hang, read out of bounds, lose a file or print an "
             "unclear error, and what happened. Contents: [Sanitizers](#sanitizers) · [Coverage](#coverage) · "
             "[Fuzzing](#fuzzing) · [Fault scenarios](#fault-scenarios) · [Bad inputs](#bad-inputs)\n\n"
@@ -186,6 +218,7 @@ def build(octx) -> tuple:
         return "not run" if v is None else ("✅" if v else "❌")
     cov_text = ("not run" if cov_data is None else
                 _pct(cov_data.get("line_covered", 0), cov_data.get("line_total", 0)).split(" (")[0] + " of lines")
-    line = (f"[Reliability]({PAGE}): sanitizers {mark(san_ok)} · fuzzing {mark(fz_ok)} · fault scenarios "
+    source = "" if earlier is None else f" (from run {md.icode(earlier.get('run_id') or 'not recorded')}, not this run)"
+    line = (f"[Reliability]({PAGE}){source}: sanitizers {mark(san_ok)} · fuzzing {mark(fz_ok)} · fault scenarios "
             f"{mark(ft_ok)} · bad inputs {mark(bi_ok)} · coverage {cov_text}")
     return text, line

@@ -1,0 +1,67 @@
+#!/usr/bin/env python3
+"""scripts/run_json.py — run.json, the main job's record of itself (reports/README.md: the methods block).
+
+Reads the run from the environment scripts/main.sh sets (RUN_*, POSENC_RUN_ID, POSENC_COMMIT) and the machine from
+/proc and dpkg. Usage: run_json.py OUT.json        Python 3 standard library only.
+"""
+import json
+import os
+import platform
+import subprocess
+import sys
+import time
+
+
+def first(path, key):
+    try:
+        for line in open(path, encoding="utf-8", errors="replace"):
+            if line.startswith(key):
+                return line.split(":", 1)[1].strip() if ":" in line else line.split("=", 1)[1].strip().strip('"')
+    except OSError:
+        pass
+    return None
+
+
+def pkg(name):
+    try:
+        return subprocess.run(["dpkg-query", "-W", "-f=${Version}", name], capture_output=True, text=True).stdout or None
+    except OSError:
+        return None
+
+
+def stages(env, now):
+    names = [n for n in env["RUN_STAGE_NAMES"].split("\n") if n]
+    starts = [int(s) for s in env["RUN_STAGE_STARTS"].split("\n") if s]
+    return [{"name": n, "seconds": (starts[i + 1] if i + 1 < len(starts) else now) - starts[i]}
+            for i, n in enumerate(names)]
+
+
+def machine(env):
+    flags = (first("/proc/cpuinfo", "flags") or "").split()
+    return {"cpu": first("/proc/cpuinfo", "model name"), "logical_cpus": os.cpu_count(),
+            "memory": first("/proc/meminfo", "MemTotal"), "kernel": platform.release(),
+            "os": first("/etc/os-release", "PRETTY_NAME"), "openblas_package": pkg("libopenblas0-pthread"),
+            "cpu_flags": sorted(f for f in flags if f.startswith(("avx", "fma", "sse4", "f16c", "amx"))),
+            "inherited_OPENBLAS_CORETYPE": env.get("RUN_CORETYPE") or None}
+
+
+def main(out):
+    env, now = os.environ, int(time.time())
+    run = {
+        "run_id": env["POSENC_RUN_ID"], "commit": env["POSENC_COMMIT"],
+        "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(int(env["RUN_STARTED"]))),
+        "seconds": now - int(env["RUN_STARTED"]),
+        "mode": env["RUN_MODE"], "parts": env.get("RUN_PARTS", "").split(),
+        "property_cases": int(env["RUN_CASES"]),
+        # the benchmark set, as scripts/bench.sh records it (absent: every benchmark)
+        **({"set": env["RUN_BENCH_SET"]} if env.get("RUN_BENCH_SET", "all") != "all" else {}),
+        "bench_repetitions": int(env["RUN_BENCH_REPS"]), "bench_min_time_s": float(env["RUN_BENCH_MIN_TIME"]),
+        "machine": machine(env), "stages": stages(env, now), "failed": env["RUN_FAILED"].split(),
+    }
+    with open(out, "w", encoding="utf-8") as f:
+        json.dump(run, f, indent=2)
+        f.write("\n")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1])
