@@ -206,6 +206,8 @@ def main(argv=None) -> int:
     except HistoryError as e:
         print(f"{PROG}: error: {e}", file=sys.stderr)
         return 2
+    except (sqlite3.ProgrammingError, sqlite3.InterfaceError):
+        raise  # a defect of this program (e.g. a value it cannot store), not of the database: show the traceback
     except sqlite3.DatabaseError as e:
         print(f"{PROG}: error: the history database is damaged or unreadable ({e}); restore it from a copy or "
               "give another --db", file=sys.stderr)

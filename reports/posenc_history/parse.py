@@ -18,6 +18,11 @@ PATTERNS = ("run.json", inputs.PROOFS_GLOB, inputs.ACCURACY_GLOB, inputs.BENCH_G
 TIME_UNITS = bench.TIME_UNITS
 
 
+def _text(value):
+    """A run.json field that may be a list (main.sh writes machine.cpu_flags as one) as one space-separated string."""
+    return " ".join(map(str, value)) if isinstance(value, list) else value
+
+
 def result_files(directory: Path) -> list:
     """The files of a results directory that the history reads, sorted."""
     found = set()
@@ -245,7 +250,7 @@ def _run_data(run: dict, files: list, paths: list, mode, source, started_fallbac
     return RunData(run_id=run_id, commit=commit, dirty=dirty, started=_started(run, run_id, files, started_fallback),
                    mode=mode or (run.get("mode") if isinstance(run.get("mode"), str) else None) or "unknown",
                    selection=_selection(run), fingerprint=fingerprint.digest(fields), machine=fields, source=source,
-                   digest=dig, kernel=machine.get("kernel"), os=machine.get("os"), cpu_flags=machine.get("cpu_flags"),
+                   digest=dig, kernel=machine.get("kernel"), os=machine.get("os"), cpu_flags=_text(machine.get("cpu_flags")),
                    compiler=meta.get("compiler"), compile_flags=meta.get("flags") or meta.get("posenc_flags"),
                    build_type=meta.get("build_type") or meta.get("posenc_build_type"),
                    environment=run.get("environment") if isinstance(run.get("environment"), dict) else {},
