@@ -90,40 +90,9 @@ failed=()
 "$exe" "${flags[@]}" 2>&1 | tee "$out/log-bench.txt"
 [ "${PIPESTATUS[0]}" -eq 0 ] || failed+=("bench")
 
-RUN_STARTED=$started RUN_REPS=$reps RUN_MIN_TIME=$min_time RUN_SET=$set_name RUN_FILTER=$filter \
-RUN_CORETYPE=$inherited_coretype RUN_FAILED="${failed[*]}" "$py" - "$out/run.json" <<'PY'
-import json, os, platform, subprocess, sys, time
-env = os.environ
-def first(path, key):
-    try:
-        for line in open(path, encoding="utf-8", errors="replace"):
-            if line.startswith(key):
-                return line.split(":", 1)[1].strip() if ":" in line else line.split("=", 1)[1].strip().strip('"')
-    except OSError:
-        pass
-    return None
-def pkg(name):
-    try:
-        return subprocess.run(["dpkg-query", "-W", "-f=${Version}", name], capture_output=True, text=True).stdout or None
-    except OSError:
-        return None
-started, now = int(env["RUN_STARTED"]), int(time.time())
-run = {
-    "run_id": env["POSENC_RUN_ID"], "commit": env["POSENC_COMMIT"],
-    "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(started)), "seconds": now - started,
-    "mode": "bench", "set": env["RUN_SET"] or None, "filter": env["RUN_FILTER"] or None, "property_cases": None,
-    "bench_repetitions": int(env["RUN_REPS"]), "bench_min_time_s": float(env["RUN_MIN_TIME"]),
-    "machine": {"cpu": first("/proc/cpuinfo", "model name"), "cpu_flags": first("/proc/cpuinfo", "flags"),
-                "logical_cpus": os.cpu_count(), "memory": first("/proc/meminfo", "MemTotal"),
-                "kernel": platform.release(), "os": first("/etc/os-release", "PRETTY_NAME"),
-                "openblas_package": pkg("libopenblas0-pthread"),
-                "inherited_OPENBLAS_CORETYPE": env.get("RUN_CORETYPE") or None},
-    "environment": {k: env.get(k) for k in ("POSENC_DISABLE_AVX512", "POSENC_BLAS_AUTO", "OMP_NUM_THREADS",
-                                            "OPENBLAS_NUM_THREADS") if env.get(k) is not None},
-    "stages": [{"name": "benchmarks", "seconds": now - started}], "failed": env["RUN_FAILED"].split(),
-}
-json.dump(run, open(sys.argv[1], "w"), indent=2)
-PY
+RUN_STARTED=$started RUN_MODE=bench RUN_BENCH_REPS=$reps RUN_BENCH_MIN_TIME=$min_time RUN_SET=$set_name \
+RUN_FILTER=$filter RUN_CORETYPE=$inherited_coretype RUN_FAILED="${failed[*]}" \
+  "$py" "$root/scripts/run_json.py" "$out/run.json"
 
 if [ ! -s "$out/bench-auto.json" ]; then
   echo "bench.sh: error: the benchmarks wrote no results (log: $out/log-bench.txt)" >&2

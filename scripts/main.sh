@@ -218,7 +218,8 @@ write_run_json() {
   local names starts
   names=$(printf '%s\n' "${stage_names[@]}"); starts=$(printf '%s\n' "${stage_starts[@]}")
   RUN_STAGE_NAMES=$names RUN_STAGE_STARTS=$starts RUN_FAILED="${failed[*]}" RUN_MODE=$mode RUN_CASES=$cases \
-  RUN_BENCH_REPS=$bench_reps RUN_BENCH_MIN_TIME=$bench_min_time RUN_BENCH_SET=$bench_set RUN_PARTS="${parts[*]}" \
+  RUN_BENCH_REPS=$bench_reps RUN_BENCH_MIN_TIME=$bench_min_time RUN_SET=$bench_set RUN_FILTER=${filter:-} \
+  RUN_PARTS="${parts[*]}" \
   RUN_STARTED=$started RUN_CORETYPE=$inherited_coretype python3 "$root/scripts/run_json.py" "$results/run.json"
 }
 write_run_json

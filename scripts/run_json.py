@@ -1,8 +1,10 @@
 #!/usr/bin/env python3
-"""scripts/run_json.py — run.json, the main job's record of itself (reports/README.md: the methods block).
+"""scripts/run_json.py — run.json, a run's record of itself (reports/README.md: the methods block; the history).
 
-Reads the run from the environment scripts/main.sh sets (RUN_*, POSENC_RUN_ID, POSENC_COMMIT) and the machine from
-/proc and dpkg. Usage: run_json.py OUT.json        Python 3 standard library only.
+Reads the run from the environment scripts/main.sh and scripts/bench.sh set (POSENC_RUN_ID, POSENC_COMMIT,
+RUN_STARTED, RUN_MODE, RUN_PARTS, RUN_CASES, RUN_SET, RUN_FILTER, RUN_BENCH_REPS, RUN_BENCH_MIN_TIME, RUN_STAGE_NAMES
+and RUN_STAGE_STARTS (else one stage "benchmarks"), RUN_FAILED, RUN_CORETYPE) and the machine from /proc and dpkg.
+Usage: run_json.py OUT.json        Python 3 standard library only.
 """
 import json
 import os
@@ -30,8 +32,10 @@ def pkg(name):
 
 
 def stages(env, now):
-    names = [n for n in env["RUN_STAGE_NAMES"].split("\n") if n]
-    starts = [int(s) for s in env["RUN_STAGE_STARTS"].split("\n") if s]
+    names = [n for n in env.get("RUN_STAGE_NAMES", "").split("\n") if n]
+    starts = [int(s) for s in env.get("RUN_STAGE_STARTS", "").split("\n") if s]
+    if not names:
+        return [{"name": "benchmarks", "seconds": now - int(env["RUN_STARTED"])}]
     return [{"name": n, "seconds": (starts[i + 1] if i + 1 < len(starts) else now) - starts[i]}
             for i, n in enumerate(names)]
 
@@ -45,18 +49,24 @@ def machine(env):
             "inherited_OPENBLAS_CORETYPE": env.get("RUN_CORETYPE") or None}
 
 
+# Settings a user changes to see their effect (recorded, so that a comparison can name them).
+ENVIRONMENT = ("POSENC_DISABLE_AVX512", "POSENC_BLAS_AUTO", "OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS")
+
+
 def main(out):
     env, now = os.environ, int(time.time())
     run = {
         "run_id": env["POSENC_RUN_ID"], "commit": env["POSENC_COMMIT"],
         "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(int(env["RUN_STARTED"]))),
         "seconds": now - int(env["RUN_STARTED"]),
-        "mode": env["RUN_MODE"], "parts": env.get("RUN_PARTS", "").split(),
-        "property_cases": int(env["RUN_CASES"]),
-        # the benchmark set, as scripts/bench.sh records it (absent: every benchmark)
-        **({"set": env["RUN_BENCH_SET"]} if env.get("RUN_BENCH_SET", "all") != "all" else {}),
+        "mode": env["RUN_MODE"], "parts": env.get("RUN_PARTS", "benchmarks").split(),
+        "property_cases": int(env["RUN_CASES"]) if env.get("RUN_CASES") else None,
+        # the benchmark set (its name) and the filter that ran (the set's regex, or the user's; neither: all)
+        "set": env.get("RUN_SET") if env.get("RUN_SET", "all") not in ("all", "") else None,
+        "filter": env.get("RUN_FILTER") or None,
         "bench_repetitions": int(env["RUN_BENCH_REPS"]), "bench_min_time_s": float(env["RUN_BENCH_MIN_TIME"]),
-        "machine": machine(env), "stages": stages(env, now), "failed": env["RUN_FAILED"].split(),
+        "machine": machine(env), "environment": {k: env[k] for k in ENVIRONMENT if k in env},
+        "stages": stages(env, now), "failed": env.get("RUN_FAILED", "").split(),
     }
     with open(out, "w", encoding="utf-8") as f:
         json.dump(run, f, indent=2)
