@@ -622,8 +622,8 @@ POSENC_CLI_SCHEME(fire) {
         ->group("Envelope");
     c->add_flag("--fixed-order", f->fixed_order,
                 "Envelope: the MLP's float32 steps exactly in the emulated order (x W1 and + b1 rounded separately, "
-                "the second Linear summed over k ascending; default: also allow a fused first Linear and any "
-                "summation order, as BLAS kernels do)")
+                "the second Linear summed over k ascending as --mlp-sum says; default: also allow a fused first "
+                "Linear and any summation order, with or without FMA, as BLAS kernels do)")
         ->group("Envelope");
     c->add_option("--threads", f->threads, "OpenMP threads for the references (0: default)")->type_name("N");
     f->report.add_to(c);

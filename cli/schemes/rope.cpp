@@ -430,6 +430,10 @@ void run_freqs(const FreqFlags& f) {
         case RopeRegime::ggml:
           head["note"] = "the float32 theta_k of ggml (scale^k by repeated float32 multiplication, exact in double)";
           break;
+        case RopeRegime::roformer:
+          head["note"] = "the float64 angle of position 1 of HF RoFormer's numpy table, RN64(1 / w_k), w_k = "
+                         "RN64(base^RN64(2k/r)); angle = RN64(p / w_k), cos/sin rounded to float64 then float32";
+          break;
       }
       std::vector<JsonArray> arrays{{"first_channels", std::span<const std::int64_t>(first), 0},
                                     {"second_channels", std::span<const std::int64_t>(second), 0},
@@ -882,12 +886,14 @@ POSENC_CLI_SCHEME(rope) {
                   positions_help + "; one per cache row, or per token with --x (default 0 .. rows-1)")
         ->type_name("SPEC")
         ->group("Input");
-    c->add_option("--ulp-pow", f->ulp_pow, "Envelope: ulps a float32 pow may be off correctly rounded (default 2)")
+    c->add_option("--ulp-pow", f->ulp_pow, "Envelope: ulps a float32 pow may be off correctly rounded (default 2; --regime roformer: "
+                  "numpy's float64 pow, ulps of float64)")
         ->type_name("A")
         ->check(CLI::Range(0.0, 1.0e6))
         ->group("Envelope");
     c->add_option("--ulp-trig", f->ulp_trig,
-                  "Envelope: ulps a float32 cos/sin may be off correctly rounded (default 2)")
+                  "Envelope: ulps a float32 cos/sin may be off correctly rounded (default 2; --regime roformer: "
+                  "numpy's float64 cos/sin, ulps of float64)")
         ->type_name("A")
         ->check(CLI::Range(0.0, 1.0e6))
         ->group("Envelope");

@@ -38,6 +38,7 @@ struct FirePlan::Impl {
   bool cramming = false;
   // cramming: float32 weights, |c32|, the threshold and eps as float32.
   float c32 = 0, thr32 = 0, e32 = 0;
+  bool unfused = false;  // cramming: mlp_sum unfused (each product rounded, then added) instead of an fma chain
   std::vector<float> w1f, b1f, w2f, b2f;
   // exact: |c|, the threshold |L_multiplier init_L| = thr_hi + thr_lo exactly, and the error scale of head h:
   // S(x) = P[h] + x Q[h] with P = |b2| + sum |W2 b1|, Q = sum |W2 W1| (exact regime's bound (w + 16) u S).
@@ -46,6 +47,7 @@ struct FirePlan::Impl {
 
   Impl(const FireSpec& s, const FireWeights& wt) : spec(s), weights(wt), H(s.heads), w(s.mlp_width) {
     cramming = s.regime == FireRegime::cramming;
+    unfused = s.mlp_sum == FireMlpSum::unfused;
     auto f32 = [](const std::vector<double>& v) {
       std::vector<float> r(v.size());
       for (std::size_t i = 0; i < v.size(); ++i) r[i] = static_cast<float>(v[i]);
@@ -104,7 +106,8 @@ struct FirePlan::Impl {
 
   // ---- the MLP ---------------------------------------------------------------------------------------------
   // ys[t] = MLP_h(xs[t]) for t < m (m <= kChunk), the regime's arithmetic: cramming float32 (h = x W1 + b1 rounded
-  // twice, acc = fma(r, W2, acc), + b2); exact double (h = fma(W1, x, b1), acc = fma(r, W2, acc), + b2).
+  // twice, acc = fma(r, W2, acc) or, mlp_sum unfused, acc = acc + RN32(r W2), + b2); exact double (h = fma(W1, x,
+  // b1), acc = fma(r, W2, acc), + b2). lib/ is built with -ffp-contract=off: acc + r * c stays two roundings.
   template <class F>
   void mlp(std::size_t h, const F* xs, F* ys, std::size_t m) const {
     alignas(64) F acc[kChunk];
@@ -112,6 +115,17 @@ struct FirePlan::Impl {
     for (std::size_t k = 0; k < w; ++k) {
       if constexpr (std::is_same_v<F, float>) {
         const float a = w1f[k], b = b1f[k], c = w2f[h * w + k];
+        if (unfused) {
+#pragma omp simd
+          for (std::size_t t = 0; t < m; ++t) {
+            float v = xs[t] * a;
+            v = v + b;
+            const float r = v > 0.0f ? v : 0.0f;
+            const float p = r * c;
+            acc[t] = acc[t] + p;
+          }
+          continue;
+        }
 #pragma omp simd
         for (std::size_t t = 0; t < m; ++t) {
           float v = xs[t] * a;

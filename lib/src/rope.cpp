@@ -288,6 +288,7 @@ struct RopePlan::Impl {
   std::vector<float> mix32, keep32;  // ggml yarn: rope_yarn's ramp_mix and 1 - ramp_mix per pair
   double m = 1.0;                    // the attention factor of the regime (attention_factor())
   float m32 = 1.0f;                  // hf: RN32(m), as cos * attention_scaling multiplies a float32 tensor
+  std::vector<double> w64;           // roformer: the float64 divisors RN64(pow(base, RN64(2k / r)))
   int xsign = 0;                     // xPos: +1 queries, -1 keys, 0 none
   std::vector<q128> ln_zeta;         // xPos exact: ln zeta_k
   std::vector<q128> ln_x;            // xPos exact: ln X_k = xsign ln zeta_k / scale_base (x_{p,k} = X_k^(p - c))
@@ -371,6 +372,18 @@ struct RopePlan::Impl {
         m32 = static_cast<float>(m);
         for (std::size_t k = 0; k < h; ++k) freqs[k] = inv32[k];
         hf_sincos.emplace(std::move(inv32));
+        break;
+      }
+      case RopeRegime::roformer: {
+        // RoFormerSinusoidalPositionalEmbedding: np.power(10000, 2 * (j // 2) / dim), a Python float exponent
+        // (int / int: correctly rounded) and numpy's float64 pow, here correctly rounded (binary128 powq rounded
+        // once to double); frequencies() reports the angle of position 1, RN64(1 / w_k).
+        w64.resize(h);
+        for (std::size_t k = 0; k < h; ++k) {
+          const double e = static_cast<double>(2 * k) / static_cast<double>(s.rotary_dim);
+          w64[k] = static_cast<double>(powq(static_cast<q128>(s.base), static_cast<q128>(e)));
+          freqs[k] = 1.0 / w64[k];
+        }
         break;
       }
       case RopeRegime::ggml: {  // theta_scale = powf(freq_base, -2.0f/n_dims); theta *= theta_scale per pair
@@ -473,6 +486,9 @@ struct RopePlan::Impl {
         // anchor and angle are its scratch (the exact regime's anchor is not used in this regime)
         hf_sincos->row(p, sa, ca, anchor, angle, s, c);
         break;
+      case RopeRegime::roformer:
+        for (std::size_t k = 0; k < h; ++k) roformer_sincos(static_cast<double>(p) / w64[k], s[k], c[k]);
+        return;
       case RopeRegime::ggml: {
         // theta_base = (float) p, then theta *= theta_scale per pair: p's angles from the block of positions held
         // in theta (anchor: its first position), computed when p is not in it
@@ -500,6 +516,24 @@ struct RopePlan::Impl {
         s[k] = static_cast<float>(s[k]) * x, c[k] = static_cast<float>(c[k]) * x;
       }
     }
+  }
+
+  // roformer: RN32(RN64(sin a)), RN32(RN64(cos a)) of the float64 angle a (|a| <= 2^40): numpy's np.sin / np.cos
+  // rounded to double, then torch.FloatTensor's cast. The angle core's sincos_dd is within 2^-53 + 2^-58 absolute
+  // of sin/cos a (core/trig.hpp) and RN64 moves the real value by at most 2^-54 (|value| <= 1), so RN64(sin a) lies
+  // within 2^-52 of the double v: when no float32 rounding boundary lies within 2^-51 of v, RN32(v) is the value.
+  // Otherwise binary128 sinq/cosq (libquadmath reduces the angle exactly) rounded to double, then to float: exact
+  // unless sin a lies within ~2^-112 relative of a double midpoint (the caveat of every emulated row).
+  static void roformer_sincos(double a, double& s_out, double& c_out) noexcept {
+    double sv = 0, cv = 0;
+    core::sincos_dd(a, 0.0, sv, cv);
+    constexpr double tol = 0x1p-51;
+    s_out = core::near_float_boundary_abs(sv, tol)
+                ? static_cast<double>(static_cast<float>(static_cast<double>(sinq(static_cast<q128>(a)))))
+                : static_cast<double>(static_cast<float>(sv));
+    c_out = core::near_float_boundary_abs(cv, tol)
+                ? static_cast<double>(static_cast<float>(static_cast<double>(cosq(static_cast<q128>(a)))))
+                : static_cast<double>(static_cast<float>(cv));
   }
 
   // xPos exact: x_{p,k} = X_k^d for d = p - c, rounded once to double, for every pair, into x. d = q kXB^2 + i kXB

@@ -46,7 +46,8 @@ std::vector<std::pair<R, BudgetRow>> make_rows() {
        .why = "each step (Python float pow and product, float32 cast, torch float32 pow / exp2 / reciprocal) is "
               "rounded once from a binary128 value within ~2^-110 relative (fast path) or from MPFR at 256 bits "
               "(oracle): the same binary64 / binary32 numbers unless an intermediate lies within 2^-110 relative of "
-              "a rounding boundary."});
+              "a rounding boundary." +
+              std::string(kCorrectlyRoundedSteps)});
   add(R::bias_exact_f32,
       {.quantity = "bias m_h x, float32 output, exact regime", .dtype = "f32", .regime = "exact", .domain = all,
        .metric = {MetricKind::kernel, DType::f32, 1.0, "kernel (ulp_f32 of m_h x)"},
@@ -67,7 +68,8 @@ std::vector<std::pair<R, BudgetRow>> make_rows() {
        .bound = 0.0,
        .why = "RN32(RN32(x) * slope32): int-to-float conversion and one IEEE float32 multiply (no contraction), "
               "with the slope of alibi.slope.emulated.bitwise: the oracle's two roundings of the same numbers. "
-              "f64 outputs hold the float32 number exactly."});
+              "f64 outputs hold the float32 number exactly." +
+              std::string(kCorrectlyRoundedSteps)});
   add(R::bias_identity,
       {.quantity = "exact equalities of the fast path: Toeplitz rows (b(i, j) = b(i+1, j+1)), the same value for "
                    "a (head, x) in every geometry, row, thread count and store path, masked entries -inf, "

@@ -48,7 +48,8 @@ std::vector<std::pair<R, BudgetRow>> make_rows() {
        .bound = 0.0,
        .why = "every float32 step correctly rounded in both the fast path (IEEE float ops, rn32_log) and the oracle "
               "(MPFR at 24 bits), then the same ceil and float32 add: the same integer unless a log lies within "
-              "2^-108 relative of a float32 midpoint (the oracle's Ziv loop would then disagree)."});
+              "2^-108 relative of a float32 midpoint (the oracle's Ziv loop would then disagree)." +
+              std::string(kCorrectlyRoundedSteps)});
   add(R::index,
       {.quantity = "relative-position matrix b(i - j) and c2p / p2c index c = clamp(b + span, 0, 2 span - 1)",
        .dtype = "int", .regime = "exact, hf", .domain = all + ", query and key lengths up to 2^30",

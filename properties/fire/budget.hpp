@@ -14,6 +14,7 @@ namespace posenc::test {
   X(bias_exact_f32, "fire.bias.exact.f32.ratio")                 \
   X(bias_exact_f64, "fire.bias.exact.f64.ratio")                 \
   X(bias_emulated, "fire.bias.emulated.bitwise")                 \
+  X(bias_emulated_unfused, "fire.bias.emulated.unfused.bitwise") \
   X(bias_identity, "fire.bias.identity.bitwise")                 \
   X(emulated_vs_exact, "fire.bias.emulated_vs_exact.ratio")      \
   X(bounded, "fire.bias.bounded.ratio")                          \

@@ -15,6 +15,7 @@
 #include "fire/budget.hpp"
 #include "posenc/error.hpp"
 #include "posenc/reference/mp.hpp"
+#include "support/parallel_cases.hpp"
 #include "posenc/spec_json.hpp"
 
 namespace posenc::test::fire {
@@ -137,9 +138,12 @@ CheckEvaluator::Emulated CheckEvaluator::emulated(std::size_t h, std::int64_t d,
   e.x = e.l / e.den;
   const std::size_t W = s_.mlp_width;
   float acc = 0.0f;
+  const bool unfused = s_.mlp_sum == FireMlpSum::unfused;
   for (std::size_t k = 0; k < W; ++k) {
     const float v = mul32(e.x, w1_[k]) + b1_[k];  // RN32(RN32(x W1) + b1): two roundings
-    acc = std::fma(v > 0.0f ? v : 0.0f, w2_[h * W + k], acc);  // one rounding
+    const float r = v > 0.0f ? v : 0.0f;
+    if (unfused) acc = acc + mul32(r, w2_[h * W + k]);  // the product rounded, then the sum: two roundings
+    else acc = std::fma(r, w2_[h * W + k], acc);         // one rounding
   }
   e.bias = acc + b2_[h];
   return e;
@@ -171,9 +175,15 @@ double envelope(const FireSpec& s, const FireWeights& w, std::size_t h, const Ch
     Q += std::fabs(w2 * w1);
     S += std::fabs(w2) * (std::fabs(w1) * x + std::fabs(b1));
   }
-  const double order = a.any_order ? (2.0 * static_cast<double>(W) + 4) * std::ldexp(1.0, -24) * S : 0.0;
-  const double move = 1.01 * (Q * Ex + order);
-  return move + ulp32((std::fabs(static_cast<double>(e.bias)) + move) * up);
+  if (!a.any_order) {  // --fixed-order: posenc's own order, only x allowed to differ
+    const double move = 1.01 * Q * Ex;
+    return move + ulp32((std::fabs(static_cast<double>(e.bias)) + move) * up);
+  }
+  // Any order, with or without FMA (budget row fire.check.envelope): both first layers within 2 u (1 + u) of the
+  // exact unit, both second-Linear sums of n = w + 1 terms within gamma_n of theirs, subnormal roundings absolute.
+  const double u = std::ldexp(1.0, -24), terms = static_cast<double>(W) + 1;
+  const double gamma = terms * u / (1 - terms * u);
+  return 1.01 * (Q * Ex + (2 * gamma + 4 * u * (1 + u)) * S) + 2 * terms * std::ldexp(1.0, -149);
 }
 
 CheckReport check_bias(const FireSpec& spec, const FireWeights& w, const BiasInput& in,
@@ -208,13 +218,12 @@ CheckReport check_bias(const FireSpec& spec, const FireWeights& w, const BiasInp
   std::vector<CheckEvaluator::Emulated> thr32(shared32 ? H * Lk : 0);
   const auto cells = static_cast<std::int64_t>(H * Lk);
   const CheckEvaluator::Row row0 = ev.row(0);  // max(0, L) = L
-#pragma omp parallel for schedule(dynamic, 256) num_threads(threads > 0 ? threads : omp_get_max_threads())
-  for (std::int64_t c = 0; c < cells; ++c) {
+  parallel_cases(threads > 0 ? threads : omp_get_max_threads(), cells, 256, [&](std::int64_t c) {
     const auto h = static_cast<std::size_t>(c) / Lk;
     const auto d = static_cast<std::int64_t>(static_cast<std::size_t>(c) % Lk);
     if (shared) thr[static_cast<std::size_t>(c)] = ev.exact(h, d, row0);
     if (shared32) thr32[static_cast<std::size_t>(c)] = ev.emulated(h, d, row0);
-  }
+  });
   scan_bias_tensor(rep, in, threads, [&](auto& acc, std::size_t h, std::size_t i, std::size_t qi, auto js) {
     const auto q = static_cast<std::int64_t>(qi);
     const bool at = shared && ev.at_threshold(q), at32 = shared32 && ev.at_threshold32(q);
@@ -238,7 +247,9 @@ CheckReport check_bias(const FireSpec& spec, const FireWeights& w, const BiasInp
     o << "The spec's regime is cramming: every bias entry must lie within the emulation envelope of posenc's "
          "correctly rounded emulation of the reference's float32 steps, allowing float32 log within "
       << allowance.ulps << " ulp of correctly rounded"
-      << (allowance.any_order ? ", a fused first Linear and any summation order in the second" : "")
+      << (allowance.any_order ? ", a fused first Linear and any summation order in the second (gamma_{w+1} per side)"
+                              : std::string(", the MLP in the spec's own order (--mlp-sum ") +
+                                    std::string(to_string(spec.mlp_sum)) + ")")
       << ". The exact column shows how far the numbers are from the mathematics with the weights given.";
   } else {
     rep.held_to = 0;

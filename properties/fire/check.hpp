@@ -22,7 +22,8 @@ namespace posenc::test::fire {
 
 // How far a real implementation's float32 steps may be from posenc's correctly rounded emulation: torch / Sleef
 // float32 log within `ulps` of correctly rounded, and (any_order = true) the first Linear fused (x W1 + b1 in one
-// rounding) and the second Linear's sum in any order (a BLAS kernel's blocking).
+// rounding) and the second Linear's sum in any order, with or without FMA (a BLAS kernel's blocking: gamma_{w+1} per
+// side); any_order = false holds the MLP to the spec's own mlp_sum order.
 struct EnvelopeAllowance {
   double ulps = 2.0;
   bool any_order = true;

@@ -17,6 +17,7 @@ bool emulated(const FireSpec& s) { return s.regime != FireRegime::exact; }
 
 FireSpec exact_of(FireSpec s) {
   s.regime = FireRegime::exact;
+  s.mlp_sum = FireMlpSum::fma;  // the exact regime has no float32 order
   return s;
 }
 
@@ -33,8 +34,9 @@ void compare(const Sink& sink, const FireSpec& s, const FireWeights& w, const rf
   const Real r = o.bias_at(h, q, j);
   const double x = static_cast<double>(ex.x(q, j));
   if (emulated(s)) {
-    emit(sink, R::bias_emulated, y32, r, what);
-    emit(sink, R::bias_emulated, y64, r, what);
+    const R row = s.mlp_sum == FireMlpSum::unfused ? R::bias_emulated_unfused : R::bias_emulated;
+    emit(sink, row, y32, r, what);
+    emit(sink, row, y64, r, what);
     emit(sink, R::emulated_vs_exact, y32, ex.bias_at(h, q, j), what, emulated_vs_exact_scale(s, w, h, q, j, x));
   } else {
     emit(sink, R::bias_exact_f32, y32, r, what, exact_f32_scale(s, w, h, x, static_cast<double>(r)));

@@ -137,8 +137,10 @@ POSENC_PROPERTY(Fire, BiasMatchesOracle,
                  "threshold, j after q included) is MLP_h(ln(|c| d + 1) / (ln(|c| max(q, L) + 1) + eps)) of the "
                  "weights: in the exact regime within the budget's bound (f32: correctly rounded unless the MLP's "
                  "sum cancels by ~2^80; f64: (w + 16) 2^-53 S), bit for bit the reference's float32 steps in the "
-                 "cramming regime, which lie within the analysed bound of the exact value",
-                 kConv, Oracle::reference, {R::bias_exact_f32, R::bias_exact_f64, R::bias_emulated, R::emulated_vs_exact}}) {
+                 "cramming regime (the second Linear in either --mlp-sum order), which lie within the analysed bound "
+                 "of the exact value",
+                 kConv, Oracle::reference,
+                 {R::bias_exact_f32, R::bias_exact_f64, R::bias_emulated, R::bias_emulated_unfused, R::emulated_vs_exact}}) {
   const FireSpec s = spec_gen(4);
   const FireWeights w = weights_gen(s, static_cast<double>(kMaxPos));
   tag(claim, region(s));
@@ -153,16 +155,22 @@ POSENC_CLAIM_TEST(Fire, BiasMatchesOracleAtHardPlaces,
                   {"FIRE-BIAS-2", "fire",
                    "FIRE-BIAS-1 at the hard places: c = 0, negative c (the code's |c|), tiny and large c; thresholds 0, "
                    "non-integer and negative multipliers; eps 1e-12 .. 1; queries at, just below and just above the "
-                   "threshold and at 2^24 - 1; keys at the query, next to it on both sides and at 0; both regimes",
-                   kConv, Oracle::reference, {R::bias_exact_f32, R::bias_exact_f64, R::bias_emulated, R::emulated_vs_exact}}) {
+                   "threshold and at 2^24 - 1; keys at the query, next to it on both sides and at 0; both regimes, "
+                   "the cramming regime in both --mlp-sum orders",
+                   kConv, Oracle::reference,
+                   {R::bias_exact_f32, R::bias_exact_f64, R::bias_emulated, R::bias_emulated_unfused, R::emulated_vs_exact}}) {
   const Sink sink = claim_sink(claim, FailWith::gtest);
   const std::size_t W = 6, H = 2;
   FireWeights w{.c = 0.1, .L_multiplier = 1.0, .init_L = 512.0,
                 .w1 = {1.0, -0.75, 0.5, 2.0, -1.5, 0.3}, .b1 = {-0.25, 0.5, 0.0, -1.0, 1.25, -0.1},
                 .w2 = {0.4, -0.2, 0.9, 0.1, -0.35, 0.6, -0.8, 0.05, 0.3, -0.45, 0.2, 0.7}, .b2 = {0.05, -0.3}};
-  for (FireRegime r : {FireRegime::exact, FireRegime::cramming})
+  const std::pair<FireRegime, FireMlpSum> regimes[] = {{FireRegime::exact, FireMlpSum::fma},
+                                                        {FireRegime::cramming, FireMlpSum::fma},
+                                                        {FireRegime::cramming, FireMlpSum::unfused}};
+  for (const auto& [r, sum] : regimes)
     for (double eps : ca::kHardEps) {
-      const FireSpec s = make_spec(H, W, r, eps);
+      FireSpec s = make_spec(H, W, r, eps);
+      s.mlp_sum = sum;
       for (double c : ca::kHardC)
         for (double lm : ca::kHardLMultiplier)
           for (double il : {512.0, 100.5}) {
@@ -189,7 +197,8 @@ POSENC_PROPERTY(Fire, BiasMatricesMatchOracle,
                  "the key range so rows on both sides appear; the 256-key chunk seam) hold the bias of (q_i, j) in f32 "
                  "and f64, -inf exactly where the causal mask or a padding key puts it",
                  kConv, Oracle::reference,
-                 {R::bias_exact_f32, R::bias_exact_f64, R::bias_emulated, R::emulated_vs_exact, R::bias_identity}}) {
+                 {R::bias_exact_f32, R::bias_exact_f64, R::bias_emulated, R::bias_emulated_unfused, R::emulated_vs_exact,
+                  R::bias_identity}}) {
   const FireSpec s = spec_gen(3, 24);
   const GeometryCase gc = *geometry_gen(600, ca::kHardLengths);
   const FireWeights w = weights_gen(s, static_cast<double>(gc.key_length));
@@ -317,6 +326,7 @@ POSENC_PROPERTY(Fire, CausalBiasesStayInTheMlpRangeOverTheUnitInterval,
                  kPaper, Oracle::reference, {R::bounded}}) {
   FireSpec s = spec_gen(3, 24);
   s.regime = FireRegime::exact;
+  s.mlp_sum = FireMlpSum::fma;
   const FireWeights w = weights_gen(s, static_cast<double>(kMaxPos));
   const FirePlan plan(s, w);
   tag(claim, region(s));
@@ -502,15 +512,17 @@ POSENC_PROPERTY(FireCheck, CheckReferencesMatchTheOracle,
   const FireWeights w = weights_gen(s, static_cast<double>(kMaxPos));
   FireSpec es = s, cs = s;
   es.regime = FireRegime::exact;
+  es.mlp_sum = FireMlpSum::fma;
   cs.regime = FireRegime::cramming;
-  const CheckEvaluator ev(s, w, 64);
+  cs.mlp_sum = *rc::gen::element(FireMlpSum::fma, FireMlpSum::unfused);
+  const CheckEvaluator ev(cs, w, 64);
   const rf::FireOracle ex(es, w), cr(cs, w);
-  tag(claim, region(s));
+  tag(claim, "cramming " + std::string(to_string(cs.mlp_sum)));
   for (int n = 0; n < 3; ++n) {
     const std::int64_t q = *position_gen(), j = key_gen(q);
     count_case(claim);
     for (std::size_t h = 0; h < s.heads; ++h) {
-      auto what = [&] { return spec_label(s, w) + " h=" + std::to_string(h) + " q=" + std::to_string(q) + " j=" + std::to_string(j); };
+      auto what = [&] { return spec_label(cs, w) + " h=" + std::to_string(h) + " q=" + std::to_string(q) + " j=" + std::to_string(j); };
       const CheckEvaluator::Exact e = ev.exact(h, q, j);
       const Real r = ex.bias_at(h, q, j);
       const Real mine = CheckEvaluator::value(e);
@@ -519,6 +531,107 @@ POSENC_PROPERTY(FireCheck, CheckReferencesMatchTheOracle,
                 (static_cast<double>(s.mlp_width) + 16) * std::ldexp(1.0, -112) * condition_scale(s, w, h, x) +
                     std::ldexp(1.0, -1074));
       emit(claim_sink(claim), R::check_reference_emulated, ev.emulated(h, q, j).bias, cr.bias_at(h, q, j), what);
+    }
+  }
+}
+
+// The second Linear of head h in float32 at x, summed in one of the orders a BLAS kernel may take (test-local float32
+// steps; volatile keeps every rounding where it is written, whatever the compiler's contraction setting).
+enum class TestOrder { descending_fma, pairwise, split4_bias_first, fused_first_layer_fma };
+float mlp_in_order(const FireSpec& s, const FireWeights& w, std::size_t h, float x, TestOrder order) {
+  const std::size_t W = s.mlp_width;
+  std::vector<float> r(W), t(W);
+  for (std::size_t k = 0; k < W; ++k) {
+    const float w1 = static_cast<float>(w.w1[k]), b1 = static_cast<float>(w.b1[k]);
+    volatile float p = x * w1;
+    const float v = order == TestOrder::fused_first_layer_fma ? std::fma(x, w1, b1) : p + b1;
+    r[k] = v > 0.0f ? v : 0.0f;
+    volatile float prod = r[k] * static_cast<float>(w.w2[h * W + k]);
+    t[k] = prod;
+  }
+  const float b2 = static_cast<float>(w.b2[h]);
+  switch (order) {
+    case TestOrder::descending_fma: {  // an FMA chain over k descending, bias last
+      float acc = 0.0f;
+      for (std::size_t k = W; k-- > 0;) acc = std::fma(r[k], static_cast<float>(w.w2[h * W + k]), acc);
+      volatile float out = acc + b2;
+      return out;
+    }
+    case TestOrder::pairwise: {  // rounded products summed as a balanced tree, bias last
+      std::vector<float> v = t;
+      while (v.size() > 1) {
+        std::vector<float> next;
+        for (std::size_t i = 0; i + 1 < v.size(); i += 2) {
+          volatile float sum = v[i] + v[i + 1];
+          next.push_back(static_cast<float>(sum));
+        }
+        if (v.size() % 2) next.push_back(v.back());
+        v.swap(next);
+      }
+      volatile float out = (v.empty() ? 0.0f : v[0]) + b2;
+      return out;
+    }
+    case TestOrder::split4_bias_first: {  // C = b2 first (beta = 1), four partial sums by k mod 4, then combined
+      float part[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+      for (std::size_t k = 0; k < W; ++k) {
+        volatile float sum = part[k % 4] + t[k];
+        part[k % 4] = sum;
+      }
+      volatile float a = part[0] + part[1], b = part[2] + part[3];
+      volatile float ab = a + b;
+      volatile float out = b2 + ab;
+      return out;
+    }
+    case TestOrder::fused_first_layer_fma: {  // the first Linear fused, then posenc's fma chain
+      float acc = 0.0f;
+      for (std::size_t k = 0; k < W; ++k) acc = std::fma(r[k], static_cast<float>(w.w2[h * W + k]), acc);
+      volatile float out = acc + b2;
+      return out;
+    }
+  }
+  return 0.0f;
+}
+
+POSENC_PROPERTY(FireCheck, EveryBlasSummationOrderLiesInTheEnvelope,
+                {"FIRE-SUM-1", "fire",
+                 "the cramming bias summed in any order a BLAS kernel may take lies within the envelope of posenc's "
+                 "emulation in either --mlp-sum order (fire.check.envelope, gamma_{w+1} per side): the other "
+                 "--mlp-sum order (the fast path), an FMA chain over k descending, a pairwise tree of rounded "
+                 "products, four partial sums with the bias first (beta = 1) and a fused first Linear, all on "
+                 "posenc's float32 x; and the two orders are each their own float32 steps bit for bit (FIRE-BIAS-1)",
+                 "properties/fire/check.hpp; OpenBLAS 0.3.21 sgemm kernels (held-out data/torch/fire_*)",
+                 Oracle::reference, {R::check_envelope, R::bias_emulated, R::bias_emulated_unfused}}) {
+  FireSpec s = spec_gen(3, 40);
+  s.regime = FireRegime::cramming;
+  s.mlp_sum = *rc::gen::element(FireMlpSum::fma, FireMlpSum::unfused);
+  const FireWeights w = weights_gen(s, static_cast<double>(kMaxPos));
+  FireSpec other = s;
+  other.mlp_sum = s.mlp_sum == FireMlpSum::fma ? FireMlpSum::unfused : FireMlpSum::fma;
+  const CheckEvaluator ev(s, w, 64);
+  const FirePlan plan(s, w), plan_other(other, w);
+  const rf::FireOracle oracle(s, w);
+  tag(claim, std::string(to_string(s.mlp_sum)) + (s.mlp_width > 16 ? " wide" : " narrow"));
+  const BudgetRow& env = budget(R::check_envelope);
+  const EnvelopeAllowance exact_log{0.0, true};  // the same x on both sides: only the order differs
+  for (int n = 0; n < 3; ++n) {
+    const std::int64_t q = *position_gen(), j = key_gen(q);
+    count_case(claim);
+    for (std::size_t h = 0; h < s.heads; ++h) {
+      auto what = [&] { return spec_label(s, w) + " h=" + std::to_string(h) + " q=" + std::to_string(q) + " j=" + std::to_string(j); };
+      const CheckEvaluator::Emulated e = ev.emulated(h, q, j);
+      emit(claim_sink(claim), s.mlp_sum == FireMlpSum::unfused ? R::bias_emulated_unfused : R::bias_emulated,
+           plan.bias_value_f32(h, q, j), oracle.bias_at(h, q, j), what);
+      const double E = envelope(s, w, h, e, exact_log);
+      const Real re = rf::make_real(static_cast<double>(e.bias), 53);
+      auto in_envelope = [&](float y, const char* order) {
+        if (auto f = check(claim, env, measure(env, y, re, E), y, &re, [&] { return what() + " order=" + order; }))
+          RC_FAIL(*f);
+      };
+      in_envelope(plan_other.bias_value_f32(h, q, j), to_string(other.mlp_sum).data());
+      in_envelope(mlp_in_order(s, w, h, e.x, TestOrder::descending_fma), "fma descending");
+      in_envelope(mlp_in_order(s, w, h, e.x, TestOrder::pairwise), "pairwise");
+      in_envelope(mlp_in_order(s, w, h, e.x, TestOrder::split4_bias_first), "4 partial sums, bias first");
+      in_envelope(mlp_in_order(s, w, h, e.x, TestOrder::fused_first_layer_fma), "fused first Linear");
     }
   }
 }

@@ -54,7 +54,8 @@ std::vector<std::pair<R, BudgetRow>> make_rows() {
               "lib/); RN32(ln u) and RN32(D^p) are the double values rounded where they are farther than 2^-48 "
               "relative from a float32 boundary, binary128 otherwise (a float32 log / pow value within 2^-108 of a "
               "float32 midpoint does not occur for these arguments: the oracle's Ziv loop would disagree). f64 "
-              "outputs hold the float32 number exactly, -0 at d = 0."});
+              "outputs hold the float32 number exactly, -0 at d = 0." +
+              std::string(kCorrectlyRoundedSteps)});
   add(R::bias_identity,
       {.quantity = "exact equalities of the fast path: Toeplitz rows (b(i, j) = b(i+1, j+1)), the same value for a "
                    "(head, d) in every geometry, row, thread count and store path, -0 at d = 0 and above the "

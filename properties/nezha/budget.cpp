@@ -67,7 +67,8 @@ std::vector<std::pair<R, BudgetRow>> make_rows() {
               "(relative error <= 2^-53, lib/src/core/trig.hpp) and rounded once to float: the correctly rounded "
               "float unless the double lies within 2^-53 relative of a float midpoint, where the neighbour may come "
               "out. So 0 (bit-identical) except in such a case, and never more than 1 ulp; a double output holds the "
-              "float exactly."});
+              "float exactly." +
+              std::string(kCorrectlyRoundedSteps)});
   add(R::hf_vs_exact,
       {.quantity = "HF's float32 table vs the exact table: |T_hf - T_exact| / E(r, t)", .dtype = "f32",
        .regime = "hf vs exact", .domain = all,

@@ -11,6 +11,10 @@
 //    S 2^-24 (f32).
 //  * hf / ggml regimes: float32 steps each correctly rounded; the oracle replays the same steps, so the fast
 //    values equal the oracle's bit for bit (bitwise rows).
+//  * roformer regime (HF RoFormer): the float64 numpy table RN64(p / RN64(base^RN64(2k/r))), cos/sin rounded to
+//    double and then to float32, then the hf rotation's float32 steps; each step correctly rounded in the fast path
+//    (binary128 powq; IEEE division; the angle core's double sin/cos settled against float32 boundaries, binary128
+//    otherwise) and in the oracle (MPFR): bitwise rows rope.*.roformer.*.
 #include "rope/budget.hpp"
 
 #include <cmath>
@@ -56,7 +60,20 @@ std::vector<std::pair<R, BudgetRow>> make_rows() {
        .why = "each float32 step (int-to-float, division, pow, reciprocal; ggml: repeated products) is "
               "correctly rounded in both the fast path (binary128 powq rounded once to float32; IEEE float "
               "division and multiplication) and the oracle (MPFR at 256 bits rounded once): the same float32 "
-              "numbers unless a pow result lies within 2^-110 relative of a float32 midpoint."});
+              "numbers unless a pow result lies within 2^-110 relative of a float32 midpoint." +
+              std::string(kCorrectlyRoundedSteps)});
+  add(R::frequency_roformer,
+      {.quantity = "float64 frequency of the roformer regime: the angle of position 1, RN64(1 / w_k), w_k = "
+                   "RN64(base^RN64(2k/r))",
+       .dtype = "f64", .regime = "roformer", .domain = "base in [2, 1e7], rotary_dim <= 512",
+       .metric = {MetricKind::bitwise, DType::f64, 1.0, "bitwise (ulp_f64 distance)"},
+       .bound = 0.0,
+       .why = "w_k: the exponent 2k / r is one correctly rounded double division (Python's int / int), the pow is "
+              "binary128 powq rounded once to double in the fast path and MPFR's correctly rounded pow in the "
+              "oracle; 1 / w_k is an IEEE double division in both: the same doubles unless base^(2k/r) lies within "
+              "2^-110 relative of a double midpoint (numpy's real float64 pow is a libm call within a few ulp: the "
+              "envelope row rope.check.roformer.envelope)." +
+              std::string(kCorrectlyRoundedSteps)});
   add(R::cache_exact_f32,
       {.quantity = "cos / sin cache entry, float32 output", .dtype = "f32", .regime = "exact", .domain = all,
        .metric = {MetricKind::scaled, DType::f32, 1.0, "err_S (S = 1), ulp_f32"},
@@ -109,7 +126,26 @@ std::vector<std::pair<R, BudgetRow>> make_rows() {
               "angle's rounding, within 5.8 * 2^-53 (core/sincos32.hpp), whose interval does not straddle a float32 "
               "rounding boundary, else binary128 cosq/sinq): equal to the oracle's RN32(cos "
               "a32) unless the value lies within ~2^-112 relative of a float32 midpoint. f64 outputs hold the "
-              "float32 number exactly."});
+              "float32 number exactly." +
+              std::string(kCorrectlyRoundedSteps)});
+  add(R::cache_roformer,
+      {.quantity = "cos / sin cache entry of the roformer regime (HF RoFormer's float64 table cast to float32; f32 "
+                   "and f64 outputs)",
+       .dtype = "f32, f64", .regime = "roformer", .domain = all + " (roformer: scaling none, no M-RoPE, no xPos)",
+       .metric = {MetricKind::bitwise, DType::f32, 1.0, "bitwise (ulp_f32 distance)"},
+       .bound = 0.0,
+       .why = "c = RN32(RN64(cos a)), a = RN64(p / w_k) (|a| <= 2^40): the angle is an IEEE double division of the "
+              "exact p by the bitwise-equal w_k (rope.frequency.roformer.bitwise); the angle core's sincos_dd of the "
+              "double a is within 2^-53 + 2^-58 absolute and RN64 moves the real value by at most 2^-54, so "
+              "RN64(cos a) lies within 2^-52 of the double; where no float32 rounding boundary lies within 2^-51 of "
+              "it the float is settled, otherwise binary128 cosq/sinq rounded to double, then to float (the "
+              "oracle: MPFR's correctly rounded cos to double, then to float): equal unless cos a lies within "
+              "~2^-112 relative of a double midpoint. f64 outputs hold the float32 number exactly. Bit for bit "
+              "against correctly rounded float64 steps (numpy's np.power / np.cos / np.sin) and the float32 cast; "
+              "real numpy float64 pow/sin/cos are libm calls 1–4 ulp of double off, which moves a float32 entry "
+              "only where its float64 value lies that close to a float32 rounding boundary (rope.check.roformer."
+              "envelope)." +
+              std::string(kCorrectlyRoundedSteps)});
   add(R::apply_exact_f32,
       {.quantity = "rotated channel R(p)x, float32 data, exact regime", .dtype = "f32", .regime = "exact",
        .domain = all + ", x in float32 with |x| <= 1e4",
@@ -141,7 +177,21 @@ std::vector<std::pair<R, BudgetRow>> make_rows() {
        .bound = 0.0,
        .why = "y_i = RN32(RN32(x_i c) - RN32(x_j s)) with the regime's float32 c, s (bitwise equal to the "
               "oracle's, row rope.cache.emulated.bitwise): IEEE float32 multiply and subtract, no contraction "
-              "(-ffp-contract=off), the same three roundings as the oracle."});
+              "(-ffp-contract=off), the same three roundings as the oracle." +
+              std::string(kCorrectlyRoundedSteps)});
+  add(R::apply_roformer_f32,
+      {.quantity = "rotated channel of the roformer regime (HF RoFormer's apply_rotary_position_embeddings), float32 "
+                   "data",
+       .dtype = "f32", .regime = "roformer", .domain = all + ", x in float32 (roformer: scaling none, no M-RoPE, no xPos)",
+       .metric = {MetricKind::bitwise, DType::f32, 1.0, "bitwise (ulp_f32 distance)"},
+       .bound = 0.0,
+       .why = "RoFormer's q * cos_pos + rotate_every_two(q) * sin_pos in eager float32 PyTorch: three kernels, each "
+              "product and the sum rounded (rotate_every_two negates x_j exactly, so y_i = RN32(RN32(x_i c) - "
+              "RN32(x_j s)), y_j = RN32(RN32(x_j c) + RN32(x_i s))), with the roformer table's float32 c, s "
+              "(bitwise equal to the oracle's, rope.cache.roformer.bitwise); lib/ performs the same three IEEE "
+              "operations (-ffp-contract=off). HF's own rotations (heldout.hf, roformer_d64_apply_*) are bit for bit "
+              "these wherever HF's table entry equals posenc's." +
+              std::string(kCorrectlyRoundedSteps)});
   for (DType t : {DType::bf16, DType::f16}) {
     const std::string ts(to_string(t));
     add(t == DType::bf16 ? R::apply_exact_bf16 : R::apply_exact_f16,
@@ -155,17 +205,18 @@ std::vector<std::pair<R, BudgetRow>> make_rows() {
                 "6.505 * 2^(p-53) < 0.5 + 2^-30."});
   }
   add(R::apply_emulated_half,
-      {.quantity = "rotated channel of the hf and ggml regimes, bf16 and f16 data", .dtype = "bf16, f16",
-       .regime = "hf, ggml", .domain = all + ", x in bf16 / f16",
+      {.quantity = "rotated channel of the hf, ggml and roformer regimes, bf16 and f16 data", .dtype = "bf16, f16",
+       .regime = "hf, ggml, roformer", .domain = all + ", x in bf16 / f16",
        .metric = {MetricKind::bitwise, DType::f32, 1.0, "bitwise (ulp_f32 distance)"},
        .bound = 0.0,
        .why = "the 16-bit values are widened exactly to float32, the float32 steps are those of "
-              "rope.apply.emulated.f32.bitwise, and the float32 result is rounded once to the 16-bit type: "
-              "RN_T of the oracle's float32 steps, bit for bit."});
+              "rope.apply.emulated.f32.bitwise (roformer: rope.apply.roformer.f32.bitwise), and the float32 result "
+              "is rounded once to the 16-bit type: RN_T of the oracle's float32 steps, bit for bit." +
+              std::string(kCorrectlyRoundedSteps)});
   add(R::apply_identity,
       {.quantity = "exact values: R(0)x = x, channels >= rotary_dim untouched, the two layouts related by the "
                    "channel permutation, strided/fused/GQA views equal dense rotations, any thread count",
-       .dtype = "f32, f64", .regime = "exact, hf, ggml", .domain = all,
+       .dtype = "f32, f64", .regime = "exact, hf, ggml, roformer", .domain = all,
        .metric = {MetricKind::bitwise, DType::f64, 1.0, "bitwise (ulp distance in the data type)"},
        .bound = 0.0,
        .why = "cos(0) = 1 and sin(0) = 0 exactly in every regime, so fma(a, 1, -(b*0)) = a; pass-through "
@@ -216,8 +267,8 @@ std::vector<std::pair<R, BudgetRow>> make_rows() {
                 "S_c(k)."});
   }
   add(R::emulated_vs_exact,
-      {.quantity = "HF / ggml float32 cos/sin vs the exact cos/sin(p theta_k) (the long-context deviation)",
-       .dtype = "f32", .regime = "hf, ggml (against exact)", .domain = all,
+      {.quantity = "HF / ggml / RoFormer float32 cos/sin vs the exact cos/sin(p theta_k) (the long-context deviation)",
+       .dtype = "f32", .regime = "hf, ggml, roformer (against exact)", .domain = all,
        .metric = {MetricKind::ratio, DType::f32, 0.0, "|c32 - cos(p theta_k)| / (|a32 - p theta_k| + 2^-25)"},
        .bound = 1.0,
        .why = "c32 = RN32(cos a32): |c32 - cos(p theta)| <= |RN32(cos a32) - cos a32| + |cos a32 - cos(p theta)| "
@@ -225,7 +276,10 @@ std::vector<std::pair<R, BudgetRow>> make_rows() {
               "|a32 - p theta_k| (p |inv32_k - theta_k| plus the angle's rounding, ~ulp_f32(p theta_k)) is what "
               "grows with position; the sweep reports it per position. With an attention factor (hf: c' = "
               "RN32(c32 m32) against m cos(p theta'_k)): |c' - m cos| <= ulp_f32(m32)/2 + |m32 - m| |c32| + m |c32 - "
-              "cos| <= m (|a32 - p theta'| + 2^-25) + |m32 - m| + ulp_f32(m32)/2, the scale of the ratio then."});
+              "cos| <= m (|a32 - p theta'| + 2^-25) + |m32 - m| + ulp_f32(m32)/2, the scale of the ratio then. "
+              "roformer: c = RN32(RN64(cos a64)) of the float64 angle: |c - cos a64| <= 2^-25 + 2^-54 (the float64 "
+              "rounding first), so the scale is |a64 - p theta_k| + 2^-25 + 2^-54 (a64's error is ~p 2^-52 theta_k: "
+              "RoFormer's table is exact to float32 up to p ~ 2^26, where the float32 angles of hf already drift)."});
   add(R::identity_oracle,
       {.quantity = "an identity evaluated on the oracle at 256 bits (score shift invariance, R(a)R(b) = R(a+b), "
                    "norm)",
@@ -287,14 +341,33 @@ std::vector<std::pair<R, BudgetRow>> make_rows() {
                 "that is what the exact column shows. Channels >= rotary_dim are held to the same bound with S = "
                 "|x_c| (the emulation envelope holds them to bit-identity)."});
   }
+  add(R::check_roformer_envelope,
+      {.quantity = "a user's roformer cache entry (HF RoFormer's float32 table) vs posenc's emulation (posenc check "
+                   "rope)",
+       .dtype = "f32 (any type holding float32 numbers)", .regime = "roformer", .domain = "|p| <= 2^40",
+       .metric = {MetricKind::ratio, DType::f32, 0.0,
+                  "|y - e| / E(p, k), E = d + ulp_f32(min(1, |e| + d)), d = da + (A_trig + 1) 2^-53"},
+       .bound = 1.0,
+       .why = "posenc rounds numpy's float64 steps correctly; the real table is built by numpy's float64 pow, sin "
+              "and cos (libm or SVML, not correctly rounded). With allowances A_pow, A_trig (here ulps of float64, "
+              "default 2 each): the real divisor w' is within (A_pow + 1/2) ulp_f64 of base^(2k/r), so p / w' is "
+              "within (A_pow + 1) 2^-52 |a| (1 + 2^-20) of p / w_k, and the two float64 angles (each rounded once) "
+              "within da = (A_pow + 1) 2^-52 |a| (1 + 2^-20) + ulp_f64(|a| (1 + 2^-40)); cos is 1-Lipschitz and "
+              "the real cos within A_trig ulp_f64 <= A_trig 2^-53 of cos(a'), posenc's float64 value within 2^-54 "
+              "of cos a: the two float64 values within d = da + (A_trig + 1) 2^-53; the float32 cast moves each by "
+              "at most half an ulp_f32 of its result: E = d + ulp_f32(min(1, |e| + d)) (likewise sin). Up to p ~ "
+              "2^20 that is one float32 neighbour on either side, which a libm flips only where the float64 value "
+              "lies within a few ulp_f64 of a float32 rounding boundary; a different table (another base, the "
+              "float32 angle of hf, a transposed [cos | sin]) is off by far more."});
   add(R::check_rotated_envelope,
-      {.quantity = "a user's hf / ggml rotated tensor vs posenc's emulation (posenc check rope --x)",
-       .dtype = "f16, bf16, f32 (f64 data holding float32 numbers)", .regime = "hf, ggml", .domain = "|p| <= 2^40",
+      {.quantity = "a user's hf / ggml / roformer rotated tensor vs posenc's emulation (posenc check rope --x)",
+       .dtype = "f16, bf16, f32 (f64 data holding float32 numbers)", .regime = "hf, ggml, roformer",
+       .domain = "|p| <= 2^40",
        .metric = {MetricKind::ratio, DType::f32, 0.0, "|y - e| / E_y, E_y the envelope of the channel"},
        .bound = 1.0,
        .why = "e = RN32(RN32(x_a c_e) -+ RN32(x_b s_e)), posenc's emulation with its correctly rounded float32 "
-              "c_e, s_e. The user's c_u, s_u lie within the cache envelope E_c, E_s of them (rope.check.envelope, "
-              "same allowances) and may be rounded to the data's type T (HF casts cos/sin to the model's dtype): "
+              "c_e, s_e. The user's c_u, s_u lie within the cache envelope E_c, E_s of them (rope.check.envelope; "
+              "roformer: rope.check.roformer.envelope; same allowances) and may be rounded to the data's type T (HF casts cos/sin to the model's dtype): "
               "+ ulp_T(|c_e| + E_c). Each of the user's two products and one sum, and each of e's, moves its value "
               "by <= 0.5 ulp of its result (in T; float32 for f32 and f64 data); with |x_a c| <= A = |x_a| (1 + "
               "E_c), |x_b s| <= B = |x_b| (1 + E_s), |y| <= A + B, and a whole ulp per rounding (a result may sit "
@@ -320,7 +393,8 @@ double scores_error_scale(DType t, std::size_t d, double sum_sq_sk) {
   return (2 * a + a * a + gamma * (1 + a) * (1 + a)) * sum_sq_sk * (1 + 1e-12) + std::ldexp(1.0, -1000);
 }
 double attention_scale(double m) { return m <= 1.0 ? 1.0 : std::ldexp(1.0, std::ilogb(m) + (m == std::ldexp(1.0, std::ilogb(m)) ? 0 : 1)); }
-double emulated_vs_exact_scale(double angle_error, double m, double m32) {
+double emulated_vs_exact_scale(double angle_error, double m, double m32, bool roformer) {
+  if (roformer) return angle_error + std::ldexp(1.0, -25) + std::ldexp(1.0, -54);
   if (m == 1.0 && m32 == 1.0f) return angle_error + std::ldexp(1.0, -25);
   const double ulp_m32 = std::ldexp(1.0, std::ilogb(m32) - 23);
   return m * (angle_error + std::ldexp(1.0, -25)) + std::fabs(m32 - m) + ulp_m32 / 2;

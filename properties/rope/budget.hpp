@@ -41,7 +41,11 @@ namespace posenc::test {
   X(check_rotated_exact_bf16, "rope.check.rotated.exact.bf16")     \
   X(check_rotated_exact_f32, "rope.check.rotated.exact.f32")       \
   X(check_rotated_exact_f64, "rope.check.rotated.exact.f64")       \
-  X(check_rotated_envelope, "rope.check.rotated.envelope")
+  X(check_rotated_envelope, "rope.check.rotated.envelope")        \
+  X(frequency_roformer, "rope.frequency.roformer.bitwise")          \
+  X(cache_roformer, "rope.cache.roformer.bitwise")                  \
+  X(apply_roformer_f32, "rope.apply.roformer.f32.bitwise")          \
+  X(check_roformer_envelope, "rope.check.roformer.envelope")
 
 POSENC_BUDGET_KEYS(RopeRow, "rope", POSENC_ROPE_ROWS)
 
@@ -56,8 +60,8 @@ double score_error_scale(double q_l1, double k_l1);
 double scores_error_scale(DType, std::size_t head_dim, double sum_sq_sk);
 // Per-case scale of the emulated-vs-exact row: |a32 - p theta_k| + 2^-25, a32 the regime's float32 angle; with
 // an attention factor (exact m, the regime's float32 m32 != 1): m (|a32 - p theta'_k| + 2^-25) + |m32 - m| +
-// ulp_f32(m32) / 2.
-double emulated_vs_exact_scale(double angle_error, double m = 1.0, double m32 = 1.0);
+// ulp_f32(m32) / 2. roformer (its float64 angle a64, cos rounded to double before float32): + 2^-54.
+double emulated_vs_exact_scale(double angle_error, double m = 1.0, double m32 = 1.0, bool roformer = false);
 // The scale S = M of a cache entry times the attention factor m: the least power of two >= max(1, m) (1 without m).
 double attention_scale(double m);
 // Bounds of a rotation in units of ulp(S), S = |x_i| + |x_j| (rows apply.exact.*, compose, kshift); with an

@@ -3,12 +3,14 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <limits>
 #include <cmath>
 #include <sstream>
 
 #include "posenc/error.hpp"
 #include "posenc/reference/rope.hpp"
 #include "posenc/spec_json.hpp"
+#include "support/parallel_cases.hpp"
 #include "rope/budget.hpp"
 
 namespace posenc::test::rope {
@@ -24,6 +26,24 @@ double ulp32(double x) {
   std::frexp(x, &e);  // x = m 2^e, m in [0.5, 1)
   return std::ldexp(1.0, e - 24);
 }
+
+double ulp64(double x) {
+  x = std::fabs(x);
+  if (x < 0x1p-1022) return 0x1p-1074;
+  int e = 0;
+  std::frexp(x, &e);
+  return std::ldexp(1.0, e - 53);
+}
+
+// The envelope row of a regime's cache entries and how its allowances read.
+RopeRow cache_envelope_row(const RopeSpec& s) {
+  return s.regime == RopeRegime::roformer ? RopeRow::check_roformer_envelope : RopeRow::check_envelope;
+}
+std::string emulated_name(const RopeSpec& s) {
+  if (s.regime == RopeRegime::roformer) return "emulated (roformer: float64 table cast to float32, float32 rotation)";
+  return std::string("emulated (") + std::string(to_string(s.regime)) + " float32 steps)";
+}
+const char* libm_type(const RopeSpec& s) { return s.regime == RopeRegime::roformer ? "float64" : "float32"; }
 
 }  // namespace
 
@@ -57,6 +77,14 @@ namespace {
 // The envelope of the entry before xPos' scale (the body of envelope()).
 double envelope_unscaled(const RopeSpec& s, std::span<const double> f32, std::int64_t p, std::size_t k, double e,
                          const EnvelopeAllowance& a, double m32) {
+  if (s.regime == RopeRegime::roformer) {
+    // numpy's float64 pow and cos/sin A_pow, A_trig ulps of double off (row rope.check.roformer.envelope):
+    // f32[k] = RN64(1 / w_k), so |a| = |p| f32[k] within 2^-52 relative.
+    const double angle = std::fabs(static_cast<double>(p)) * f32[k] * (1 + 0x1p-50);
+    const double da = angle * (a.pow_ulps + 1) * 0x1p-52 * (1 + 0x1p-20) + ulp64(angle * (1 + 0x1p-40));
+    const double d = da + (a.trig_ulps + 1) * 0x1p-53;
+    return d + ulp32(std::min(1.0, std::fabs(e) + d) * (1 + 0x1p-20));
+  }
   const double p32 = static_cast<float>(p);
   double da = 0.0;
   // hf under yarn or longrope: e = RN32(c32 m32); the allowance is that of c32, scaled by m32, plus a flip of the product.
@@ -169,8 +197,8 @@ CheckReport check_cache(const RopeSpec& spec, const CacheInput& in, const Envelo
   // as S = 1 holds |cos| <= 1 (rows rope.check.exact.*); hf entries RN32(c32 m32) (the envelope's m32).
   // xPos: m x_{p,k} in place of m, per entry (S = the least power of two >= max(1, m x)).
   const double m_exact = RopePlan(exact_spec).attention_factor(), m32 = attention32(spec);
-  const BudgetRow& env_row = budget(RopeRow::check_envelope);
-  const std::string emu_name = std::string("emulated (") + std::string(to_string(spec.regime)) + " float32 steps)";
+  const BudgetRow& env_row = budget(cache_envelope_row(spec));
+  const std::string emu_name = emulated_name(spec);
 
   CheckReport rep;
   rep.scheme = "rope";
@@ -196,8 +224,7 @@ CheckReport check_cache(const RopeSpec& spec, const CacheInput& in, const Envelo
   const int nt = threads > 0 ? std::min(threads, omp_get_num_procs()) : omp_get_max_threads();
   std::vector<std::vector<CheckAccumulator>> local(static_cast<std::size_t>(std::max(nt, 1)), rep.references);
   const auto count = static_cast<std::int64_t>(n);
-#pragma omp parallel for num_threads(nt) schedule(dynamic, 4)
-  for (std::int64_t ii = 0; ii < count; ++ii) {
+  parallel_cases(nt, count, 4, [&](std::int64_t ii) {
     auto& acc = local[static_cast<std::size_t>(omp_get_thread_num())];
     const auto i = static_cast<std::size_t>(ii);
     for (std::size_t k = 0; k < h; ++k) {
@@ -218,17 +245,19 @@ CheckReport check_cache(const RopeSpec& spec, const CacheInput& in, const Envelo
         }
       }
     }
-  }
+  });
   rep.merge_threads(local);
   std::ostringstream o;
   if (emu) {
     rep.held_to = 1;
     o << "The spec's regime is " << to_string(spec.regime)
       << ": every entry must lie within the emulation envelope of posenc's correctly rounded emulation of those "
-         "float32 steps, allowing a float32 pow within "
-      << allowance.pow_ulps << " ulp and cos/sin within " << allowance.trig_ulps
+      << (spec.regime == RopeRegime::roformer ? "float64 steps and the float32 cast" : "float32 steps")
+      << ", allowing a " << libm_type(spec) << " pow within " << allowance.pow_ulps << " ulp and cos/sin within "
+      << allowance.trig_ulps
       << " ulp of correctly rounded. The exact column shows how far the cache is from the mathematics (it grows "
-         "with position: the float32 angle).";
+         "with position: the "
+      << (spec.regime == RopeRegime::roformer ? "float64" : "float32") << " angle).";
   } else {
     rep.held_to = 0;
     o << "The spec's regime is exact: every entry must be within the budget row's bound of the real cos/sin "
@@ -303,7 +332,7 @@ CheckReport check_rotated(const RopeSpec& spec, const RotatedInput& in, const En
   const rf::RopeOracle emulated_plain(without_xpos(spec), kCheckBits);  // xPos: cos/sin before the scale X
   const bool xpos = spec.xpos != RopeXpos::none;
   const std::vector<double> f32 = emu ? rope_frequencies(spec) : std::vector<double>{};
-  const std::string emu_name = std::string("emulated (") + std::string(to_string(spec.regime)) + " float32 steps)";
+  const std::string emu_name = emulated_name(spec);
 
   CheckReport rep;
   rep.scheme = "rope";
@@ -320,8 +349,7 @@ CheckReport check_rotated(const RopeSpec& spec, const RotatedInput& in, const En
   const int nt = threads > 0 ? std::min(threads, omp_get_num_procs()) : omp_get_max_threads();
   std::vector<std::vector<CheckAccumulator>> local(static_cast<std::size_t>(std::max(nt, 1)), rep.references);
   const auto count = static_cast<std::int64_t>(vectors);
-#pragma omp parallel for num_threads(nt) schedule(dynamic, 4)
-  for (std::int64_t vi = 0; vi < count; ++vi) {
+  parallel_cases(nt, count, 4, [&](std::int64_t vi) {
     auto& acc = local[static_cast<std::size_t>(omp_get_thread_num())];
     const auto v = static_cast<std::size_t>(vi), tok = v / in.heads;
     const std::span<const double> x = in.x.subspan(v * d, d), y = in.y.subspan(v * d, d);
@@ -335,7 +363,9 @@ CheckReport check_rotated(const RopeSpec& spec, const RotatedInput& in, const En
     for (std::size_t k = 0; k < h; ++k) {
       const std::size_t a = first_channel(spec, k), b = second_channel(spec, k);
       const std::int64_t p = pos[rf::rope_mrope_axis(spec, k)];
-      const double S = std::fabs(x[a]) + std::fabs(x[b]);
+      // S = |x_a| + |x_b|; a pair of zeros must rotate to zeros: the least positive scale makes any other value
+      // an error of astronomically many units, and zeros an error of 0 (a zero scale is no metric)
+      const double S = std::max(std::fabs(x[a]) + std::fabs(x[b]), std::numeric_limits<double>::denorm_min());
       // xPos: the pair's scale x_{p,k} (exact) and X (the emulated float32 one); cos/sin before it
       const double xs = xpos ? static_cast<double>(exact.xpos_scale(p, k)) : 1.0;
       const double X = xpos && emu ? static_cast<double>(emulated.xpos_scale(p, k)) : 1.0;
@@ -350,18 +380,18 @@ CheckReport check_rotated(const RopeSpec& spec, const RotatedInput& in, const En
       }
     }
     for (std::size_t c = r; c < d; ++c) {  // pass-through channels
-      acc[0].add(p0, c, y[c], ex[c], std::fabs(x[c]));
+      acc[0].add(p0, c, y[c], ex[c], std::max(std::fabs(x[c]), std::numeric_limits<double>::denorm_min()));
       if (emu) acc[1].add(p0, c, y[c], em[c], 0.0);  // E = 0: bit for bit
     }
-  }
+  });
   rep.merge_threads(local);
   std::ostringstream o;
   if (emu) {
     rep.held_to = 1;
     o << "The spec's regime is " << to_string(spec.regime)
       << ": every channel must lie within the envelope of posenc's correctly rounded emulation of those float32 "
-         "steps (x_a c -+ x_b s), allowing cos/sin within the cache envelope (a float32 pow within "
-      << allowance.pow_ulps << " ulp, cos/sin within " << allowance.trig_ulps
+         "rotation steps (x_a c -+ x_b s), allowing cos/sin within the cache envelope (a "
+      << libm_type(spec) << " pow within " << allowance.pow_ulps << " ulp, cos/sin within " << allowance.trig_ulps
       << " ulp of correctly rounded) and every product and sum rounded in the data's type; channels >= rotary_dim "
          "must be x's, bit for bit. The exact column shows how far the tensor is from the mathematics.";
   } else {

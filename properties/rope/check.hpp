@@ -16,16 +16,19 @@
 
 namespace posenc::test::rope {
 
-// How far a real implementation's float32 steps may be from correctly rounded ones (ulps of float32).
-//   pow_ulps:  torch's float32 pow / C powf (HF inv_freq, ggml theta_scale);
-//   trig_ulps: float32 cos / sin of the float32 angle (glibc cosf/sinf ~1, vectorised torch/Eigen ~2).
+// How far a real implementation's steps may be from correctly rounded ones (ulps of float32; roformer: ulps of
+// float64, numpy's np.power / np.cos / np.sin before the float32 cast).
+//   pow_ulps:  torch's float32 pow / C powf (HF inv_freq, ggml theta_scale); roformer: numpy's float64 pow;
+//   trig_ulps: float32 cos / sin of the float32 angle (glibc cosf/sinf ~1, vectorised torch/Eigen ~2); roformer:
+//              float64 cos / sin of the float64 angle.
 struct EnvelopeAllowance {
   double pow_ulps = 2.0;
   double trig_ulps = 2.0;
 };
 
-// The envelope E(p, k) of the regime's float32 cos/sin at position p, pair k (hf and ggml regimes): an upper bound
-// of |real implementation - posenc's emulation| given the allowance; derivation in budget.cpp (rope.check.envelope).
+// The envelope E(p, k) of the regime's float32 cos/sin at position p, pair k (hf, ggml and roformer regimes): an upper
+// bound of |real implementation - posenc's emulation| given the allowance; derivation in budget.cpp
+// (rope.check.envelope; roformer: rope.check.roformer.envelope, frequencies32 then the float64 angles of p = 1).
 // m32: the float32 attention factor the hf regime multiplies cos and sin by (RN32(RopePlan::attention_factor());
 // 1 for every other scaling and regime); emulated_value is the product.
 // xPos (hf): X is torchscale's float32 scale of the entry (RopeOracle::xpos_scale) and emulated_value the entry
@@ -47,12 +50,13 @@ struct CacheInput {
   nlohmann::ordered_json describe;      // file, shape, ... (copied into the report)
 };
 
-// Every entry against the exact value (row rope.check.exact.<stored>) and, for the hf and ggml regimes, against
-// posenc's emulation within the envelope (row rope.check.envelope); the verdict is held to the spec's regime.
+// Every entry against the exact value (row rope.check.exact.<stored>) and, for the hf, ggml and roformer regimes,
+// against posenc's emulation within the envelope (row rope.check.envelope, rope.check.roformer.envelope); the verdict
+// is held to the spec's regime.
 // Throws posenc::Error naming the shape or positions when they disagree with the spec and form.
 CheckReport check_cache(const RopeSpec&, const CacheInput&, const EnvelopeAllowance& = {}, int threads = 0);
 
-// The envelope E_y of a rotated channel of the hf and ggml regimes (row rope.check.rotated.envelope): a real
+// The envelope E_y of a rotated channel of the hf, ggml and roformer regimes (row rope.check.rotated.envelope): a real
 // implementation of the regime's float32 steps lies within E_y of posenc's emulation, given the emulated cos/sin
 // (ce, se) of pair k at p, the pair's inputs x_a, x_b and the type the data is stored in (16-bit data: HF casts
 // cos/sin to it and rounds each product and the sum in it). Both channels of the pair share it.
@@ -72,7 +76,7 @@ struct RotatedInput {
 };
 
 // Every channel of y against the exact rotation (row rope.check.rotated.exact.<stored>, err_S with S = |x_a| +
-// |x_b| of its pair) and, for the hf and ggml regimes, against posenc's emulation within the channel's envelope
+// |x_b| of its pair) and, for the hf, ggml and roformer regimes, against posenc's emulation within the channel's envelope
 // (row rope.check.rotated.envelope; x must then hold float32 numbers, as those implementations rotate). Channels
 // >= rotary_dim must be x's. Throws posenc::Error naming "x", "y" or "positions" when they disagree with the spec.
 CheckReport check_rotated(const RopeSpec&, const RotatedInput&, const EnvelopeAllowance& = {}, int threads = 0);

@@ -1,6 +1,7 @@
 #include "rope/measure.hpp"
 
 #include <cmath>
+#include <limits>
 #include <numeric>
 #include <sstream>
 
@@ -14,6 +15,7 @@ namespace rf = posenc::reference;
 using R = RopeRow;
 
 bool emulated(const RopeSpec& s) { return s.regime != RopeRegime::exact; }
+bool roformer(const RopeSpec& s) { return s.regime == RopeRegime::roformer; }
 
 std::vector<std::size_t> all_pairs(const RopeSpec& s) {
   std::vector<std::size_t> v(pair_count(s));
@@ -26,10 +28,12 @@ std::vector<std::size_t> all_pairs(const RopeSpec& s) {
 std::string spec_label(const RopeSpec& s) { return "spec=" + to_json(s).dump(); }
 
 double pair_scale(const RopeSpec& s, std::span<const double> head, std::size_t c) {
-  if (c >= s.rotary_dim) return std::fabs(head[c]);
+  // a zero pair (or zero pass-through channel) must stay zero: the least positive scale, not 0 (no metric)
+  constexpr double kTiny = std::numeric_limits<double>::denorm_min();
+  if (c >= s.rotary_dim) return std::max(std::fabs(head[c]), kTiny);
   const std::size_t h = pair_count(s);
   const std::size_t k = s.layout == Layout::interleaved ? c / 2 : (c < h ? c : c - h);
-  return std::fabs(head[first_channel(s, k)]) + std::fabs(head[second_channel(s, k)]);
+  return std::max(std::fabs(head[first_channel(s, k)]) + std::fabs(head[second_channel(s, k)]), kTiny);
 }
 
 void measure_frequencies(const RopeSpec& s, const Sink& sink) {
@@ -38,7 +42,8 @@ void measure_frequencies(const RopeSpec& s, const Sink& sink) {
   const std::span<const double> f = plan.frequencies();
   for (std::size_t k = 0; k < f.size(); ++k) {
     auto what = [&] { return spec_label(s) + " k=" + std::to_string(k); };
-    if (emulated(s)) emit(sink, R::frequency_emulated, f[k], o.angle(1, k), what);
+    if (roformer(s)) emit(sink, R::frequency_roformer, f[k], o.angle(1, k), what);
+    else if (emulated(s)) emit(sink, R::frequency_emulated, f[k], o.angle(1, k), what);
     else emit(sink, R::frequency_exact_f64, f[k], rf::rope_theta(s, k), what);
   }
   // The attention factor (1 unless yarn or longrope): exact regime against the real m, hf against HF's double steps.
@@ -98,8 +103,9 @@ void measure_cache(const RopeSpec& s, std::span<const std::int64_t> positions, c
                    " k=" + std::to_string(k) + (want_sin ? " sin" : " cos");
           };
           if (emulated(s)) {
-            emit(sink, R::cache_emulated, c32[f][j], ref, what);
-            emit(sink, R::cache_emulated, c64[f][j], ref, what);
+            const R row = roformer(s) ? R::cache_roformer : R::cache_emulated;
+            emit(sink, row, c32[f][j], ref, what);
+            emit(sink, row, c64[f][j], ref, what);
           } else if (attention) {
             emit(sink, R::cache_exact_f32_attention, c32[f][j], ref, what, entry_scale(p, k));
             emit(sink, R::cache_exact_f64_attention, c64[f][j], ref, what, entry_scale(p, k));
@@ -119,7 +125,7 @@ void measure_cache(const RopeSpec& s, std::span<const std::int64_t> positions, c
           const Real angle_err = abs(o.angle(p, k) - ex.angle(p, k));
           emit(sink, R::emulated_vs_exact, c64[0][at(0, i, k, want_sin)], exact,
                [&] { return spec_label(s) + " p=" + std::to_string(p) + " k=" + std::to_string(k); },
-               emulated_vs_exact_scale(static_cast<double>(angle_err), m_exact, m32));
+               emulated_vs_exact_scale(static_cast<double>(angle_err), m_exact, m32, roformer(s)));
         }
       }
     }
@@ -176,7 +182,7 @@ void measure_apply(const RopeSpec& s, std::span<const std::int64_t> positions, s
         continue;
       }
       if (emu) {
-        emit(sink, R::apply_emulated_f32, y32[t * d + c], r32[c], what);
+        emit(sink, roformer(s) ? R::apply_roformer_f32 : R::apply_emulated_f32, y32[t * d + c], r32[c], what);
         // The oracle's float32 steps on the widened 16-bit values, rounded once to the 16-bit type.
         emit(sink, R::apply_emulated_half, vb, rf::make_real(to_double(to_bf16(static_cast<double>(rb[c]))), 64u), what);
         emit(sink, R::apply_emulated_half, vh, rf::make_real(to_double(to_f16(static_cast<double>(rh[c]))), 64u), what);

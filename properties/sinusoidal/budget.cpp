@@ -61,7 +61,8 @@ std::vector<std::pair<R, BudgetRow>> make_rows() {
      .bound = 0.0,
      .why = "Both the fast path and the oracle replay the same float32 steps (RN32 products, correctly rounded "
                "float32 exp); exp in binary128 rounded once equals RN32(exp) unless exp lies within 2^-108 of a "
-               "float32 midpoint. Equality is the claim."});
+               "float32 midpoint. Equality is the claim." +
+              std::string(kCorrectlyRoundedSteps)});
 
   add(R::table_exact_f64_scaled, {.quantity = "table entry",
      .dtype = "f64",
@@ -106,7 +107,8 @@ std::vector<std::pair<R, BudgetRow>> make_rows() {
                "for |p| < 2^24 and angles < 2^22 the angle core's (sin, cos)(p omega32) corrected by d = angle32 - p "
                "omega32, within 5.8 * 2^-53, interval +-2^-50; elsewhere a double-double reduction within 2^-53 + "
                "2^-58, interval +-2^-52; if neither settles, binary128 sinq/cosq): |y - r| <= 0.5 ulp_f32(r) <= 2^-25 "
-               "= 0.25 ulp_f32(1)."});
+               "= 0.25 ulp_f32(1)." +
+              std::string(kCorrectlyRoundedSteps)});
   add(R::table_emulated_f64_scaled, {.quantity = "table entry vs sin/cos of the emulated float32 angle (double output holds the float32 number)",
      .dtype = "f64",
      .regime = "emulated",

@@ -10,6 +10,7 @@
 #include "posenc/error.hpp"
 #include "posenc/sinusoidal.hpp"
 #include "posenc/spec_json.hpp"
+#include "support/parallel_cases.hpp"
 #include "sinusoidal/budget.hpp"
 
 namespace posenc::test::sinusoidal {
@@ -56,8 +57,7 @@ CheckReport check_table(const SinusoidalSpec& spec, const TableInput& in, const 
   const int nt = threads > 0 ? std::min(threads, omp_get_num_procs()) : omp_get_max_threads();
   std::vector<std::vector<CheckAccumulator>> local(static_cast<std::size_t>(std::max(nt, 1)), rep.references);
   const std::int64_t rows = static_cast<std::int64_t>(in.rows);
-#pragma omp parallel for num_threads(nt) schedule(dynamic, 4)
-  for (std::int64_t r = 0; r < rows; ++r) {
+  parallel_cases(nt, rows, 4, [&](std::int64_t r) {
     auto& acc = local[static_cast<std::size_t>(omp_get_thread_num())];
     const std::int64_t p = in.positions[static_cast<std::size_t>(r)];
     for (std::size_t c = 0; c < in.cols; ++c) {
@@ -65,7 +65,7 @@ CheckReport check_table(const SinusoidalSpec& spec, const TableInput& in, const 
       acc[0].add(p, c, y, oracle.exact(p, c));
       acc[1].add(p, c, y, oracle.emulated(p, c), oracle.envelope(p, c, allowance));
     }
-  }
+  });
   rep.merge_threads(local);
   if (spec.regime == Regime::emulated) {
     rep.held_to = 1;

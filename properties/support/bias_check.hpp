@@ -17,6 +17,7 @@
 #include "posenc/alibi_spec.hpp"  // check_alibi_lengths: the lengths every bias scheme accepts
 #include "posenc/error.hpp"
 #include "support/check_report.hpp"
+#include "support/parallel_cases.hpp"
 
 namespace posenc::test {
 
@@ -64,8 +65,7 @@ void scan_bias_tensor(CheckReport& rep, const BiasTensorInput& in, int threads, 
   std::vector<std::uint64_t> masked(static_cast<std::size_t>(std::max(nt, 1)), 0);
   std::vector<std::vector<std::size_t>> keys(static_cast<std::size_t>(std::max(nt, 1)), std::vector<std::size_t>(Lk));
   const auto rows = static_cast<std::int64_t>(in.heads * Lq);
-#pragma omp parallel for num_threads(nt) schedule(dynamic, 1)
-  for (std::int64_t ri = 0; ri < rows; ++ri) {
+  parallel_cases(nt, rows, 1, [&](std::int64_t ri) {
     const auto t = static_cast<std::size_t>(omp_get_thread_num());
     const auto h = static_cast<std::size_t>(ri) / Lq, i = static_cast<std::size_t>(ri) % Lq;
     const std::size_t qi = Lk - Lq + i;
@@ -78,7 +78,7 @@ void scan_bias_tensor(CheckReport& rep, const BiasTensorInput& in, int threads, 
         keys[t][n++] = j;
     }
     row(local[t], h, i, qi, std::span<const std::size_t>(keys[t].data(), n));
-  }
+  });
   rep.merge_threads(local);
   std::uint64_t nm = 0;
   for (auto m : masked) nm += m;

@@ -85,6 +85,14 @@ concept BudgetKey = requires(K k) {
     static constexpr std::string_view id(Enum k) { return ids[static_cast<std::size_t>(k)]; } \
   };
 
+// What "bit for bit" in an emulated regime's rows rests on (DESIGN.md §2): appended to the why of every row that
+// holds an emulation to its oracle's steps, so each such claim says what it is against and what real code does.
+inline constexpr std::string_view kCorrectlyRoundedSteps =
+    " Bit for bit against correctly rounded float32 steps; real torch 1.13 float32 pow/exp/sin/cos and glibc's cosf "
+    "differ by 1–4 ulp in 2–16 % of entries (one 1-ulp pow at dynamic-NTK seq_len 8192 became 829 ulp of a cos at "
+    "p 8191); `posenc check` admits real implementations through the stated envelope, which is how a user tells a "
+    "different libm from a wrong convention.";
+
 // ---- the table --------------------------------------------------------------------------------------------
 
 std::span<const BudgetRow> budget_rows();

@@ -41,7 +41,8 @@ std::vector<std::pair<R, BudgetRow>> make_rows() {
        .bound = 0.0,
        .why = "every float32 step correctly rounded in both the fast path (IEEE float ops, rn32_log) and the oracle "
               "(MPFR at 24 bits), then the same truncation: the same integer unless ln x lies within 2^-108 "
-              "relative of a float32 midpoint (the oracle's Ziv loop would then disagree)."});
+              "relative of a float32 midpoint (the oracle's Ziv loop would then disagree)." +
+              std::string(kCorrectlyRoundedSteps)});
   add(R::bias_identity,
       {.quantity = "bias entry = table[bucket][head] rounded once to the output type; masked entries -inf",
        .dtype = "f32, f64", .regime = "exact, hf", .domain = all,

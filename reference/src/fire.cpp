@@ -304,7 +304,10 @@ Real FireOracle::cramming_bias_of(std::size_t h, std::int64_t q, std::int64_t j)
   for (std::size_t k = 0; k < width; ++k) {
     const Real hk = rn32_add(rn_mul(F, x, f32(w1_32_[k]), kEmu), f32(b1_32_[k]));
     const Real& r = mpfr_sgn(raw(hk)) > 0 ? hk : zero;  // max(h_k, +0)
-    acc = rn32_fma(r, f32(w2_32_[h * width + k]), acc);
+    if (spec_.mlp_sum == FireMlpSum::unfused)
+      acc = rn32_add(acc, rn_mul(F, r, f32(w2_32_[h * width + k]), kEmu));  // the product rounded, then the sum
+    else
+      acc = rn32_fma(r, f32(w2_32_[h * width + k]), acc);
   }
   return rn32_add(acc, f32(b2_32_[h]));
 }

@@ -588,6 +588,15 @@ Real rn64_sub(const Real& a, const Real& b) {
   return rn(D, t, kEmu);
 }
 
+// HF RoFormer's float64 divisor of pair k (RoFormerSinusoidalPositionalEmbedding.create_weight, transformers@0166003b
+// models/roformer/modeling_roformer.py: `pos / np.power(10000, 2 * (j // 2) / dim)` for columns j = 2k and 2k + 1):
+// w_k = RN64(pow(RN64(base), RN64(2k / r))), the exponent a Python int / int (true division, correctly rounded), the
+// power numpy's float64 pow (here correctly rounded); dim = r.
+Real roformer_divisor64(const RopeSpec& s, std::size_t k) {
+  const Real e = rn_div(D, py_int(static_cast<std::int64_t>(2 * k)), py_int(static_cast<std::int64_t>(s.rotary_dim)), kEmu);
+  return rn_pow(D, py(s.base), e, kEmu);
+}
+
 // HF's float32 exponent e_k = RN32(RN32(2k) / RN32(r)) and the pieces of the default formula for a float32 base
 // that may be +inf (an overflowed dynamic base: inf^0 = 1, inf^e = inf for e > 0, 1/inf = 0, as IEEE/torch).
 Real hf_exponent32(const RopeSpec& s, std::size_t k) {
@@ -1157,9 +1166,11 @@ Real rope_emulated_frequency(const RopeSpec& s, std::size_t k, unsigned bits) {
   switch (s.regime) {
     case RopeRegime::hf: return with_bits(HfFrequencies(s)(k), bits);
     case RopeRegime::ggml: return with_bits(ggml_theta_scale32(s), bits);
+    case RopeRegime::roformer: return with_bits(roformer_divisor64(s, k), bits);
     case RopeRegime::exact: break;
   }
-  throw Error(kWhere, "regime", std::string(to_string(s.regime)), "hf | ggml (the regimes with float32 frequencies)");
+  throw Error(kWhere, "regime", std::string(to_string(s.regime)),
+              "hf | ggml | roformer (the regimes with emulated frequencies)");
 }
 
 double rope_hf_attention_factor(const RopeSpec& s) {
@@ -1223,6 +1234,9 @@ RopeOracle::RopeOracle(const RopeSpec& spec, unsigned bits)
     for (std::size_t k = 0; k < h; ++k) inv32_.push_back(inv(k));
     Real m32 = rn32(py(hf_attention64(spec_)));  // cos * self.attention_scaling: the Python float meets float32
     if (mpfr_cmp_ui(raw(m32), 1) != 0) m32_ = std::move(m32);
+  } else if (spec_.regime == RopeRegime::roformer) {
+    w64_.reserve(h);
+    for (std::size_t k = 0; k < h; ++k) w64_.push_back(roformer_divisor64(spec_, k));
   } else if (spec_.regime == RopeRegime::ggml) {
     scale32_ = ggml_theta_scale32(spec_);
     if (spec_.scaling == RopeScaling::linear || spec_.scaling == RopeScaling::yarn) fs32_ = ggml_freq_scale32(spec_);
@@ -1281,7 +1295,8 @@ Real RopeOracle::attention_factor() const {
   switch (spec_.regime) {
     case RopeRegime::exact: return with_bits(m_, bits_);
     case RopeRegime::hf:
-    case RopeRegime::ggml: return m32_ ? with_bits(*m32_, bits_) : make_real(1, bits_);
+    case RopeRegime::ggml:
+    case RopeRegime::roformer: return m32_ ? with_bits(*m32_, bits_) : make_real(1, bits_);
   }
   return make_real(1, bits_);
 }
@@ -1309,6 +1324,8 @@ Real RopeOracle::ggml_angle(const Real& t, std::size_t k) const {
 }
 
 Real RopeOracle::emulated_angle(std::int64_t p, std::size_t k) const {
+  // roformer: position_enc = pos / w_k in float64 numpy (a Python int, exact for |p| <= 2^40, over a float64)
+  if (spec_.regime == RopeRegime::roformer) return rn_div(D, py_int(p), w64_[k], kEmu);
   const Real p32 = f32_of_int(p);
   if (spec_.regime == RopeRegime::hf) return rn_mul(F, p32, inv32_[k], kEmu);
   Real t = p32;
@@ -1320,6 +1337,10 @@ void RopeOracle::emulated_angles(std::int64_t p, std::vector<Real>& out) const {
   const std::size_t h = half_of(spec_);
   out.clear();
   out.reserve(h);
+  if (spec_.regime == RopeRegime::roformer) {
+    for (std::size_t k = 0; k < h; ++k) out.push_back(rn_div(D, py_int(p), w64_[k], kEmu));
+    return;
+  }
   const Real p32 = f32_of_int(p);
   if (spec_.regime == RopeRegime::hf) {
     for (std::size_t k = 0; k < h; ++k) out.push_back(rn_mul(F, p32, inv32_[k], kEmu));
@@ -1404,13 +1425,14 @@ Real RopeOracle::exact_sin(std::int64_t p, std::size_t k) const {
 // rope.hpp; X may be +-inf, 0 * inf = NaN as in torch);
 // ggml: rope_yarn's cosf(theta) * mscale, sinf(theta) * mscale: mscale = attn_factor = 1 (exact) for none and
 // linear, M for yarn (rope.hpp), one rounded product like hf's.
+// roformer: np.cos of the float64 angle (RN64), then torch.FloatTensor's cast (RN32): two roundings.
 Real RopeOracle::emulated_cos(const Real& angle32, const std::optional<Real>& x32) const {
-  Real c = rn_cos(F, angle32, kEmu);
+  Real c = spec_.regime == RopeRegime::roformer ? rn32(rn_cos(D, angle32, kEmu)) : rn_cos(F, angle32, kEmu);
   if (m32_) c = rn_mul(F, c, *m32_, kEmu);
   return x32 ? rn_mul(F, c, *x32, kEmu) : c;
 }
 Real RopeOracle::emulated_sin(const Real& angle32, const std::optional<Real>& x32) const {
-  Real s = rn_sin(F, angle32, kEmu);
+  Real s = spec_.regime == RopeRegime::roformer ? rn32(rn_sin(D, angle32, kEmu)) : rn_sin(F, angle32, kEmu);
   if (m32_) s = rn_mul(F, s, *m32_, kEmu);
   return x32 ? rn_mul(F, s, *x32, kEmu) : s;
 }

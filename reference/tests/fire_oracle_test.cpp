@@ -749,6 +749,12 @@ TEST(FireOracleCramming, LiteralFusedAccumulation) {
   // b2 is added after the accumulation: RN32(-2^-24 + 1) = 1 - 2^-24 exactly
   const FireWeights w1{0.1, 1.0, 512.0, {3.0, -5.0}, {r, r}, {r, -r}, {1.0}};
   EXPECT_TRUE(holds(oracle(w1, 1e-6, FireRegime::cramming, 24).bias_at(0, 7, 7), 1.0 - 0x1p-24));
+  // mlp_sum unfused: each product rounded first, RN32(r W2) = +-(1 + 2^-11) (the tie 1 + 2^-11 + 2^-24 to even), so
+  // acc = RN32((1 + 2^-11) - (1 + 2^-11)) = +0 and b = RN32(+0 + b2): +0, and 1 with b2 = 1
+  FireSpec un = make_spec(1, 2, 1e-6, FireRegime::cramming);
+  un.mlp_sum = posenc::FireMlpSum::unfused;
+  for (unsigned bits : {24u, 256u}) EXPECT_TRUE(positive_zero(FireOracle(un, w, bits).bias_at(0, 7, 7)));
+  EXPECT_TRUE(holds(FireOracle(un, w1, 24).bias_at(0, 7, 7), 1.0));
 }
 
 // The weights are rounded to float32 first: b2 = 1 + 2^-30 -> 1; c = 1 + 2^-30 -> 1 (the x of c = 1).

@@ -665,6 +665,79 @@ RC_GTEST_PROP(RopeOracleEmulated, GgmlMatchesPlainFloatArithmetic, ()) {
   RC_ASSERT(holds(y[ch.second], yj));
 }
 
+// HF RoFormer's table with plain C double arithmetic (Python's int / int, numpy's pow, the division and np.cos / np.sin
+// are the C double operations; pow, cos and sin used only where verified correctly rounded), then the float32 cast
+// and the float32 rotation.
+Real hp_pow64(double x, double y) {
+  Real r = make_real(300);
+  mpfr_pow(raw(r), raw(make_real(x, 64)), raw(make_real(y, 64)), MPFR_RNDN);
+  return r;
+}
+Real hp_trig64(double x, bool sine) {
+  Real r = make_real(300);
+  if (sine) mpfr_sin(raw(r), raw(make_real(x, 64)), MPFR_RNDN);
+  else mpfr_cos(raw(r), raw(make_real(x, 64)), MPFR_RNDN);
+  return r;
+}
+bool is_rn64_of(double d, const Real& y) { return round_to_double(y) == d; }
+
+RC_GTEST_PROP(RopeOracleEmulated, RoformerMatchesPlainDoubleArithmetic, ()) {
+  RopeSpec s = *genSpec(false);
+  s.regime = RopeRegime::roformer;
+  const RopeOracle o(s);
+  const std::size_t k = *rc::gen::inRange<std::size_t>(0, s.rotary_dim / 2);
+  const std::int64_t p = *genPosition();
+  volatile double e = static_cast<double>(2 * k) / static_cast<double>(s.rotary_dim);
+  const double w = std::pow(s.base, static_cast<double>(e));
+  RC_PRE(is_rn64_of(w, hp_pow64(s.base, e)));
+  RC_ASSERT(holds(rope_emulated_frequency(s, k), w));
+  volatile double a = static_cast<double>(p) / w;
+  RC_LOG() << posenc::describe(s) << " k=" << k << " p=" << p << std::hexfloat << " w=" << w << " a=" << a << "\n";
+  RC_ASSERT(holds(o.angle(p, k), a));
+  const double sd = std::sin(static_cast<double>(a)), cd = std::cos(static_cast<double>(a));
+  const bool ok = is_rn64_of(sd, hp_trig64(a, true)) && is_rn64_of(cd, hp_trig64(a, false));
+  RC_CLASSIFY(!ok, "libm sin/cos not correctly rounded here (rest skipped)");
+  if (!ok) return;
+  const float sv = static_cast<float>(sd), cv = static_cast<float>(cd);  // torch.FloatTensor(np.sin(...))
+  RC_ASSERT(holds(o.sin(p, k), sv));
+  RC_ASSERT(holds(o.cos(p, k), cv));
+  const auto x = *genVector(s, true);
+  const auto ch = rope_pair_channels(s, k);
+  float yi = 0, yj = 0;
+  plain_rotate(static_cast<float>(x[ch.first]), static_cast<float>(x[ch.second]), cv, sv, yi, yj);
+  RC_ASSERT(holds(o.rotate_channel(p, x, ch.first), yi));
+  RC_ASSERT(holds(o.rotate_channel(p, x, ch.second), yj));
+  plain_rotate(static_cast<float>(x[ch.first]), static_cast<float>(x[ch.second]), cv, -sv, yi, yj);
+  RC_ASSERT(holds(o.rotate_channel(p, x, ch.first, true), yi));
+  RC_ASSERT(holds(o.rotate_channel(p, x, ch.second, true), yj));
+}
+
+// RoFormer's values at d = 64 as HF transformers 5.17 computed them (properties/heldout/data/hf/roformer_d64_table.npy,
+// numpy 2.5.2 float64 then float32; entries whose real value lies >= 0.009 ulp_f32 from a float32 rounding boundary,
+// 2^20 times any float64 libm's error, so every libm gives them): the float64 angle p / 10000^(2k/64) and its cos/sin rounded twice.
+TEST(RopeOracleEmulated, RoformerLiteralValuesFromHfTable) {
+  const RopeSpec s = make_spec(Layout::interleaved, RopeRegime::roformer, 64, 64, 10000.0);
+  const RopeOracle o(s);
+  struct Step {
+    std::int64_t p;
+    std::size_t k;
+    double cos, sin;
+  };
+  const Step steps[] = {
+      {1, 0, 0x1.14a28p-1, 0x1.aed548p-1},
+      {255, 1, -0x1.d4b824p-1, 0x1.9c0cb6p-2},
+      {48039, 5, 0x1.d1fd6cp-1, 0x1.a84072p-2},
+      {131072, 31, 0x1.96d1d4p-3, -0x1.f5ccp-1},
+  };
+  for (const Step& st : steps) {
+    EXPECT_TRUE(holds(o.cos(st.p, st.k), st.cos)) << st.p << " " << st.k << " " << show(o.cos(st.p, st.k));
+    EXPECT_TRUE(holds(o.sin(st.p, st.k), st.sin)) << st.p << " " << st.k << " " << show(o.sin(st.p, st.k));
+  }
+  // pair 0 turns by p itself (w_0 = 1): the float64 angle is p exactly, even where float32 would round it
+  EXPECT_TRUE(holds(o.angle((std::int64_t{1} << 40) - 1, 0), static_cast<double>((std::int64_t{1} << 40) - 1)));
+  EXPECT_TRUE(holds(o.angle(1, 32 - 1), 1.0 / std::pow(10000.0, 62.0 / 64.0)));
+}
+
 // Literal float32 values for base 10000, r = 128, derived independently with Python's decimal/fractions
 // (pow as exp(ln(b) * e) at 200 digits, cos/sin by Machin pi + Taylor series, RN32 by exact rational rounding).
 TEST(RopeOracleEmulated, LiteralFloat32ValuesForBase10000AndR128) {

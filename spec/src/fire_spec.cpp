@@ -17,7 +17,9 @@ constexpr FireSpec kCramming{.heads = 12, .mlp_width = 32, .eps = 1e-6, .regime 
 constexpr FireSpec kExact{.heads = 12, .mlp_width = 32, .eps = 1e-6, .regime = FireRegime::exact};
 
 constexpr std::array<Preset<FireSpec>, 2> kPresets{{
-    {"fire", "MLP(ln(|c d| + 1) / (ln(|c max(q, |L_mult init_L|)| + 1) + 1e-6)), width 32, float32 steps (eval mode)",
+    {"fire",
+     "MLP(ln(|c d| + 1) / (ln(|c max(q, |L_mult init_L|)| + 1) + 1e-6)), width 32, float32 steps (eval mode), the second "
+     "Linear summed as BLAS FMA kernels do (--mlp-sum unfused: kernels without FMA)",
      "mcleish7/arithmetic cramming/architectures/embeddings.py FIRE.forward",
      "mcleish7/arithmetic@55af9d5e3d9b2265ae7638b4f2936c9a70538cc4", kCramming},
     {"fire-exact", "the same function in exact arithmetic, each bias rounded once",

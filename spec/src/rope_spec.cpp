@@ -16,7 +16,7 @@ constexpr std::string_view kWhere = "rope";
 constexpr RopeSpec kHfLlama{.layout = Layout::halves, .regime = RopeRegime::hf, .head_dim = 128, .rotary_dim = 128};
 constexpr RopeSpec kGptNeox{.layout = Layout::halves, .regime = RopeRegime::hf, .head_dim = 96, .rotary_dim = 24};
 constexpr RopeSpec kGptJ{.layout = Layout::interleaved, .regime = RopeRegime::hf, .head_dim = 256, .rotary_dim = 64};
-constexpr RopeSpec kRoformer{.layout = Layout::interleaved, .regime = RopeRegime::exact, .head_dim = 64, .rotary_dim = 64};
+constexpr RopeSpec kRoformer{.layout = Layout::interleaved, .regime = RopeRegime::roformer, .head_dim = 64, .rotary_dim = 64};
 constexpr RopeSpec kMetaLlama{.layout = Layout::interleaved, .regime = RopeRegime::hf, .head_dim = 128, .rotary_dim = 128};
 constexpr RopeSpec kGgmlNormal{.layout = Layout::interleaved, .regime = RopeRegime::ggml, .head_dim = 128, .rotary_dim = 128};
 constexpr RopeSpec kGgmlNeox{.layout = Layout::halves, .regime = RopeRegime::ggml, .head_dim = 128, .rotary_dim = 128};
@@ -32,10 +32,11 @@ constexpr std::array<Preset<RopeSpec>, 7> kPresets{{
      "HF gptj/modeling_gptj.py create_sinusoidal_positions + rotate_every_two/apply_rotary_pos_emb",
      "huggingface/transformers@cb6cd7e984c1482cfcf62aeb3b2921bfeca71e95", kGptJ},
     {"roformer",
-     "interleaved pairs, full rotary, base 10000; sin/cos from the float64 Marian table cast to float32 (= the exact "
-     "cache); the float32 rotation rounds twice more (within the hf envelope)",
-     "HF roformer/modeling_roformer.py RoFormerSinusoidalPositionalEmbedding + apply_rotary_position_embeddings",
-     "huggingface/transformers@189e82c53b3fc05782f7819fc8da0bb2a3b316e9", kRoformer},
+     "interleaved pairs, full rotary, base 10000; sin/cos from the float64 numpy table p / 10000^(2k/d) cast to "
+     "float32, rotated with float32 products and sum (regime roformer)",
+     "HF roformer/modeling_roformer.py RoFormerSinusoidalPositionalEmbedding.create_weight + "
+     "RoFormerSelfAttention.apply_rotary_position_embeddings",
+     "huggingface/transformers@0166003b4b47ff1c08ed0cd1f88494b4af345c25", kRoformer},
     {"meta-llama", "interleaved pairs via view_as_complex, full rotary, base 10000, float32 freqs and torch.polar",
      "meta-llama/llama llama/model.py precompute_freqs_cis + apply_rotary_emb",
      "meta-llama/llama@0504cf440a50aab815cadccd10a46e7ba70ff344", kMetaLlama},

@@ -9,8 +9,13 @@
 // Values. The bias of head h for a query at position q and a key at position j (d = |q - j|):
 //   cramming:              the float32 steps of fire_spec.hpp, each correctly rounded (ln evaluated in double and
 //                          rounded to float32, re-evaluated in binary128 when the double lies within 2^-48 relative
-//                          of a float32 rounding boundary; the float32 products, sums, quotient and the fused
-//                          accumulation are IEEE operations); a double output holds the same float32 values.
+//                          of a float32 rounding boundary; the float32 products, sums, quotient and the second
+//                          Linear's accumulation in the spec's mlp_sum order, fused (std::fma) or each product and
+//                          sum rounded, are IEEE operations); a double output holds the same float32 values. Bit for
+//                          bit against correctly rounded float32 steps in that one order (budget rows
+//                          fire.bias.emulated.bitwise, fire.bias.emulated.unfused.bitwise); PyTorch's addmm sums in
+//                          its BLAS kernel's order and its float32 log is Sleef's: a real run lies within the
+//                          envelope of budget row fire.check.envelope (any order), which `posenc check fire` applies.
 //   exact, double output:  x in double (log1p twice, one quotient: relative error < 2^-49), then the MLP in double
 //                          with fused multiply-adds: |out - b| <= (w + 16) 2^-53 S, S = |b2| + sum_k |W2[h][k]|
 //                          (|W1[k]| x + |b1[k]|) (budget row fire.bias.exact.f64; not correctly rounded where the sum

@@ -10,7 +10,13 @@
 //          ~4.5 * 2^-53 absolute in double, then rounded once to the output type;
 //   hf, ggml: the float32 angle of the named implementation, then cos and sin of that float32 angle correctly
 //          rounded to float32 (a double result that is not provably on one side of a float32 rounding boundary
-//          is recomputed in binary128).
+//          is recomputed in binary128);
+//   roformer: HF RoFormer's float64 numpy table: the double angle RN64(p / w_k), w_k = RN64(base^RN64(2k/r)), its
+//          cos and sin correctly rounded to double and then to float32 (two roundings, as np.cos then
+//          torch.FloatTensor; the angle core's double sin/cos settles them, binary128 near a float32 boundary).
+//   Emulated values are bit for bit the oracle's correctly rounded steps (budget rows rope.cache.emulated.bitwise,
+//   rope.cache.roformer.bitwise); real implementations' libm calls are not correctly rounded, so a real cache lies
+//   within the envelope of rows rope.check.envelope / rope.check.roformer.envelope instead (posenc check rope).
 // Under a scaling (RopeSpec::scaling; definitions in posenc/rope_spec.hpp) theta'_k replaces theta_k: exact regime,
 // the real theta'_k (from binary128, within ~2^-100 relative) through the same angle core, and cos, sin times the
 // real attention factor m (YaRN; the product formed in double, then rounded once: budget rows rope.*.attention);
@@ -39,9 +45,9 @@
 // applies R(-p) = R(p)^T. shift(x, delta) rotates every token by delta: llama.cpp's K-shift of cached keys, as
 // one rotation by delta (not an un-rotation and re-rotation). Channels >= rotary_dim are never written.
 //   Arithmetic: exact regime, y = x_i c - x_j s in double with c, s of the exact regime (one fma, one product),
-//   rounded once to T; hf/ggml regimes, T arithmetic with the regime's float32 c and s, two products and one
-//   sum each rounded (as PyTorch and ggml's C evaluate them; the library is built with -ffp-contract=off so the
-//   compiler does not fuse them).
+//   rounded once to T; hf/ggml/roformer regimes, T arithmetic with the regime's float32 c and s, two products and
+//   one sum each rounded (as eager PyTorch and ggml's C evaluate them; the library is built with -ffp-contract=off
+//   so the compiler does not fuse them).
 //   Accuracy contract: budget rows rope.* (properties/rope/budget.hpp).
 //
 // Every function validates what it is given (spec, positions, view shapes and strides against the buffer's
@@ -99,7 +105,8 @@ class RopePlan {
   const RopeSpec& spec() const noexcept;
 
   // theta_k (k < h) as the fast path uses them: exact regime, the real theta_k rounded to double; hf, the
-  // float32 inv_freq; ggml, the float32 theta_k of position 1 (scale^k accumulated by repeated multiplication).
+  // float32 inv_freq; ggml, the float32 theta_k of position 1 (scale^k accumulated by repeated multiplication);
+  // roformer, the float64 angle of position 1, RN64(1 / w_k).
   std::span<const double> frequencies() const noexcept;
   // The attention factor m that multiplies cos and sin (1 unless scaling is yarn or longrope; scores then scale
   // by m^2):

@@ -47,11 +47,21 @@
 //               x     = RN32(l / RN32(n + e32))
 //               h_k   = RN32(RN32(x W1[k]) + b1[k])            (torch Linear(1, w): a K = 1 gemm onto the bias)
 //               r_k   = max(h_k, +0)
-//               acc   = 0; for k = 0..w-1 ascending: acc = RN32(r_k W2[h][k] + acc)   (one rounding: fused)
+//               the second Linear in the order mlp_sum names (FireMlpSum):
+//                 fma      acc = +0; for k = 0..w-1 ascending: acc = RN32(r_k W2[h][k] + acc)   (one rounding: fused)
+//                 unfused  acc = +0; for k = 0..w-1 ascending: acc = RN32(acc + RN32(r_k W2[h][k]))   (two roundings)
 //               b_h   = RN32(acc + b2[h])
-//             This fixes one order for the second Linear (a BLAS kernel's fused accumulation, then the bias added as
-//             beta = 1 C); real BLAS kernels and torch's float32 log differ: the envelope a real run falls in is
-//             stated per quantity in the budget table (fire.check.envelope), and `posenc check fire` uses it.
+//             In PyTorch both Linears are addmm on the BLAS (the bias copied into C, then C += A B with beta = 1), so
+//             the order of the second one's sum is the BLAS kernel's, not the model's. Measured with Debian's
+//             PyTorch 1.13 on OpenBLAS 0.3.21 (properties/heldout/generate_fire.py, data/fire/; four shapes, 3-12
+//             heads, width 7-64): the Sandybridge kernel (AVX, no FMA) computes exactly `unfused`; the Haswell kernel
+//             (FMA) computes `fma` on 99.96-100 % of entries (18 of 49152 in the 12-head shape differ: its tiles sum
+//             some outputs in another order); Prescott's SSE3 kernel neither (it splits the sum). SkylakeX, Zen and
+//             Nehalem were not measured. The first Linear (K = 1) is RN32(RN32(x W1) + b1)
+//             on every one of them. Each order is bit for bit against correctly rounded float32 steps (DESIGN.md
+//             §2); real kernels in other orders and torch's float32 log (Sleef, not correctly rounded) land in the
+//             envelope stated per quantity in the budget table (fire.check.envelope: any order, with or without
+//             FMA, gamma_{w+1} sum |W2 r| per side), and `posenc check fire` uses it.
 // Not modelled: training mode (randomized positions), fp16/bf16 runs, a learned eps.
 #pragma once
 
@@ -68,12 +78,26 @@
 namespace posenc {
 
 enum class FireRegime { exact, cramming };
+// The order of the cramming regime's second Linear (fire_spec.hpp, "cramming"): a BLAS kernel's choice.
+enum class FireMlpSum { fma, unfused };
 
 template <>
 struct EnumTraits<FireRegime> {
   static constexpr std::array<EnumValue<FireRegime>, 2> values{{
       {FireRegime::exact, "exact", "the mathematics with the weights as given, rounded once"},
       {FireRegime::cramming, "cramming", "the reference's float32 steps (mcleish7/arithmetic FIRE, eval mode)"},
+  }};
+};
+
+template <>
+struct EnumTraits<FireMlpSum> {
+  static constexpr std::array<EnumValue<FireMlpSum>, 2> values{{
+      {FireMlpSum::fma, "fma",
+       "acc = fma(r_k, W2[h][k], acc) over k ascending from +0, then + b2 (most outputs of OpenBLAS's FMA kernels: "
+       "Haswell agreed on 99.96-100 % of held-out entries, its tiles order a few otherwise)"},
+      {FireMlpSum::unfused, "unfused",
+       "acc = acc + RN32(r_k W2[h][k]) over k ascending from +0, then + b2 (OpenBLAS without FMA: Sandybridge, "
+       "Nehalem; a plain loop)"},
   }};
 };
 
@@ -105,6 +129,7 @@ struct FireSpec {
   std::size_t mlp_width = 32;
   double eps = 1e-6;
   FireRegime regime = FireRegime::exact;
+  FireMlpSum mlp_sum = FireMlpSum::fma;  // cramming: the second Linear's summation order
   using Weights = FireWeights;  // what a plan takes with the spec
 
   friend bool operator==(const FireSpec&, const FireSpec&) = default;
@@ -138,7 +163,18 @@ struct SpecTraits<FireSpec> {
             },
             +[](const S&) { return Range<double>{1e-7, 1e-3}; }),
       field("regime", "--regime", &S::regime, "exact (the mathematics) or the reference's float32 steps",
-            "CONVENTIONS.md §2.15; DESIGN.md §2 (emulation: each float32 step correctly rounded)"));
+            "CONVENTIONS.md §2.15; DESIGN.md §2 (emulation: each float32 step correctly rounded)"),
+      field("mlp_sum", "--mlp-sum", &S::mlp_sum,
+            "cramming: the second Linear's float32 summation order, fma (an FMA chain over k, then + b2: BLAS kernels "
+            "with FMA) or unfused (each product rounded, then added: BLAS kernels without FMA)",
+            "PyTorch addmm on OpenBLAS 0.3.21 (properties/heldout/generate_fire.py: the Sandybridge kernel unfused "
+            "bit for bit; Haswell's fma on 99.96-100 % of entries)",
+            +[](const S& s) {
+              return s.regime == FireRegime::cramming
+                         ? Choice{}
+                         : Choice{enum_bit(FireMlpSum::fma),
+                                  "only with --regime cramming (the exact regime has no float32 order)"};
+            }));
 
   static std::span<const Preset<S>> presets();
 };

@@ -19,6 +19,19 @@
 //   RopeRegime::ggml (ggml-cpu ops.cpp rope_f32, rope_yarn with ext_factor 0, freq_scale 1, attn_factor 1):
 //     scale = RN32(pow(RN32(base), RN32(-2 / RN32(r))));  t_0 = RN32(p), t_{k+1} = RN32(t_k * scale);
 //     c = RN32(cos t_k), s = RN32(sin t_k);  the rotation as in hf.
+//   RopeRegime::roformer (HF RoFormer; roformer/modeling_roformer.py, huggingface/transformers@0166003b4b47 and
+//     @189e82c53b3f: RoFormerSinusoidalPositionalEmbedding.create_weight / _init_weight builds the table in float64
+//     numpy, `pos / np.power(10000, 2 * (j // 2) / dim)`, np.sin / np.cos of it, then torch.FloatTensor casts it to
+//     float32; RoFormerSelfAttention.apply_rotary_position_embeddings rotates in eager float32 PyTorch,
+//     `q * cos_pos + rotate_every_two(q) * sin_pos` with rotate_every_two(q) = [-q1, q0, -q3, q2, ...]):
+//     w_k = RN64(pow(RN64(base), RN64(2k / r)));  a = RN64(p / w_k)   (Python ints and float64 numpy; dim = r);
+//     c = RN32(RN64(cos a)), s = RN32(RN64(sin a))   (the float64 value, then the float32 cast: two roundings);
+//     y_i = RN32(RN32(x_i c) + RN32(-x_j s)) = RN32(RN32(x_i c) - RN32(x_j s)), y_j = RN32(RN32(x_j c) + RN32(x_i s))
+//     (each product and the sum its own eager PyTorch kernel: no FMA), the hf rotation on this table. Interleaved
+//     pairs, full rotary and base 10000 are RoFormer's (preset roformer); the regime takes any layout, rotary_dim
+//     and base, and no scaling, M-RoPE or xPos (RoFormer has none). Its real numpy pow / sin / cos are float64 libm
+//     calls within a few ulp of double, so the float32 table differs from this emulation only where a value lies
+//     that close to a float32 rounding boundary: the envelope row rope.check.roformer.envelope.
 // Context extension (RopeSpec::scaling; CONVENTIONS.md §2.11, HF modeling_rope_utils). theta'_k replaces theta_k,
 // and cos, sin are multiplied by the attention factor m (1 unless yarn or longrope). Exact regime, in real arithmetic:
 //   linear   theta'_k = theta_k / s                                    (s = factor; = positions divided by s)
@@ -76,9 +89,10 @@
 //   RN32(0.4 r)) / RN32(1.4 r)), e = RN32(RN32(p - c) / RN32(scale_base)), x = RN32(pow(zeta32_k, e)) (keys:
 //   RN32(1 / x)), entries RN32(c32 x), RN32(s32 x). ggml has no xPos. Frequencies, scaling, layout and regime are
 //   those of the spec (HF computes cos/sin per axis with the same inv_freq, then selects per pair).
-// Real libm/torch pow, sin and cos are not correctly rounded, and compilers may contract a*b - c*d into an
-// FMA: the envelope a real implementation falls in is stated per quantity in the budget table
-// (properties/rope/budget.hpp), and `posenc check rope` uses it.
+// Every emulated regime is bit for bit against correctly rounded steps (DESIGN.md §2). Real libm/torch/numpy pow,
+// sin and cos are not correctly rounded, and compilers may contract a*b - c*d into an FMA: the envelope a real
+// implementation falls in is stated per quantity in the budget table (properties/rope/budget.hpp), and `posenc check
+// rope` uses it.
 #pragma once
 
 #include <algorithm>
@@ -96,7 +110,7 @@
 
 namespace posenc {
 
-enum class RopeRegime { exact, hf, ggml };
+enum class RopeRegime { exact, hf, ggml, roformer };
 
 // Context-extension scalings (CONVENTIONS.md §2.11; HF modeling_rope_utils ROPE_INIT_FUNCTIONS). Each changes the
 // frequencies theta_k -> theta'_k and may multiply cos and sin by an attention factor m (so scores scale by m^2).
@@ -110,10 +124,12 @@ enum class RopeXpos { none, query, key };
 
 template <>
 struct EnumTraits<RopeRegime> {
-  static constexpr std::array<EnumValue<RopeRegime>, 3> values{{
+  static constexpr std::array<EnumValue<RopeRegime>, 4> values{{
       {RopeRegime::exact, "exact", "the mathematics: every output rounded once"},
       {RopeRegime::hf, "hf", "HF/PyTorch float32 steps: inv_freq = 1/base^(2k/r), angle = p * inv_freq"},
       {RopeRegime::ggml, "ggml", "ggml float32 steps: theta_k by repeated multiplication with base^(-2/r)"},
+      {RopeRegime::roformer, "roformer",
+       "HF RoFormer: the float64 numpy table p / base^(2k/r), sin/cos cast to float32, then float32 products and sum"},
   }};
 };
 
@@ -195,7 +211,7 @@ struct SpecTraits<RopeSpec> {
   static constexpr std::string_view scheme = "rope";
   static constexpr std::string_view summary =
       "rotary position embedding R(p) x (Su et al. 2021): pairs rotated by p * base^(-2k/r), interleaved "
-      "(GPT-J, ggml NORMAL) or half-split (GPT-NeoX, HF Llama), partial rotary, exact or HF/ggml float32";
+      "(GPT-J, ggml NORMAL) or half-split (GPT-NeoX, HF Llama), partial rotary, exact or HF/ggml/RoFormer float32";
 
   // An integer used by some scalings only: [lo, hi] when used, else exactly 0.
   static constexpr Range<std::int64_t> only_when(bool used, std::int64_t lo, std::int64_t hi, std::string_view why) {
@@ -244,7 +260,9 @@ struct SpecTraits<RopeSpec> {
       field("layout", "--layout", &S::layout,
             "which channels form pair k: interleaved (2k, 2k+1) or halves (k, k + r/2)", "CONVENTIONS.md §2.10, §3 item 2"),
       field("regime", "--regime", &S::regime,
-            "exact (the mathematics) or the float32 steps of HF/PyTorch or ggml", "CONVENTIONS.md §2.10, §3 item 10"),
+            "exact (the mathematics) or the float32 steps of HF/PyTorch, ggml or HF RoFormer (float64 table, float32 "
+            "rotation)",
+            "CONVENTIONS.md §2.10, §3 item 10; HF roformer/modeling_roformer.py (transformers@0166003b4b47)"),
       field("head_dim", "--head-dim", &S::head_dim, "channels of one head vector", "HF config head_dim",
             +[](const S&) { return Range<std::size_t>{2, kRopeMaxHeadDim}; },
             +[](const S&) { return Range<std::size_t>{2, 512}; }),
@@ -271,6 +289,8 @@ struct SpecTraits<RopeSpec> {
               if (s.regime == RopeRegime::ggml)
                 return Choice{enum_bit(RopeScaling::none) | enum_bit(RopeScaling::linear) | enum_bit(RopeScaling::yarn),
                               "the ggml regime models freq_scale (linear) and llama.cpp's YaRN"};
+              if (s.regime == RopeRegime::roformer)
+                return Choice{enum_bit(RopeScaling::none), "RoFormer's float64 table has no context extension"};
               return s.rotary_dim >= 4 ? Choice{} : Choice{~(enum_bit(RopeScaling::ntk) | enum_bit(RopeScaling::dynamic)),
                                                            "ntk and dynamic need rotary_dim >= 4 (exponent r/(r-2))"};
             }),
@@ -382,7 +402,12 @@ struct SpecTraits<RopeSpec> {
       field("mrope", "--mrope", &S::mrope,
             "multimodal RoPE: none, or three positions (t, h, w) per token with pairs in sections (Qwen2-VL) or "
             "interleaved (Qwen3-VL)",
-            "CONVENTIONS.md §2.16 (Qwen2-VL M-RoPE, ggml MROPE / IMROPE)"),
+            "CONVENTIONS.md §2.16 (Qwen2-VL M-RoPE, ggml MROPE / IMROPE)",
+            +[](const S& s) {
+              return s.regime == RopeRegime::roformer
+                         ? Choice{enum_bit(RopeMrope::none), "RoFormer has one position per token"}
+                         : Choice{};
+            }),
       field("mrope_section", "--mrope-section", &S::mrope_section,
             "M-RoPE: how many pairs take the t, h and w positions (HF mrope_section, e.g. [16,24,24] for head_dim 128)",
             "CONVENTIONS.md §2.16 (Qwen2-VL rope_scaling mrope_section)",
@@ -397,6 +422,7 @@ struct SpecTraits<RopeSpec> {
             "CONVENTIONS.md §2.12 (torchscale XPOS, downscale for keys)",
             +[](const S& s) {
               if (s.regime == RopeRegime::ggml) return Choice{enum_bit(RopeXpos::none), "ggml has no xPos"};
+              if (s.regime == RopeRegime::roformer) return Choice{enum_bit(RopeXpos::none), "RoFormer has no xPos"};
               if (s.scaling == RopeScaling::yarn || s.scaling == RopeScaling::longrope)
                 return Choice{enum_bit(RopeXpos::none),
                               "no implementation combines xPos with an attention factor (yarn, longrope)"};

@@ -49,7 +49,8 @@
 //     thr = |RN32(Lm32 iL32)|; Q = q, J = j (exact in float32 below 2^24), D = Q - J, N = max(Q, thr)
 //     l = RN32(ln(RN32(|RN32(c32 D)| + 1))),  n = RN32(ln(RN32(|RN32(c32 N)| + 1))),  x = RN32(l / RN32(n + e32))
 //     h_k = RN32(RN32(x W1[k]) + b1[k])   (two roundings),  r_k = max(h_k, +0)
-//     acc = +0; for k = 0..w-1: acc = RN32(r_k W2[h][k] + acc)   (one rounding: fused multiply-add)
+//     mlp_sum fma:     acc = +0; for k = 0..w-1: acc = RN32(r_k W2[h][k] + acc)   (one rounding: fused multiply-add)
+//     mlp_sum unfused: acc = +0; for k = 0..w-1: acc = RN32(acc + RN32(r_k W2[h][k]))   (two roundings)
 //     b_h = RN32(acc + b2[h])
 //   Results are binary32 numbers held exactly in a Real of `bits` bits (bits >= 24 holds every binary32 number).
 //   Every step stays finite for the validated weights (|v| <= 1e6, eps >= 1e-12, positions < 2^24).

@@ -71,6 +71,14 @@
 //                                            a = t_k,  t_0 = RN32(p),  t_{j+1} = RN32(t_j * scale);
 //                                            linear: a = RN32(fs * t_k), fs = RN32(1 / RN32(s))
 //                                            yarn: llama.cpp's YaRN (below)
+//   roformer (HF RoFormer, transformers@0166003b4b47ff1c08ed0cd1f88494b4af345c25 models/roformer/modeling_roformer.py
+//            RoFormerSinusoidalPositionalEmbedding.create_weight: the float64 numpy table; unchanged from
+//            @189e82c53b3fc05782f7819fc8da0bb2a3b316e9 _init_weight):
+//                                            w_k = RN64(pow(RN64(base), RN64(2k / r))),  a = RN64(p / w_k)
+//                                            c = RN32(RN64(cos a)), s = RN32(RN64(sin a))   (np.cos, then the
+//                                            float32 cast); angle() returns the float64 a; the rotation below
+//                                            (apply_rotary_position_embeddings: q * cos_pos + rotate_every_two(q) *
+//                                            sin_pos, eager float32 kernels); scaling none, no M-RoPE, no xPos.
 //   both: c = RN32(RN32(cos a) * M), s = RN32(RN32(sin a) * M) with M = RN32(m_hf) (hf) or ggml's mscale (ggml
 //         yarn; 1 for ggml none/linear, and then c = RN32(cos a) exactly);
 //         y_i = RN32(RN32(x_i c) - RN32(x_j s)), y_j = RN32(RN32(x_j c) + RN32(x_i s)).
@@ -323,7 +331,8 @@ RopeLlama3Band rope_hf_llama3_band(const RopeSpec&, std::size_t k);
 //   rope_ggml_theta_scale:  scale = RN32(pow(RN32(base), RN32(-2 / RN32(r)))), the per-step multiplier
 //   rope_ggml_freq_scale:   fs = RN32(1 / RN32(s)) for scaling linear and yarn, 1 for none (Error naming "scaling"
 //                           for the others: not modelled)
-// rope_emulated_frequency(spec, k) is the one of spec.regime: hf -> inv'_k; ggml -> scale for every k (ggml has
+// rope_emulated_frequency(spec, k) is the one of spec.regime: hf -> inv'_k; roformer -> the float64 divisor w_k;
+// ggml -> scale for every k (ggml has
 // no per-pair frequency of its own: its angle t_k depends on p through the recurrence); exact -> Error naming
 // "regime".
 Real rope_hf_inv_freq(const RopeSpec&, std::size_t k, unsigned bits = kDefaultBits);
@@ -460,6 +469,7 @@ class RopeOracle {
   Real m_;                     // the exact attention factor at w_ bits
   bool m_is_one_ = true;       // m_ == 1 exactly (then cos/sin are formed without the product)
   std::vector<Real> inv32_;    // hf: inv'_k (float32 values, 64-bit Reals); empty otherwise
+  std::vector<Real> w64_;      // roformer: the float64 divisors w_k (64-bit Reals); empty otherwise
   std::optional<Real> m32_;    // hf: RN32(m_hf), ggml yarn: mscale M, when it is not 1
   std::optional<Real> scale32_;  // ggml: the float32 multiplier
   std::optional<Real> fs32_;     // ggml linear, yarn: freq_scale
