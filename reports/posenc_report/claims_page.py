@@ -130,6 +130,37 @@ def _consistency(ctx, claims: list) -> list:
     return notes
 
 
+def _emulation_section(claims: list, budget: list) -> str:
+    """Which claims are bit for bit against correctly rounded steps, and which rows' envelopes admit real code.
+
+    From the budget rows themselves: a bitwise row whose analysis says it holds against correctly rounded steps
+    (support/budget.hpp kCorrectlyRoundedSteps), and the rows of `posenc check` whose quantity is an envelope."""
+    exact_steps = [r for r in budget if "bitwise" in str(r.get("id", ""))
+                   and "correctly rounded float32 steps" in str(r.get("why") or "")]
+    envelopes = [r for r in budget if ".check." in str(r.get("id", "")) and "envelope" in str(r.get("id", ""))]
+    if not exact_steps and not envelopes:
+        return ""
+    users = defaultdict(list)
+    for c in claims:
+        if c.get("budget_row"):
+            users[c["budget_row"]].append(str(c.get("id")))
+    def item(r):
+        ids = sorted(set(users.get(r.get("id"), [])))
+        return (f"- {md.icode(r.get('id'))}: {md.cell(r.get('quantity'))}"
+                + (f" (claims {', '.join(map(md.icode, ids))})" if ids else ""))
+    text = ("An emulated regime reproduces the named implementation's float32 steps with each step correctly "
+            "rounded, so its bit-for-bit claims hold against those steps, not against a particular libm or BLAS: "
+            "real float32 pow/exp/sin/cos (torch 1.13, glibc's cosf) are 1–4 ulp off in 2–16 % of entries, and a "
+            "BLAS sums in its own order. A real implementation's output is held instead to the envelope rows that "
+            "`posenc check` applies: within it, the same convention with a different libm or summation order; "
+            "outside it, a different convention or a bug.\n\n")
+    if exact_steps:
+        text += "**Bit for bit against correctly rounded steps:**\n\n" + "\n".join(map(item, exact_steps)) + "\n\n"
+    if envelopes:
+        text += "**Envelopes that admit real implementations (`posenc check`):**\n\n" + "\n".join(map(item, envelopes)) + "\n"
+    return md.section("Emulations: what bit for bit is against", text)
+
+
 def build(ctx) -> tuple:
     proofs = ctx.inputs.proofs
     # Grouped by scheme; within a scheme the producers' order (files sorted by name), which is deterministic.
@@ -148,6 +179,7 @@ def build(ctx) -> tuple:
         return text, {**summary, "ran": False}
 
     text += md.section("Summary", _summary_table(claims) + "\n" + _oracle_legend())
+    text += _emulation_section(claims, ctx.inputs.accuracy.budget)
     failed = [c for c in claims if status_of(c) == "failed"]
     if failed:
         rc_params = {label: meta.get("rc_params") for label, meta in proofs.metas}

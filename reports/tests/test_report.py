@@ -73,6 +73,32 @@ class ReportTest(unittest.TestCase):
         index = self.read("index.md")
         return index[index.index("\n## Schemes"):index.index("\n## Project-wide")]
 
+    def test_claims_page_says_what_bit_for_bit_is_against(self):
+        results = samples.write(self.tmp / "results")
+        self.assertEqual(generate(results, self.out), 0)
+        self.assertNotIn("what bit for bit is against", self.read(SIN + "claims.md"))  # no emulation rows: no section
+
+        def add_rows(data):
+            data["budget"] += [
+                {"id": "sinusoidal.table.emulated.bitwise", "scheme": "sinusoidal", "quantity": "emulated entry",
+                 "dtype": "f32", "regime": "emulated", "domain": "all", "metric": "bitwise", "bound": 0.0,
+                 "why": "every step RN32. Bit for bit against correctly rounded float32 steps; real libms differ.",
+                 "measured_max": 0.0, "worst_input": None, "samples": 10},
+                {"id": "sinusoidal.check.envelope", "scheme": "sinusoidal", "quantity": "a real table's entry",
+                 "dtype": "f32", "regime": "emulated", "domain": "all", "metric": "envelope", "bound": 1.0,
+                 "why": "a pow 2 ulp off", "measured_max": 0.5, "worst_input": None, "samples": 10},
+                {"id": "sinusoidal.table.other.bitwise", "scheme": "sinusoidal", "quantity": "an integer",
+                 "dtype": "i64", "regime": "exact", "domain": "all", "metric": "bitwise", "bound": 0.0,
+                 "why": "integers", "measured_max": 0.0, "worst_input": None, "samples": 10}]
+        self.rewrite(results / "accuracy.json", add_rows)
+        self.assertEqual(generate(results, self.out), 0)
+        claims = self.read(SIN + "claims.md")
+        section = claims[claims.index("what bit for bit is against"):]
+        section = section[:section.index("\n## ")] if "\n## " in section else section
+        self.assertIn("`sinusoidal.table.emulated.bitwise`", section)
+        self.assertIn("`sinusoidal.check.envelope`", section)
+        self.assertNotIn("sinusoidal.table.other.bitwise", section)  # bitwise, but not an emulation's claim
+
     def test_full_run(self):
         results = samples.write(self.tmp / "results", broken_bench=True)
         self.assertEqual(generate(results, self.out, "--strict"), 0)
