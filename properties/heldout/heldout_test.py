@@ -230,6 +230,26 @@ def two_cache_bound(xa, xb, c, s, c2, s2, y, z):
             (ulp32(xa * c) + ulp32(xa * c2) + ulp32(xb * s) + ulp32(xb * s2) + ulp32(y) + ulp32(z)) / 2) * (1 + 1e-12)
 
 
+class RotationTally:
+    """posenc's rotated channels y against HF's z, channel by channel: bit-identical count, channels over their
+    bound (the first five reported with `where`), and the largest |y - z| / bound among the bounded ones."""
+
+    def __init__(self, name):
+        self.name, self.same, self.total, self.over, self.worst = name, 0, 0, 0, 0.0
+
+    def add(self, y, z, bound, where):
+        self.total += 1
+        self.same += f32_bits(y) == f32_bits(z)
+        d = abs(y - z)
+        if d > bound:
+            self.over += 1
+            if self.over <= 5:
+                fail(f"{self.name}: {where()}: posenc {y!r} HF {z!r} |diff| {d:.3e} > bound {bound:.3e}")
+        elif bound > 0:
+            self.worst = max(self.worst, d / bound)
+
+
+
 # ---- 2. rotations -------------------------------------------------------------------------------------------
 with tempfile.TemporaryDirectory() as tmp:
     for case in manifest["cases"]:
@@ -268,7 +288,7 @@ with tempfile.TemporaryDirectory() as tmp:
                 continue
             pshape, pvals = read_npy(cfile)
             pe_cs = {p: cache_pairs(form, pshape, pvals, i, h) for i, p in enumerate(uniq)}
-        worst, same, total, over = 0.0, 0, 0, 0
+        tally = RotationTally(case["file"])
         for t in range(T):
             p = positions[t]
             c_hf, s_hf = hf_cs[p]
@@ -276,13 +296,13 @@ with tempfile.TemporaryDirectory() as tmp:
                 base = (t * H + hh) * D
                 for ch in range(D):
                     i = base + ch
-                    total += 1
                     if ch >= r:  # pass-through
+                        tally.total += 1
                         if f32_bits(y[i]) != f32_bits(x[i]) or f32_bits(z[i]) != f32_bits(x[i]):
                             fail(f"{case['file']}: pass-through channel {ch} (t {t}, head {hh}) changed")
-                            over += 1
+                            tally.over += 1
                         else:
-                            same += 1
+                            tally.same += 1
                         continue
                     kk, a, b = rotation_pair(layout, base, ch, h)
                     xa, xb = x[a], x[b]
@@ -296,16 +316,9 @@ with tempfile.TemporaryDirectory() as tmp:
                         bound = (abs(xa) * ulp32(c) / 2 + abs(xb) * ulp32(s) / 2 +
                                  (ulp32(xa * c) + ulp32(xb * s) + ulp32(z[i])) / 2 + 0.5 * ulp32(S) +
                                  2.0 ** -25 * S) * (1 + 1e-12)
-                    d = abs(y[i] - z[i])
-                    if f32_bits(y[i]) == f32_bits(z[i]):
-                        same += 1
-                    if d > bound:
-                        over += 1
-                        if over <= 5:
-                            fail(f"{case['file']}: t {t} (p {p}) head {hh} channel {ch}: posenc {y[i]!r} HF {z[i]!r} "
-                                 f"|diff| {d:.3e} > bound {bound:.3e} (x_a {xa!r}, x_b {xb!r}, HF c {c!r} s {s!r})")
-                    elif bound > 0:
-                        worst = max(worst, d / bound)
+                    tally.add(y[i], z[i], bound, lambda: f"t {t} (p {p}) head {hh} channel {ch} (x_a {xa!r}, x_b "
+                                                         f"{xb!r}, HF c {c!r} s {s!r})")
+        same, total, over, worst = tally.same, tally.total, tally.over, tally.worst
         # The same tensors through `posenc check rope --x` (rows rope.check.rotated.*): HF's rotation passes in its
         # preset's regime; HF's float32-angle rotations fail the exact check.
         check_x = ["check", "rope", *SPEC[k], "--x", xin, "--in", os.path.join(DATA, case["file"]), "--positions",
@@ -1185,8 +1198,7 @@ if os.path.exists(RMANIFEST):
             pshape, pvals = read_npy(cfile)
             hf_cs = {p: cache_pairs("gptj", tshape, tvals, tpos.index(p), h) for p in uniq}
             pe_cs = {p: cache_pairs("gptj", pshape, pvals, i, h) for i, p in enumerate(uniq)}
-            same = total = over = agree = 0
-            worst = 0.0
+            tally, agree = RotationTally(case["file"]), 0
             for t in range(T):
                 p = positions[t]
                 for hh in range(H):
@@ -1199,16 +1211,8 @@ if os.path.exists(RMANIFEST):
                         equal = c2 == c and s2 == sn
                         agree += equal
                         bound = 0.0 if equal else two_cache_bound(x[a], x[b], c, sn, c2, s2, y[i], z[i])
-                        total += 1
-                        same += f32_bits(y[i]) == f32_bits(z[i])
-                        dd = abs(y[i] - z[i])
-                        if dd > bound:
-                            over += 1
-                            if over <= 5:
-                                fail(f"{case['file']}: t {t} (p {p}) head {hh} channel {ch}: posenc {y[i]!r} HF {z[i]!r} "
-                                     f"|diff| {dd:.3e} > bound {bound:.3e}")
-                        elif bound > 0:
-                            worst = max(worst, dd / bound)
+                        tally.add(y[i], z[i], bound, lambda: f"t {t} (p {p}) head {hh} channel {ch}")
+            same, total, over, worst = tally.same, tally.total, tally.over, tally.worst
             conclude(case["file"], "roformer", "rotation: posenc apply rope --preset roformer vs HF's output",
                      over == 0, f"{same}/{total} bit-identical ({agree} channels whose table entries agree: all "
                      f"bit-identical); largest |diff| / bound elsewhere {worst:.3g}; {over} over the bound", "rope")
