@@ -1011,4 +1011,45 @@ expect_error 2 index deberta --preset deberta-v3-base --key-length 4 --what both
 expect_error 2 scores deberta --position-buckets 4 --max-relative-positions 8 --heads 1 --head-dim 2 --pos-key dbk.npy --q dbqq.npy --k dbkk.npy --out out.npy
 expect_error 2 scores deberta --position-buckets 4 --max-relative-positions 8 --heads 1 --head-dim 2 --pos-key dbk.npy --pos-query dbq.npy --q dbqq.npy --k dbkk.npy --mask causal --out out.npy
 
+# ---- intermediates a user porting a model compares against (issue 42) -------------------------------------------
+# Each expected value below is computed here from the reference code's definition (CONVENTIONS.md), not from another
+# posenc output.
+# T5: HF T5Attention.compute_bias's relative_position = memory_position - context_position before bucketing, with
+# context_position = cache_position (arange(past, past + seq)); the cached decoder step (query_length 1 at cache
+# position 6 of a 10-key static cache); buckets at a cache position (HF _relative_position_bucket, float32 steps).
+if "$POSENC" index t5 --preset t5-encoder --what relative --query-length 3 --key-length 5 --format json >t5r.json &&
+   "$POSENC" index t5 --preset t5-decoder --what relative --query-length 1 --query-offset 6 --key-length 10 --out t5r1.npy &&
+   "$POSENC" index t5 --preset t5-decoder --query-length 2 --query-offset 40 --key-length 48 --format json >t5o.json &&
+   "$POSENC" index t5 --preset t5-encoder --query-length 2 --query-offset 40 --key-length 48 --format json >t5oe.json &&
+   "$PY" - <<'PYEOF'
+import json, math, struct, npyio
+f32 = lambda v: struct.unpack("<f", struct.pack("<f", v))[0]
+def relative(cache_position, key_length):  # memory_position - context_position
+    return [[m - c for m in range(key_length)] for c in cache_position]
+def bucket(rp, bidirectional, nb=32, md=128):  # _relative_position_bucket, torch float32 steps
+    ret = 0
+    if bidirectional:
+        nb //= 2
+        ret += nb if rp > 0 else 0
+        rp = abs(rp)
+    else:
+        rp = -min(rp, 0)
+    me = nb // 2
+    if rp < me:
+        return ret + rp
+    large = me + int(f32(f32(f32(math.log(f32(rp / me))) / f32(math.log(md / me))) * (nb - me)))
+    return ret + min(large, nb - 1)
+d = json.load(open("t5r.json"))
+assert d["what"] == "relative" and d["relative_positions"] == relative(range(2, 5), 5), d["relative_positions"]
+descr, sh, v, _ = npyio.read("t5r1.npy")
+assert descr == "<i8" and sh == (1, 10) and v == relative([6], 10)[0], (descr, sh, v)
+for name, bi in (("t5o.json", False), ("t5oe.json", True)):
+    b = json.load(open(name))
+    want = [[bucket(r, bi) for r in row] for row in relative([40, 41], 48)]
+    assert b["query_offset"] == 40 and b["buckets"] == want, (name, b["buckets"], want)
+PYEOF
+then pass; else fail "t5: index --what relative (j - cache_position, the cached decoder step) and --query-offset buckets"; fi
+expect_error 2 index t5 --preset t5-decoder --what distances --key-length 4 --out out.npy
+expect_error 2 index t5 --preset t5-decoder --query-offset -1 --key-length 4 --out out.npy
+
 finish
