@@ -1052,4 +1052,35 @@ then pass; else fail "t5: index --what relative (j - cache_position, the cached 
 expect_error 2 index t5 --preset t5-decoder --what distances --key-length 4 --out out.npy
 expect_error 2 index t5 --preset t5-decoder --query-offset -1 --key-length 4 --out out.npy
 
+# DeBERTa: HF's p2c_pos = clamp(-r_pos + att_span, 0, 2 att_span - 1), r_pos = build_relative_position(key, key) when
+# query and key lengths differ (build_rpos), with make_log_bucket_position in torch's float32 steps.
+if "$POSENC" index deberta --position-buckets 4 --max-relative-positions 8 --query-length 3 --key-length 9 --what p2c --format json >dbp.json &&
+   "$POSENC" index deberta --preset deberta-v3-base --query-length 5 --key-length 600 --what p2c --out dbp.npy &&
+   "$PY" - <<'PYEOF'
+import json, math, struct, npyio
+f32 = lambda v: struct.unpack("<f", struct.pack("<f", v))[0]
+def log_bucket(rel, bucket_size, max_position):  # make_log_bucket_position, float32 torch
+    sign = (rel > 0) - (rel < 0)
+    mid = bucket_size // 2
+    abs_pos = mid - 1 if -mid < rel < mid else abs(rel)
+    if abs_pos <= mid:
+        return rel
+    x = f32(math.log(f32(abs_pos / mid))) / f32(math.log(f32((max_position - 1) / mid)))
+    log_pos = f32(math.ceil(f32(f32(x) * (mid - 1))) + mid)
+    return int(log_pos * sign)
+def p2c_pos(lk, bucket_size, max_position):
+    span = bucket_size
+    b = {r: log_bucket(r, bucket_size, max_position) for r in range(-(lk - 1), lk)}
+    r_pos = [[b[a - c] for c in range(lk)] for a in range(lk)]  # build_relative_position(key, key)
+    return [[min(max(-x + span, 0), 2 * span - 1) for x in row] for row in r_pos]
+d = json.load(open("dbp.json"))
+assert d["what"] == "p2c" and d["p2c_pos"] == p2c_pos(9, 4, 8), d["p2c_pos"]
+descr, sh, v, _ = npyio.read("dbp.npy")
+want = p2c_pos(600, 256, 512)
+assert descr == "<i8" and sh == (600, 600), (descr, sh)
+bad = [(a, c) for a in range(600) for c in range(600) if v[a * 600 + c] != want[a][c]]
+assert not bad, bad[:10]
+PYEOF
+then pass; else fail "deberta: index --what p2c (HF p2c_pos over the keys, key-major)"; fi
+
 finish
