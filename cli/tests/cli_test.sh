@@ -1083,4 +1083,51 @@ assert not bad, bad[:10]
 PYEOF
 then pass; else fail "deberta: index --what p2c (HF p2c_pos over the keys, key-major)"; fi
 
+# Transformer-XL: mem_transformer.py's _rel_shift (zero column in front, view [klen + 1, qlen], drop a row, view back)
+# written here on flat lists, junk included, and with zero_triu (x * tril(ones, klen - qlen): -0.0 for negative junk)
+"$PY" - <<'PYEOF'
+import npyio
+q, k = 3, 5
+npyio.write("txlx.npy", "<f4", (q, k), [-(10 * i + j + 1) - 0.25 for i in range(q) for j in range(k)])
+npyio.write("txlx4.npy", "<f8", (q, k, 2, 3), [(-1) ** t * (100 * e + t + 0.5) for e in range(q * k) for t in range(6)])
+PYEOF
+if "$POSENC" index transformer_xl --what shifted --in txlx.npy --out txls.npy &&
+   "$POSENC" index transformer_xl --what shifted --in txlx.npy --zero-triu --out txlz.npy &&
+   "$POSENC" index transformer_xl --what shifted --in txlx.npy --format json >txls.json &&
+   "$POSENC" index transformer_xl --what shifted --in txlx4.npy --zero-triu --out txl4.npy &&
+   "$POSENC" index transformer_xl --what junk --query-length 3 --key-length 5 --out txlj.npy &&
+   "$PY" - <<'PYEOF'
+import json, struct, npyio
+def rel_shift(x, q, k, inner, zero_triu):
+    out = [0.0] * (q * k * inner)
+    for t in range(inner):
+        padded = []
+        for i in range(q):
+            padded += [0.0] + [x[(i * k + j) * inner + t] for j in range(k)]   # [q, k + 1]
+        flat = padded[q:]                                                       # view [k + 1, q], drop row 0
+        for e in range(q * k):
+            i, j = divmod(e, k)
+            out[e * inner + t] = flat[e] * (1.0 if j <= i + k - q else 0.0) if zero_triu else flat[e]
+    return out
+bits = lambda vals, c: [struct.pack("<" + c, v) for v in vals]
+_, _, x, _ = npyio.read("txlx.npy")
+for name, zt in (("txls.npy", False), ("txlz.npy", True)):
+    descr, sh, v, _ = npyio.read(name)
+    assert descr == "<f4" and sh == (3, 5), (descr, sh)
+    assert bits(v, "f") == bits(rel_shift(x, 3, 5, 1, zt), "f"), (name, v)
+junk = [[1 if j > i + 2 else 0 for j in range(5)] for i in range(3)]
+d = json.load(open("txls.json"))
+assert d["junk"] == junk and d["shifted"] == [rel_shift(x, 3, 5, 1, False)[i * 5:(i + 1) * 5] for i in range(3)], d
+assert d["shifted"][0][3] == 0 and d["shifted"][0][4] == x[5], d["shifted"]   # the pad zero, then row 1's first entry
+_, _, x4, _ = npyio.read("txlx4.npy")
+descr, sh, v, _ = npyio.read("txl4.npy")
+assert descr == "<f8" and sh == (3, 5, 2, 3) and bits(v, "d") == bits(rel_shift(x4, 3, 5, 6, True), "d"), v
+descr, sh, v, _ = npyio.read("txlj.npy")
+assert descr == "<i8" and sh == (3, 5) and v == [b for row in junk for b in row], v
+PYEOF
+then pass; else fail "transformer_xl: index --what shifted (_rel_shift bit for bit, junk and zero_triu) and --what junk"; fi
+expect_error 2 index transformer_xl --what shifted --out out.npy
+expect_error 2 index transformer_xl --what shifted --in txlx.npy --key-length 5 --out out.npy
+expect_error 2 index transformer_xl --zero-triu --key-length 5 --out out.npy
+
 finish
