@@ -1130,4 +1130,22 @@ expect_error 2 index transformer_xl --what shifted --out out.npy
 expect_error 2 index transformer_xl --what shifted --in txlx.npy --key-length 5 --out out.npy
 expect_error 2 index transformer_xl --zero-triu --key-length 5 --out out.npy
 
+# XLNet: HF XLNetModel.forward's seg_mat = one_hot(token_type_ids[:, None] != cat_ids[None, :], 2) as float32,
+# cat_ids = [0] * mlen + token_type_ids; [qlen, klen, bsz = 1, 2]
+if "$POSENC" index xlnet --what seg_mat --token-types 0011 --key-length 7 --out xsm.npy &&
+   "$POSENC" index xlnet --what seg_mat --token-types 1,0,2 --format json >xsm.json &&
+   "$PY" - <<'PYEOF'
+import json, npyio
+def seg_mat(types, mlen):
+    cat = [0] * mlen + types
+    return [float(c == int(types[i] != cat[j])) for i in range(len(types)) for j in range(len(cat)) for c in (0, 1)]
+descr, sh, v, _ = npyio.read("xsm.npy")
+assert descr == "<f4" and sh == (4, 7, 1, 2) and v == seg_mat([0, 0, 1, 1], 3), (descr, sh, v)
+d = json.load(open("xsm.json"))
+assert d["shape"] == [3, 3, 1, 2] and [x for r in d["seg_mat"] for x in r] == seg_mat([1, 0, 2], 0), d
+PYEOF
+then pass; else fail "xlnet: index --what seg_mat (HF's one-hot segment matrix, with and without memory)"; fi
+expect_error 2 index xlnet --what seg_mat --key-length 4 --out out.npy
+expect_error 2 index xlnet --what seg_mat --token-types 0011 --key-length 3 --out out.npy
+
 finish
