@@ -1148,4 +1148,37 @@ then pass; else fail "xlnet: index --what seg_mat (HF's one-hot segment matrix, 
 expect_error 2 index xlnet --what seg_mat --key-length 4 --out out.npy
 expect_error 2 index xlnet --what seg_mat --token-types 0011 --key-length 3 --out out.npy
 
+# TENER: RelativeSinusoidalPositionalEmbedding.get_embedding(init_size + 1, d, padding_idx=0): positions
+# arange(-N//2, N//2) (Python floor division), [sin | cos] with w_k = exp(-k ln(10000) / (h - 1)), a zero column for
+# odd d, row 0 zeroed; computed here in float64 against posenc's exact float64 table
+if "$POSENC" table tener --d-head 5 --init-size 12 --regime exact --what weights --dtype f64 --out tw.npy &&
+   "$POSENC" table tener --d-head 4 --init-size 12 --regime exact --what weights --num-embeddings 8 --dtype f64 --format json >tw.json &&
+   "$POSENC" table tener --preset tener-conll2003 --what weights --out twc.npy &&
+   "$PY" - <<'PYEOF'
+import json, math, npyio
+def get_embedding(n, d):
+    half = d // 2
+    emb = [math.exp(k * -(math.log(10000) / (half - 1))) for k in range(half)]
+    rows = []
+    for p in range(-n // 2, n // 2):
+        rows.append([math.sin(p * w) for w in emb] + [math.cos(p * w) for w in emb] + ([0.0] if d % 2 else []))
+    rows[0] = [0.0] * d
+    return rows
+descr, sh, v, _ = npyio.read("tw.npy")
+want = get_embedding(13, 5)
+assert descr == "<f8" and sh == (13, 5), (descr, sh)
+assert all(abs(v[r * 5 + c] - want[r][c]) < 1e-14 for r in range(13) for c in range(5)), v
+assert v[:5] == [0.0] * 5 and all(v[r * 5 + 4] == 0.0 for r in range(13))
+d = json.load(open("tw.json"))
+assert d["t"] == list(range(-4, 4)) and d["table"][0] == [0, 0, 0, 0], d
+assert all(abs(a - b) < 1e-14 for ra, rb in zip(d["table"], get_embedding(8, 4)) for a, b in zip(ra, rb)), d["table"]
+descr, sh, v, _ = npyio.read("twc.npy")
+want = get_embedding(1201, 128)
+assert descr == "<f4" and sh == (1201, 128) and v[:128] == [0.0] * 128, (descr, sh)
+assert all(abs(v[r * 128 + c] - want[r][c]) < 1e-4 for r in (1, 600, 601, 1200) for c in range(128))
+PYEOF
+then pass; else fail "tener: table --what weights (get_embedding's whole buffer, padding row 0 zeroed)"; fi
+expect_error 2 table tener --d-head 4 --what weights --num-embeddings 0 --out out.npy
+expect_error 2 table tener --d-head 4 --what weights --length 4 --out out.npy
+
 finish
