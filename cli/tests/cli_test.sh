@@ -1181,4 +1181,28 @@ then pass; else fail "tener: table --what weights (get_embedding's whole buffer,
 expect_error 2 table tener --d-head 4 --what weights --num-embeddings 0 --out out.npy
 expect_error 2 table tener --d-head 4 --what weights --length 4 --out out.npy
 
+# ggml: ggml_rope_yarn_corr_dim(n_dims, n_ctx_orig, beta, base) = n_dims * logf(n_ctx_orig / (beta * 2 * (float)M_PI))
+# / (2 * logf(base)) for beta_fast and beta_slow, every step in float32 (here: each double result rounded to float,
+# math.log's double log rounded to float as a correctly rounded logf), then ggml_rope_yarn_corr_dims' floor / ceil /
+# clamps
+if "$POSENC" freqs rope --preset ggml-neox --head-dim 128 --regime ggml --scaling yarn --factor 4 --original-context 4096 --what corr-dims --out ycd.npy &&
+   "$POSENC" freqs rope --preset ggml-neox --head-dim 64 --rotary-dim 32 --base 1000000 --regime ggml --scaling yarn --factor 8 --original-context 8192 --beta-fast 24 --beta-slow 2 --what corr-dims --format json >ycd.json &&
+   "$PY" - <<'PYEOF'
+import json, math, struct, npyio
+f32 = lambda v: struct.unpack("<f", struct.pack("<f", v))[0]
+def corr_dim(n_dims, n_ctx_orig, beta, base):
+    den = f32(f32(f32(beta) * 2.0) * f32(math.pi))
+    num = f32(n_dims * f32(math.log(f32(n_ctx_orig / den))))
+    return f32(num / f32(2.0 * f32(math.log(f32(base)))))
+descr, sh, v, _ = npyio.read("ycd.npy")
+want = [corr_dim(128, 4096, 32, 10000.0), corr_dim(128, 4096, 1, 10000.0)]
+assert descr == "<f4" and sh == (2,) and v == want, (v, want)
+d = json.load(open("ycd.json"))
+want = [corr_dim(32, 8192, 24, 1e6), corr_dim(32, 8192, 2, 1e6)]
+assert [f32(x) for x in d["corr_dims"]] == want, (d["corr_dims"], want)  # JSON: the shortest digits of a float32
+assert d["dims"] == [max(0.0, math.floor(want[0])), min(31.0, math.ceil(want[1]))], d["dims"]
+PYEOF
+then pass; else fail "rope: freqs --what corr-dims (ggml_rope_yarn_corr_dims before floor / ceil, float32)"; fi
+expect_error 2 freqs rope --preset hf-llama --head-dim 64 --what corr-dims --out out.npy
+
 finish
