@@ -1205,4 +1205,28 @@ PYEOF
 then pass; else fail "rope: freqs --what corr-dims (ggml_rope_yarn_corr_dims before floor / ceil, float32)"; fi
 expect_error 2 freqs rope --preset hf-llama --head-dim 64 --what corr-dims --out out.npy
 
+# ALiBi: ofirpress's get_slopes(n) itself, in Python floats, for powers of two and the interleaved others
+if "$PY" - "$POSENC" <<'PYEOF'
+import json, math, subprocess, sys, npyio
+def get_slopes(n):  # ofirpress/attention_with_linear_biases fairseq/models/transformer.py
+    def get_slopes_power_of_2(n):
+        start = (2 ** (-2 ** -(math.log2(n) - 3)))
+        ratio = start
+        return [start * ratio ** i for i in range(n)]
+    if math.log2(n).is_integer():
+        return get_slopes_power_of_2(n)
+    closest_power_of_2 = 2 ** math.floor(math.log2(n))
+    return get_slopes_power_of_2(closest_power_of_2) + get_slopes(2 * closest_power_of_2)[0::2][:n - closest_power_of_2]
+for n in (1, 3, 8, 12, 16, 20, 32, 40, 64, 96, 112, 128):
+    out = subprocess.run([sys.argv[1], "freqs", "alibi", "--heads", str(n), "--regime", "bloom", "--what", "get_slopes",
+                          "--format", "json"], capture_output=True, text=True, check=True).stdout
+    got = json.loads(out)["slopes"]
+    assert got == get_slopes(n), (n, got, get_slopes(n))
+subprocess.run([sys.argv[1], "freqs", "alibi", "--heads", "12", "--what", "get_slopes", "--out", "gs.npy"], check=True)
+descr, sh, v, _ = npyio.read("gs.npy")
+assert descr == "<f8" and sh == (12,) and v == get_slopes(12), v
+PYEOF
+then pass; else fail "alibi: freqs --what get_slopes (the float64 list of ofirpress's get_slopes)"; fi
+expect_error 2 freqs alibi --heads 12 --what get_slopes --bias-max 6 --out out.npy
+
 finish
