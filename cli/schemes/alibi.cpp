@@ -199,9 +199,9 @@ POSENC_CLI_SCHEME(alibi) {
                   "returns in Python (start * start**i, every other slope of the 2c list for non-powers of two; "
                   "before torch.Tensor rounds it to float32), whatever the regime; npy as <f8")
         ->type_name("slopes|get_slopes");
-    c->footer("Example: posenc freqs alibi --heads 12 --format csv\n"
-              "Example: posenc freqs alibi --preset bloom --heads 112 --format json\n"
-              "Example: posenc freqs alibi --heads 12 --what get_slopes --out slopes.npy");
+    c->footer("Example: posenc freqs alibi --heads 12 --what get_slopes --out slopes.npy\n"
+              "Example: posenc freqs alibi --heads 12 --format csv\n"
+              "Example: posenc freqs alibi --preset bloom --heads 112 --format json");
     c->callback([f] { run_freqs(*f); });
   }
   {

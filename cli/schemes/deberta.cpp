@@ -277,9 +277,9 @@ POSENC_CLI_SCHEME(deberta) {
         ->type_name("relative|c2p|p2c");
     c->add_option("--threads", f->threads, "threads (0: OpenMP's default count; capped at the processors)")->type_name("N");
     f->out.add_to(c, "npy | json | csv");
-    c->footer("Example: posenc index deberta --preset deberta-v3-base --key-length 600 --query-length 1 --format json\n"
-              "Example: posenc index deberta --preset deberta-v3-base --key-length 512 --what c2p --out c2p.npy\n"
-              "Example: posenc index deberta --preset deberta-v3-base --key-length 512 --what p2c --out p2c_pos.npy");
+    c->footer("Example: posenc index deberta --preset deberta-v3-base --key-length 512 --what p2c --out p2c_pos.npy\n"
+              "Example: posenc index deberta --preset deberta-v3-base --key-length 600 --query-length 1 --format json\n"
+              "Example: posenc index deberta --preset deberta-v3-base --key-length 512 --what c2p --out c2p.npy");
     c->callback([f] { run_index(*f); });
   }
   {

@@ -433,7 +433,8 @@ void run_freqs(const FreqFlags& f) {
   const Spec s = f.spec.build();
   const Format format = choose_format(f.out.format, f.out.out);
   if (f.what == "corr-dims") {
-    if (!f.dynamic_calls.empty()) throw UsageError("--dynamic-calls: not with --what corr-dims");
+    if (!f.dynamic_calls.empty())
+      throw UsageError("--dynamic-calls: '" + f.dynamic_calls + "' given, but --what corr-dims replays no calls");
     return run_corr_dims(f, s, format);
   }
   if (f.what != "theta")
@@ -865,9 +866,9 @@ POSENC_CLI_SCHEME(rope) {
         ->type_name("theta|corr-dims");
     c->footer("Example: posenc freqs rope --preset hf-llama --head-dim 64 --scaling dynamic --factor 2 "
               "--max-context 2048 --dynamic-calls 100,3000,2500,100 --format json\n"
-              "Example: posenc freqs rope --preset hf-llama --head-dim 64 --regime hf --format csv\n"
               "Example: posenc freqs rope --preset ggml-neox --head-dim 128 --scaling yarn --factor 4 "
-              "--original-context 4096 --what corr-dims --format json");
+              "--original-context 4096 --what corr-dims --format json\n"
+              "Example: posenc freqs rope --preset hf-llama --head-dim 64 --regime hf --format csv");
     c->callback([f] { run_freqs(*f); });
   }
   {

@@ -254,10 +254,10 @@ POSENC_CLI_SCHEME(t5) {
         ->group("Geometry");
     c->add_option("--threads", f->threads, "threads (0: OpenMP's default count; capped at the processors)")->type_name("N");
     f->out.add_to(c, "npy | json | csv");
-    c->footer("Example: posenc index t5 --preset t5-decoder --key-length 8 --format json\n"
-              "Example: posenc index t5 --preset t5-encoder --query-length 1 --key-length 300 --out buckets.npy\n"
-              "Example: posenc index t5 --preset t5-decoder --what relative --query-length 1 --query-offset 6 "
-              "--key-length 16 --format json");
+    c->footer("Example: posenc index t5 --preset t5-decoder --what relative --query-length 1 --query-offset 6 "
+              "--key-length 16 --format json\n"
+              "Example: posenc index t5 --preset t5-decoder --key-length 8 --format json\n"
+              "Example: posenc index t5 --preset t5-encoder --query-length 1 --key-length 300 --out buckets.npy");
     c->callback([f] { run_index(*f); });
   }
   {

@@ -222,9 +222,9 @@ POSENC_CLI_SCHEME(tener) {
         ->type_name("N")
         ->group("Geometry");
     f->table.add_to(c);
-    c->footer("Example: posenc table tener --preset tener-conll2003 --length 128 --out pos_embed.npy\n"
-              "Example: posenc table tener --d-head 4 --length 3 --regime exact --format csv\n"
-              "Example: posenc table tener --preset tener-conll2003 --what weights --out weights.npy");
+    c->footer("Example: posenc table tener --preset tener-conll2003 --what weights --out weights.npy\n"
+              "Example: posenc table tener --preset tener-conll2003 --length 128 --out pos_embed.npy\n"
+              "Example: posenc table tener --d-head 4 --length 3 --regime exact --format csv");
     c->callback([f, c] { run_table(*f, c); });
   }
   {

@@ -146,6 +146,7 @@ void run_shifted(IndexFlags& f, const CLI::App* app) {
                      "; accepted: [qlen, klen, ...] with 1 <= qlen <= klen (BD of mem_transformer.py, klen = memory + "
                      "qlen)");
   const std::size_t Lq = a.shape[0], Lk = a.shape[1], inner = a.values.size() / (Lq * Lk);
+  (void)parse_threads(f.threads);  // checked like every command's (the shift is one pass)
   const Format format = choose_format(f.out.format, f.out.out, {Format::npy, Format::json});
   Output out(f.out.out, format == Format::npy);
   Json head = result_head(s);
@@ -301,8 +302,8 @@ POSENC_CLI_SCHEME(transformer_xl) {
         ->group("Input");
     c->add_option("--threads", f->threads, "threads (0: OpenMP's default count; capped at the processors)")->type_name("N");
     f->out.add_to(c, "npy | json | csv (shifted: npy | json)");
-    c->footer("Example: posenc index transformer_xl --query-length 4 --key-length 7 --format csv\n"
-              "Example: posenc index transformer_xl --what shifted --in bd.npy --zero-triu --out shifted.npy");
+    c->footer("Example: posenc index transformer_xl --what shifted --in bd.npy --zero-triu --out shifted.npy\n"
+              "Example: posenc index transformer_xl --query-length 4 --key-length 7 --format csv");
     c->callback([f, c] { run_index(*f, c); });
   }
   {

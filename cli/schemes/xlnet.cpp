@@ -124,6 +124,7 @@ void run_seg_mat(IndexFlags& f, const CLI::App* app) {
     throw UsageError("--mask / --key-mask: seg_mat has no mask; give them to scores");
   const std::size_t Lq = g.query_length, Lk = g.key_length, mlen = Lk - Lq;
   const std::vector<std::int64_t> types = parse_token_types(*f.types, Lq);
+  (void)parse_threads(f.threads);  // checked like every command's (seg_mat is one pass)
   const Format format = choose_format(f.out.format, f.out.out, {Format::npy, Format::json});
   check_memory(Lq * Lk * 2 * sizeof(float), "seg_mat");
   Output out(f.out.out, format == Format::npy);
@@ -290,8 +291,8 @@ POSENC_CLI_SCHEME(xlnet) {
         ->group("Input");
     c->add_option("--threads", f->threads, "threads (0: OpenMP's default count; capped at the processors)")->type_name("N");
     f->out.add_to(c, "npy | json | csv (seg_mat: npy | json)");
-    c->footer("Example: posenc index xlnet --attn-type uni --query-length 4 --key-length 7 --format csv\n"
-              "Example: posenc index xlnet --what seg_mat --token-types 0011 --key-length 7 --out seg_mat.npy");
+    c->footer("Example: posenc index xlnet --what seg_mat --token-types 0011 --key-length 7 --out seg_mat.npy\n"
+              "Example: posenc index xlnet --attn-type uni --query-length 4 --key-length 7 --format csv");
     c->callback([f, c] { run_index(*f, c); });
   }
   {
