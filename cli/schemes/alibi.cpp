@@ -1,6 +1,7 @@
 // cli/schemes/alibi.cpp — ALiBi on the command line: its registration (description, presets and flags come from
 // SpecTraits<AlibiSpec>, cli/spec_options.hpp) and what is its own:
-//   posenc freqs alibi    the slopes m_h of the regime (and the exponent e_h of m_h = 2^(-b e_h))
+//   posenc freqs alibi    the slopes m_h of the regime (and the exponent e_h of m_h = 2^(-b e_h)); --what get_slopes:
+//                         the float64 list of the reference Python's get_slopes(heads)
 //   posenc bias alibi     the bias matrix [heads, query_length, key_length] of the variant (--mask causal: -inf
 //                         where a key is not visible)
 //   posenc scores alibi   scale <q_i, k_j> + bias for q [heads, Lq, d], k [heads, Lk, d] (bias rows + BLAS gemm)
@@ -44,13 +45,21 @@ std::function<void(const BiasGeometry&)> size_check(const Spec& s) {
 struct FreqFlags {
   SpecOptions<Spec> spec;
   OutFlags out;
+  std::string what = "slopes";
 };
 
 void run_freqs(FreqFlags& f) {
   const Spec s = f.spec.build();
   const Format format = choose_format(f.out.format, f.out.out);
+  if (f.what != "slopes" && f.what != "get_slopes")
+    throw UsageError("--what: '" + f.what + "'; accepted: slopes (the regime's m_h) | get_slopes (the float64 list of "
+                     "ofirpress's get_slopes(heads))");
+  if (f.what == "get_slopes" && s.bias_max != 8.0)
+    throw UsageError("--bias-max: " + std::to_string(s.bias_max) + " with --what get_slopes; accepted: 8 (get_slopes "
+                     "has no alibi_bias_max)");
   const AlibiPlan plan = make_plan(s);
-  const std::span<const double> m = plan.slopes();
+  const std::vector<double> python = f.what == "get_slopes" ? alibi_get_slopes(s.heads) : std::vector<double>{};
+  const std::span<const double> m = f.what == "get_slopes" ? std::span<const double>(python) : plan.slopes();
   const std::size_t n = m.size(), c = alibi_power_of_two_floor(n);
   std::vector<std::int64_t> head(n), num(n), den(n);
   for (std::size_t h = 0; h < n; ++h) {
@@ -64,7 +73,13 @@ void run_freqs(FreqFlags& f) {
     case Format::json: {
       Json head_json = result_head(s);
       head_json["heads"] = n;
-      head_json["note"] = s.regime == AlibiRegime::exact
+      head_json["what"] = f.what;
+      head_json["note"] = f.what == "get_slopes"
+                              ? "slopes: get_slopes(heads) as Python computes it in float64 (ofirpress/"
+                                "attention_with_linear_biases@4b92f28a fairseq/models/transformer.py; gpt-neox AliBi): "
+                                "start * start**i per power-of-two list, start = 2**(-2**-(log2(c) - 3)), each step "
+                                "correctly rounded; the exact slope is 2^(-8 e_num[h] / e_den[h])"
+                          : s.regime == AlibiRegime::exact
                               ? "m_h = 2^(-bias_max * e_num[h] / e_den[h]) rounded to double"
                               : "the float32 slope of the regime's steps (exact in double); the exact slope is "
                                 "2^(-bias_max * e_num[h] / e_den[h])";
@@ -179,7 +194,13 @@ POSENC_CLI_SCHEME(alibi) {
     CLI::App* c = registry.command("freqs", kScheme, "The slopes m_h of the regime, with the exponent e_h of 2^(-b e_h)");
     f->spec.add_to(c);
     f->out.add_to(c, "json | csv | npy");
-    c->footer("Example: posenc freqs alibi --heads 12 --format csv\n"
+    c->add_option("--what", f->what,
+                  "slopes (default): m_h of the regime; get_slopes: the float64 list ofirpress's get_slopes(heads) "
+                  "returns in Python (start * start**i, every other slope of the 2c list for non-powers of two; "
+                  "before torch.Tensor rounds it to float32), whatever the regime; npy as <f8")
+        ->type_name("slopes|get_slopes");
+    c->footer("Example: posenc freqs alibi --heads 12 --what get_slopes --out slopes.npy\n"
+              "Example: posenc freqs alibi --heads 12 --format csv\n"
               "Example: posenc freqs alibi --preset bloom --heads 112 --format json");
     c->callback([f] { run_freqs(*f); });
   }

@@ -1,8 +1,9 @@
 // cli/schemes/deberta.cpp — DeBERTa-v2/v3 disentangled attention on the command line: its registration
 // (description, presets and flags come from SpecTraits<DebertaSpec>, cli/spec_options.hpp) and what is its own:
 //   posenc index deberta    the relative-position matrix b(i - j) (HF build_relative_position with buckets) or,
-//                           with --what c2p, the c2p / p2c index clamp(b + span, 0, 2 span - 1): [query_length,
-//                           key_length], the queries at positions 0..Lq-1
+//                           with --what c2p, the c2p index clamp(b + span, 0, 2 span - 1): [query_length,
+//                           key_length], the queries at positions 0..Lq-1; with --what p2c, HF's p2c_pos
+//                           [key_length, key_length] (key-major, before HF's transpose)
 //   posenc scores deberta   disentangled pre-softmax scores for q [heads, Lq, d], k [heads, Lk, d] with the projected
 //                           relative tables --pos-key / --pos-query [heads, 2 span, d]
 //   posenc check deberta    a user's relative-position (or c2p index) matrix against the oracle's, entry by entry
@@ -32,12 +33,16 @@ namespace {
 using Spec = DebertaSpec;
 constexpr const char* kScheme = "deberta";
 
-// --what relative | c2p
-bool parse_what(const std::string& what) {
-  if (what == "relative") return false;
-  if (what == "c2p") return true;
-  throw UsageError("--what: '" + what + "'; accepted: relative (b(i - j), HF build_relative_position) | c2p (the c2p / "
-                   "p2c gather index clamp(b + span, 0, 2 span - 1))");
+// --what relative | c2p (| p2c for index)
+enum class What { relative, c2p, p2c };
+What parse_what(const std::string& what, bool p2c_allowed) {
+  if (what == "relative") return What::relative;
+  if (what == "c2p") return What::c2p;
+  if (what == "p2c" && p2c_allowed) return What::p2c;
+  throw UsageError("--what: '" + what + "'; accepted: relative (b(i - j), HF build_relative_position) | c2p (the c2p "
+                   "gather index clamp(b + span, 0, 2 span - 1))" +
+                   (p2c_allowed ? " | p2c (HF's p2c_pos [key_length, key_length], clamp(-b(a - b) + span, 0, 2 span - 1))"
+                                : ""));
 }
 
 // A plan that needs no tables: the spec with head_dim 1 and one head (buckets and indices depend on neither).
@@ -63,7 +68,7 @@ void run_index(IndexFlags& f) {
   const Spec s = f.spec.build();
   const std::size_t Lk = parse_length("--key-length", f.key_length);
   const std::size_t Lq = f.query_length.empty() ? Lk : parse_length("--query-length", f.query_length);
-  const bool c2p = parse_what(f.what);
+  const What what = parse_what(f.what, true);
   const TableOptions opts = parse_threads(f.threads);
   const Format format = choose_format(f.out.format, f.out.out);
   Output out(f.out.out, format == Format::npy);
@@ -72,25 +77,44 @@ void run_index(IndexFlags& f) {
   } catch (const Error& e) {
     throw e.renamed(e.parameter() == "query_length" ? "--query-length" : "--key-length");
   }
-  const std::size_t n = Lq * Lk;
-  auto i32 = allocate<std::int32_t>(n, "an index matrix of " + std::to_string(Lq) + " x " + std::to_string(Lk) + " entries");
+  // p2c_pos is [Lk, Lk] whatever Lq is (HF build_rpos builds r_pos over the keys when Lq != Lk)
+  const std::size_t rows = what == What::p2c ? Lk : Lq, n = rows * Lk;
+  auto i32 = allocate<std::int32_t>(n, "an index matrix of " + std::to_string(rows) + " x " + std::to_string(Lk) + " entries");
   const std::span<std::int32_t> idx(i32.get(), n);
   const DebertaPlan plan = index_plan(s);
   try {
-    if (c2p) plan.position_indices(Lq, Lk, idx, opts);
+    if (what == What::c2p) plan.position_indices(Lq, Lk, idx, opts);
+    else if (what == What::p2c) plan.p2c_indices(Lk, idx, opts);
     else plan.relative_positions(Lq, Lk, idx, opts);
   } catch (const Error& e) {
-    if (e.parameter() == "query_length") throw e.renamed("--query-length");
+    if (e.parameter() == "query_length") throw e.renamed(what == What::p2c ? "--key-length" : "--query-length");
     if (e.parameter() == "key_length") throw e.renamed("--key-length");
     throw;
   }
   Json head = result_head(s);
-  head["what"] = c2p ? "c2p" : "relative";
   head["span"] = deberta_span(s);
-  head["note"] = c2p ? "c2p / p2c gather index clamp(b(i - j) + span, 0, 2 span - 1); query i at position i"
-                     : "relative position b(i - j) (query minus key, log-bucketed); query i at position i (HF "
-                       "build_relative_position)";
-  write_index_matrix(out, format, head, c2p ? "indices" : "relative_positions", idx, Lq, Lk);
+  switch (what) {
+    case What::c2p:
+      head["what"] = "c2p";
+      head["note"] = "c2p gather index clamp(b(i - j) + span, 0, 2 span - 1); query i at position i";
+      write_index_matrix(out, format, head, "indices", idx, Lq, Lk);
+      break;
+    case What::p2c:
+      head["what"] = "p2c";
+      head["note"] = "HF's p2c_pos = clamp(-r_pos + span, 0, 2 span - 1), r_pos[a][b] = b(a - b) over the keys (a, b < "
+                     "key_length; relative_pos itself when query_length = key_length): row a indexes the relative "
+                     "axis of K Q_r^T for key a, and after HF's transpose the p2c score of query i, key j reads "
+                     "Q_r[p2c_pos[j][i]]";
+      head["p2c_query_length"] = Lq;
+      write_index_matrix(out, format, head, "p2c_pos", idx, Lk, Lk);
+      break;
+    case What::relative:
+      head["what"] = "relative";
+      head["note"] = "relative position b(i - j) (query minus key, log-bucketed); query i at position i (HF "
+                     "build_relative_position)";
+      write_index_matrix(out, format, head, "relative_positions", idx, Lq, Lk);
+      break;
+  }
 }
 
 // ---- scores ------------------------------------------------------------------------------------------
@@ -204,7 +228,7 @@ struct CheckFlags {
 
 void run_check(CheckFlags& f) {
   const NpyArray a = read_input("--in", f.in_path, std::nullopt, NpyKinds::numbers);
-  const bool c2p = parse_what(f.what);
+  const bool c2p = parse_what(f.what, false) == What::c2p;
   // [Lq, Lk], or HF's [1, Lq, Lk] (build_relative_position's unsqueeze(0))
   const bool three = a.shape.size() == 3 && a.shape[0] == 1;
   if (a.shape.size() != 2 && !three)
@@ -245,11 +269,16 @@ POSENC_CLI_SCHEME(deberta) {
                   "Queries Lq at positions 0 .. Lq-1 (the FIRST positions, as HF): an integer in [1, 2^30] (default Lk)")
         ->type_name("N")
         ->group("Geometry");
-    c->add_option("--what", f->what, "relative (default): b(i - j); c2p: clamp(b + span, 0, 2 span - 1)")
-        ->type_name("relative|c2p");
+    c->add_option("--what", f->what,
+                  "relative (default): b(i - j); c2p: clamp(b + span, 0, 2 span - 1); p2c: HF's p2c_pos "
+                  "clamp(-r_pos + span, 0, 2 span - 1) [key_length, key_length] with r_pos[a][b] = b(a - b) over the "
+                  "keys (transformers@967ed0db models/deberta_v2/modeling_deberta_v2.py build_rpos; the p2c score of "
+                  "query i, key j reads Q_r[p2c_pos[j][i]])")
+        ->type_name("relative|c2p|p2c");
     c->add_option("--threads", f->threads, "threads (0: OpenMP's default count; capped at the processors)")->type_name("N");
     f->out.add_to(c, "npy | json | csv");
-    c->footer("Example: posenc index deberta --preset deberta-v3-base --key-length 600 --query-length 1 --format json\n"
+    c->footer("Example: posenc index deberta --preset deberta-v3-base --key-length 512 --what p2c --out p2c_pos.npy\n"
+              "Example: posenc index deberta --preset deberta-v3-base --key-length 600 --query-length 1 --format json\n"
               "Example: posenc index deberta --preset deberta-v3-base --key-length 512 --what c2p --out c2p.npy");
     c->callback([f] { run_index(*f); });
   }

@@ -1,7 +1,8 @@
 // cli/schemes/fire.cpp — FIRE on the command line: its registration (description, presets and flags come from
 // SpecTraits<FireSpec>, cli/spec_options.hpp) and what is its own:
 //   posenc bias fire     the bias matrix [heads, query_length, key_length] of the trained MLP read from --weights
-//                        (--mask causal: -inf where a key is not visible)
+//                        (--mask causal: -inf where a key is not visible); --what x: the MLP's input, the
+//                        normalized distances [query_length, key_length]
 //   posenc scores fire   scale <q_i, k_j> + bias for q [heads, Lq, d], k [heads, Lk, d] (bias rows + BLAS gemm)
 //   posenc check fire    a user's bias tensor against the exact bias of the user's weights (budget rows) and, for the
 //                        cramming regime, the emulation envelope of the reference's float32 steps
@@ -454,7 +455,7 @@ struct BiasFlags {
   std::string weights;
   OutFlags out;
   BiasGeometryFlags geometry;
-  std::string dtype = "f32", threads;
+  std::string dtype = "f32", threads, what = "bias";
 };
 
 template <class T>
@@ -470,14 +471,63 @@ void run_bias_typed(const BiasFlags& f, const FirePlan& plan, const WeightsFile&
   write_bias_tensor(out, format, weights_head(s, plan, wf), bias_note(s), std::span<const T>(bias), g, s.heads);
 }
 
+// --what x: the MLP's input x(q_i, j) [query_length][key_length], as the regime computes it (FirePlan::
+// normalized_distance: cramming, the reference's float32 x; exact, the double evaluation), in the output type.
+template <class T>
+void run_x_typed(const FirePlan& plan, const WeightsFile& wf, const BiasGeometry& g, Format format, Output& out) {
+  const Spec& s = plan.spec();
+  const std::size_t Lq = g.query_length, Lk = g.key_length, n = Lq * Lk;
+  auto data = allocate<T>(n, "a matrix of " + std::to_string(Lq) + " x " + std::to_string(Lk) + " values");
+  const std::span<T> x(data.get(), n);
+  for (std::size_t i = 0; i < Lq; ++i) {
+    const auto q = static_cast<std::int64_t>(Lk - Lq + i);
+    for (std::size_t j = 0; j < Lk; ++j) x[i * Lk + j] = static_cast<T>(plan.normalized_distance(q, static_cast<std::int64_t>(j)));
+  }
+  const std::span<const T> v(x);
+  switch (format) {
+    case Format::npy: write_npy(out.file(), v, {Lq, Lk}); break;
+    case Format::json: {
+      Json head = weights_head(s, plan, wf);
+      head["what"] = "x";
+      head["dtype"] = sizeof(T) == 4 ? "f32" : "f64";
+      head["query_length"] = Lq;
+      head["key_length"] = Lk;
+      head["note"] = std::string("x = ln(|c| d + 1) / (ln(|c| max(q_i, L) + 1) + eps), d = |q_i - j|: the normalized "
+                                 "distance the MLP reads (mcleish7/arithmetic@86022a57 cramming/architectures/"
+                                 "embeddings.py FIRE), ") +
+                     (s.regime == FireRegime::cramming ? "the reference's float32 steps, each correctly rounded"
+                                                       : "evaluated in double (relative error < 2^-49)");
+      write_json(out.file(), head, std::vector<JsonArray>{{"x", v, Lk}});
+      break;
+    }
+    case Format::csv: {
+      std::vector<std::int64_t> row(Lq);
+      for (std::size_t i = 0; i < Lq; ++i) row[i] = static_cast<std::int64_t>(i);
+      write_csv(out.file(), {{"row", row}}, numbered_names("k", Lk), v, Lq);
+      break;
+    }
+  }
+  out.commit();
+}
+
 void run_bias(BiasFlags& f, const CLI::App* app) {
+  if (f.what != "bias" && f.what != "x")
+    throw UsageError("--what: '" + f.what + "'; accepted: bias (the MLP's output per head) | x (its input, the "
+                     "normalized distance)");
   const Loaded in = load(f.spec, f.weights, app);
   const FirePlan plan = make_plan(in.spec, in.file.weights);
   const BiasGeometry g = f.geometry.geometry(size_check(in.spec));
+  if (f.what == "x" && (g.mask != BiasMask::none || !g.key_mask.empty()))
+    throw UsageError("--mask / --key-mask: not with --what x (the MLP's input has no mask)");
   const bool f64 = parse_output_dtype(f.dtype) == DType::f64;
   (void)parse_threads(f.threads);
   const Format format = choose_format(f.out.format, f.out.out);
   Output out(f.out.out, format == Format::npy);  // the destination is checked before anything is computed
+  if (f.what == "x") {
+    if (f64) run_x_typed<double>(plan, in.file, g, format, out);
+    else run_x_typed<float>(plan, in.file, g, format, out);
+    return;
+  }
   if (f64) run_bias_typed<double>(f, plan, in.file, g, format, out);
   else run_bias_typed<float>(f, plan, in.file, g, format, out);
 }
@@ -579,6 +629,11 @@ POSENC_CLI_SCHEME(fire) {
     f->spec.add_to(c);
     add_weights_flag(c, f->weights);
     f->geometry.add_to(c, mask_help);
+    c->add_option("--what", f->what,
+                  "bias (default): the bias [heads, query_length, key_length]; x: the MLP's input [query_length, "
+                  "key_length], the normalized distance ln(|c| d + 1) / (ln(|c| max(q_i, L) + 1) + eps) as the "
+                  "regime computes it (cramming: the reference's float32 x, exactly; exact: the double value)")
+        ->type_name("bias|x");
     c->add_option("--dtype", f->dtype, "f32 (default) | f64")->type_name("T")->group("Output");
     c->add_option("--threads", f->threads, "threads (0: OpenMP's default count; capped at the processors)")->type_name("N");
     f->out.add_to(c, "npy | json | csv");

@@ -12,6 +12,8 @@
 // rope_scaling / rope_parameters, layout by model_type), like --preset / --spec and exclusive with them; field flags
 // override it (--regime hf, --seq-len 5000); --hf-version NAME picks the transformers version whose YaRN / LongRoPE
 // reading of the original context and factor to reproduce (default v5).
+#include <array>
+#include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <fstream>
@@ -322,7 +324,39 @@ struct FreqFlags {
   RopeOptions spec;
   OutFlags out;
   std::string dynamic_calls;  // --dynamic-calls: the lengths L of successive forward calls
+  std::string what = "theta";
 };
+
+// --what corr-dims: ggml_rope_yarn_corr_dims of the spec, the two float32 values before floor / ceil and the dims
+// the ramp uses after them (rope_ggml_yarn_corr_dims).
+void run_corr_dims(const FreqFlags& f, const Spec& s, Format format) {
+  if (s.scaling != RopeScaling::yarn || s.regime != RopeRegime::ggml)
+    throw UsageError("--what: corr-dims is ggml's YaRN correction range; it needs --scaling yarn --regime ggml (the "
+                     "spec has scaling " + std::string(to_string(s.scaling)) + ", regime " +
+                     std::string(to_string(s.regime)) + ")");
+  if (format == Format::csv) throw UsageError("--format: csv is not an output of --what corr-dims; accepted: npy | json");
+  const std::array<float, 2> raw = rope_ggml_yarn_corr_dims(s);
+  const auto n_dims = static_cast<float>(s.rotary_dim);
+  // ggml_rope_yarn_corr_dims: dims[0] = MAX(0, floorf(start)), dims[1] = MIN(n_dims - 1, ceilf(end))
+  const float lo = std::floor(raw[0]), hi = std::ceil(raw[1]);
+  const std::array<float, 2> dims{0.0f > lo ? 0.0f : lo, n_dims - 1.0f < hi ? n_dims - 1.0f : hi};
+  Output out(f.out.out, format == Format::npy);
+  if (format == Format::npy) {
+    write_npy(out.file(), std::span<const float>(raw), {2});
+  } else {
+    Json head = result_head(s);
+    head["what"] = "corr-dims";
+    head["dtype"] = "f32";
+    head["note"] = "corr_dims: ggml_rope_yarn_corr_dim(n_dims = rotary_dim, n_ctx_orig = original_context, beta, "
+                   "base) for beta_fast, beta_slow before floor / ceil: n_dims * logf(n_ctx_orig / (beta * 2 * "
+                   "(float)M_PI)) / (2 * logf(base)) in float32 (ggml-org/ggml@d99724f2 src/ggml.c); dims: what "
+                   "ggml_rope_yarn_corr_dims returns, MAX(0, floorf(corr_dims[0])), MIN(n_dims - 1, "
+                   "ceilf(corr_dims[1]))";
+    write_json(out.file(), head,
+               std::vector<JsonArray>{{"corr_dims", std::span<const float>(raw), 0}, {"dims", std::span<const float>(dims), 0}});
+  }
+  out.commit();
+}
 
 // --dynamic-calls L1,L2,...: HF's stateful dynamic-NTK module replayed over successive forward calls
 // (RopeDynamicState): per call, what the module did (grow / reset / keep), its cached length afterwards, the
@@ -398,6 +432,14 @@ void run_dynamic_calls(const FreqFlags& f, const Spec& s, Format format) {
 void run_freqs(const FreqFlags& f) {
   const Spec s = f.spec.build();
   const Format format = choose_format(f.out.format, f.out.out);
+  if (f.what == "corr-dims") {
+    if (!f.dynamic_calls.empty())
+      throw UsageError("--dynamic-calls: '" + f.dynamic_calls + "' given, but --what corr-dims replays no calls");
+    return run_corr_dims(f, s, format);
+  }
+  if (f.what != "theta")
+    throw UsageError("--what: '" + f.what + "'; accepted: theta (the frequencies) | corr-dims (ggml's YaRN correction "
+                     "dims as floats, --scaling yarn --regime ggml)");
   if (!f.dynamic_calls.empty()) return run_dynamic_calls(f, s, format);
   const RopePlan plan = make_plan(s);
   const std::span<const double> theta = plan.frequencies();
@@ -817,8 +859,15 @@ POSENC_CLI_SCHEME(rope) {
                   "(max(position_ids) + 1 each, in order; --positions syntax): per call grow / reset / keep, the "
                   "cached length, the length its frequencies were computed for, and the frequencies")
         ->type_name("L,...");
+    c->add_option("--what", f->what,
+                  "theta (default): the frequencies; corr-dims: ggml_rope_yarn_corr_dims' two float32 values before "
+                  "floorf / ceilf and its clamps (corr_dim of beta_fast and beta_slow; --scaling yarn --regime ggml), "
+                  "JSON adds the clamped dims; npy | json")
+        ->type_name("theta|corr-dims");
     c->footer("Example: posenc freqs rope --preset hf-llama --head-dim 64 --scaling dynamic --factor 2 "
               "--max-context 2048 --dynamic-calls 100,3000,2500,100 --format json\n"
+              "Example: posenc freqs rope --preset ggml-neox --head-dim 128 --scaling yarn --factor 4 "
+              "--original-context 4096 --what corr-dims --format json\n"
               "Example: posenc freqs rope --preset hf-llama --head-dim 64 --regime hf --format csv");
     c->callback([f] { run_freqs(*f); });
   }

@@ -1,7 +1,8 @@
 // cli/schemes/tener.cpp — TENER's relative attention on the command line: its registration (description, presets and
 // flags come from SpecTraits<TenerSpec>, cli/spec_options.hpp) and its verbs:
 //   posenc table tener     the table of a call of --length L [2L, d_head] (t = -L .. L - 1, the zero row at -L when
-//                          L > init_size / 2)
+//                          L > init_size / 2); --what weights: the module's whole weights buffer with its zero
+//                          padding row (get_embedding(init_size + 1, d_head, 0))
 //   posenc index tener     the row each score entry reads: L + j - i (query term), with --key L + i - j (key term)
 //   posenc scores tener    pre-softmax scores for q, k [heads, L, d_head] with the layer's r_r_bias and r_w_bias
 //                          (.npy [heads, d_head]; zeros when not given), unscaled unless the spec's scale says so
@@ -44,10 +45,47 @@ TenerWeights zero_weights(const Spec& s) {
 struct TableCommand {
   SpecOptions<Spec> spec;
   RelativeTableFlags table;
-  std::string length = "8";
+  std::string length = "8", what = "table";
+  std::optional<std::string> num_embeddings;
 };
 
-void run_table(TableCommand& f) {
+// --what weights: the module's whole buffer get_embedding(num_embeddings, d_head, padding_idx=0).
+void run_weights(TableCommand& f, const CLI::App* app) {
+  const Spec s = f.spec.build();
+  if (app->count("--length") > 0)
+    throw UsageError("--length: '" + f.length + "' given with --what weights; accepted: --num-embeddings for its rows");
+  std::size_t N = s.init_size + 1;
+  if (f.num_embeddings) {
+    const std::int64_t v = parse_int64("--num-embeddings", *f.num_embeddings);
+    if (v < 1 || v > (std::int64_t{1} << 31) - 1)
+      throw UsageError("--num-embeddings: " + *f.num_embeddings + " is out of range; accepted: an integer in [1, 2^31 - "
+                       "1]");
+    N = static_cast<std::size_t>(v);
+  }
+  const auto first = -static_cast<std::int64_t>((N + 1) / 2);
+  std::vector<std::int64_t> t(N);
+  for (std::size_t c = 0; c < N; ++c) t[c] = first + static_cast<std::int64_t>(c);
+  Json head = result_head(s);
+  head["what"] = "weights";
+  head["num_embeddings"] = N;
+  head["origin_shift"] = N / 2 + 1;
+  f.table.run(
+      N, s.d_head, head,
+      "RelativeSinusoidalPositionalEmbedding's weights buffer get_embedding(num_embeddings, d_head, padding_idx=0): "
+      "row c = [sin | cos] of the position t = c - (num_embeddings + 1) // 2 (torch.arange(-N//2, N//2)), w_k = "
+      "10000^(-k/(h - 1)), row 0 zeroed (padding_idx); the module's forward indexes it at t + origin_shift",
+      t, "t",
+      [&](std::span<float> o, const TableOptions& opts) { tener_weights(s, N, o, opts); },
+      [&](std::span<double> o, const TableOptions& opts) { tener_weights(s, N, o, opts); });
+}
+
+void run_table(TableCommand& f, const CLI::App* app) {
+  if (f.what == "weights") return run_weights(f, app);
+  if (f.what != "table")
+    throw UsageError("--what: '" + f.what + "'; accepted: table (the rows of one call, t = -L .. L - 1) | weights (the "
+                     "module's whole buffer, padding row included)");
+  if (f.num_embeddings)
+    throw UsageError("--num-embeddings: '" + *f.num_embeddings + "' given, but only --what weights reads it");
   const Spec s = f.spec.build();
   const std::size_t L = parse_length("--length", f.length);
   if (L > static_cast<std::size_t>(kTenerMaxLength))
@@ -173,10 +211,21 @@ POSENC_CLI_SCHEME(tener) {
                                    "h - 1 denominator), the row of -L zero when L > init_size / 2");
     f->spec.add_to(c);
     c->add_option("--length", f->length, "L: the tokens of the call (default 8)")->type_name("N")->group("Geometry");
+    c->add_option("--what", f->what,
+                  "table (default): the rows of one call [2L, d_head]; weights: the module's whole weights buffer "
+                  "get_embedding(num_embeddings, d_head, padding_idx=0) [num_embeddings, d_head], positions -N//2 .. "
+                  "N//2 - 1 with row 0 zeroed (fastnlp/TENER@d2614d50 modules/relative_transformer.py)")
+        ->type_name("table|weights");
+    c->add_option("--num-embeddings", f->num_embeddings,
+                  "with --what weights: N, the buffer's rows: an integer in [1, 2^31 - 1] (default init_size + 1, a "
+                  "fresh module's; 2 L after a call of length L > init_size / 2 rebuilt it)")
+        ->type_name("N")
+        ->group("Geometry");
     f->table.add_to(c);
-    c->footer("Example: posenc table tener --preset tener-conll2003 --length 128 --out pos_embed.npy\n"
+    c->footer("Example: posenc table tener --preset tener-conll2003 --what weights --out weights.npy\n"
+              "Example: posenc table tener --preset tener-conll2003 --length 128 --out pos_embed.npy\n"
               "Example: posenc table tener --d-head 4 --length 3 --regime exact --format csv");
-    c->callback([f] { run_table(*f); });
+    c->callback([f, c] { run_table(*f, c); });
   }
   {
     auto f = std::make_shared<IndexFlags>();

@@ -1,7 +1,9 @@
 // cli/schemes/transformer_xl.cpp — Transformer-XL's relative attention on the command line: its registration
 // (description, presets and flags come from SpecTraits<TransformerXlSpec>, cli/spec_options.hpp) and its verbs:
 //   posenc table transformer_xl    R of a call with --key-length keys [klen, d_model] (pos_seq klen - 1 .. 0, clamped)
-//   posenc index transformer_xl    the row of R each score entry reads, -1 where undefined (j > q_i) [Lq, Lk]
+//   posenc index transformer_xl    the row of R each score entry reads, -1 where undefined (j > q_i) [Lq, Lk];
+//                                  --what junk: the 0/1 mask of the entries _rel_shift leaves as junk; --what
+//                                  shifted: _rel_shift (and zero_triu) of a user's matrix, bit for bit
 //   posenc scores transformer_xl   pre-softmax scores for q [heads, Lq, d_head], k [heads, Lk, d_head] (Lk = memory +
 //                                  Lq) with the layer's r_w_bias, r_r_bias (.npy [heads, d_head]; zeros when not given)
 //                                  and r_net weight (.npy [heads * d_head, d_model])
@@ -68,10 +70,103 @@ struct IndexFlags {
   SpecOptions<Spec> spec;
   OutFlags out;
   BiasGeometryFlags geometry;
-  std::string threads;
+  std::string threads, what = "index";
+  std::optional<std::string> in;
+  bool zero_triu = false;
 };
 
-void run_index(IndexFlags& f) {
+enum class IndexWhat { index, junk, shifted };
+
+IndexWhat parse_index_what(const std::string& what) {
+  if (what == "index") return IndexWhat::index;
+  if (what == "junk") return IndexWhat::junk;
+  if (what == "shifted") return IndexWhat::shifted;
+  throw UsageError("--what: '" + what + "'; accepted: index (the row of R each entry reads, -1 where junk) | junk (1 "
+                   "where _rel_shift leaves junk, j > q_i) | shifted (_rel_shift of --in, junk included)");
+}
+
+// _rel_shift(x, zero_triu) of mem_transformer.py for x [qlen, klen, ...] (the shift moves the first two axes; the
+// trailing ones, bsz and n_head in the code, ride along), in x's own type T. zero_triu multiplies by
+// tril(ones(qlen, klen), klen - qlen) as the code does, so a junk entry becomes x * 0 (-0 for a negative one, NaN
+// for an infinite one), and a kept entry x * 1 = x.
+template <class T>
+std::vector<T> rel_shift_all(const NpyArray& a, std::size_t Lq, std::size_t Lk, std::size_t inner, bool zero_triu) {
+  const std::size_t m = Lq * Lk;
+  std::vector<T> x(m), y(m), out(m * inner);
+  for (std::size_t t = 0; t < inner; ++t) {
+    for (std::size_t e = 0; e < m; ++e) x[e] = static_cast<T>(a.values[e * inner + t]);
+    transformer_xl_rel_shift(std::span<const T>(x), Lq, Lk, std::span<T>(y));
+    for (std::size_t i = 0; i < Lq; ++i)
+      for (std::size_t j = 0; j < Lk; ++j) {
+        T v = y[i * Lk + j];
+        if (zero_triu) v = v * (j <= Lk - Lq + i ? T(1) : T(0));
+        out[(i * Lk + j) * inner + t] = v;
+      }
+  }
+  return out;
+}
+
+std::vector<std::int64_t> junk_mask(std::size_t Lq, std::size_t Lk) {
+  std::vector<std::int64_t> junk(Lq * Lk);
+  for (std::size_t i = 0; i < Lq; ++i)
+    for (std::size_t j = 0; j < Lk; ++j) junk[i * Lk + j] = j > Lk - Lq + i ? 1 : 0;
+  return junk;
+}
+
+template <class T>
+void write_shifted(Output& out, Format format, Json head, const std::vector<T>& v, const std::vector<std::size_t>& shape,
+                   std::size_t Lq, std::size_t Lk) {
+  if (format == Format::npy) {
+    write_npy(out.file(), std::span<const T>(v), shape);
+  } else {
+    const std::vector<std::int64_t> junk = junk_mask(Lq, Lk);
+    head["dtype"] = sizeof(T) == 4 ? "f32" : "f64";
+    head["shape"] = shape;
+    head["query_length"] = Lq;
+    head["key_length"] = Lk;
+    write_json(out.file(), head,
+               std::vector<JsonArray>{{"shifted", std::span<const T>(v), v.size() / Lq},
+                                      {"junk", std::span<const std::int64_t>(junk), Lk}});
+  }
+  out.commit();
+}
+
+void run_shifted(IndexFlags& f, const CLI::App* app) {
+  const Spec s = f.spec.build();  // no spec field changes the shift (the code's data movement); it heads the JSON
+  if (!f.in) throw UsageError("--in: required with --what shifted (the matrix to shift, .npy [qlen, klen, ...])");
+  for (const char* flag : {"--query-length", "--key-length", "--mask", "--key-mask"})
+    if (app->count(flag) > 0)
+      throw UsageError(std::string(flag) + ": not with --what shifted (the shape of --in gives qlen and klen; an index "
+                       "has no mask)");
+  const NpyArray a = read_input("--in", *f.in);
+  if (a.stored != NpyType::f32 && a.stored != NpyType::f64)
+    throw UsageError("--in: '" + *f.in + "' holds " + std::string(to_string(a.stored)) + " values; accepted: f32 or f64");
+  if (a.shape.size() < 2 || a.shape[0] == 0 || a.shape[1] == 0 || a.shape[0] > a.shape[1])
+    throw UsageError("--in: '" + *f.in + "' holds an array of shape " + shape_text(a.shape) +
+                     "; accepted: [qlen, klen, ...] with 1 <= qlen <= klen (BD of mem_transformer.py, klen = memory + "
+                     "qlen)");
+  const std::size_t Lq = a.shape[0], Lk = a.shape[1], inner = a.values.size() / (Lq * Lk);
+  (void)parse_threads(f.threads);  // checked like every command's (the shift is one pass)
+  const Format format = choose_format(f.out.format, f.out.out, {Format::npy, Format::json});
+  Output out(f.out.out, format == Format::npy);
+  Json head = result_head(s);
+  head["what"] = "shifted";
+  head["zero_triu"] = f.zero_triu;
+  head["note"] = "_rel_shift of --in as mem_transformer.py computes it (zero column in front, viewed [klen + 1, qlen], "
+                 "first row dropped, viewed back), junk included: out[i][j] = x[i][j + qlen - 1 - i] for j <= q_i; "
+                 "junk[i][j] = 1 where j > q_i (0 at j = q_i + 1, entries of row i + 1 beyond)" +
+                 std::string(f.zero_triu ? "; zero_triu: multiplied by tril(ones(qlen, klen), klen - qlen)" : "");
+  if (a.stored == NpyType::f32)
+    write_shifted(out, format, head, rel_shift_all<float>(a, Lq, Lk, inner, f.zero_triu), a.shape, Lq, Lk);
+  else
+    write_shifted(out, format, head, rel_shift_all<double>(a, Lq, Lk, inner, f.zero_triu), a.shape, Lq, Lk);
+}
+
+void run_index(IndexFlags& f, const CLI::App* app) {
+  const IndexWhat what = parse_index_what(f.what);
+  if (what == IndexWhat::shifted) return run_shifted(f, app);
+  if (f.in) throw UsageError("--in: '" + *f.in + "' given, but only --what shifted reads a matrix");
+  if (f.zero_triu) throw UsageError("--zero-triu: only with --what shifted");
   const Spec s = f.spec.build();
   const BiasGeometry g = f.geometry.geometry(size_check(s));
   if (g.mask != BiasMask::none || !g.key_mask.empty())
@@ -86,6 +181,16 @@ void run_index(IndexFlags& f) {
   TransformerXlPlan(s, {std::vector<double>(hd, 0.0), std::vector<double>(hd, 0.0), std::vector<double>(hd * s.d_model, 0.0)})
       .indices(g, idx, opts);
   Json head = result_head(s);
+  if (what == IndexWhat::junk) {
+    for (std::int32_t& v : idx) v = v < 0 ? 1 : 0;
+    head["what"] = "junk";
+    head["note"] = "1 where mem_transformer.py's _rel_shift leaves junk (j > q_i: the pad zero at j = q_i + 1, entries "
+                   "of the next row beyond; zero_triu zeroes them), 0 where the entry is x[i][klen - 1 - (q_i - j)]; "
+                   "q_i = key_length - query_length + i";
+    write_index_matrix(out, format, head, "junk", idx, Lq, Lk);
+    return;
+  }
+  head["what"] = "index";
   head["note"] = "c(i, j) = key_length - 1 - (q_i - j): the row of `posenc table` (the _rel_shift column) that entry (i, "
                  "j) reads, -1 where the entry is undefined (j > q_i: _rel_shift leaves junk there); q_i = key_length - "
                  "query_length + i";
@@ -181,10 +286,25 @@ POSENC_CLI_SCHEME(transformer_xl) {
                                    "undefined (keys after the query) [query_length, key_length]");
     f->spec.add_to(c);
     f->geometry.add_to(c, mask_help + " (not for index: an index matrix has no mask)");
+    c->add_option("--what", f->what,
+                  "index (default): c(i, j), -1 where junk; junk: 1 where _rel_shift leaves junk (j > q_i), else 0; "
+                  "shifted: _rel_shift(--in, zero_triu) bit for bit, junk entries included, in --in's type "
+                  "(kimiyoung/transformer-xl@44781ed2 pytorch/mem_transformer.py); JSON adds the junk mask")
+        ->type_name("index|junk|shifted");
+    c->add_option("--in", f->in,
+                  "with --what shifted: the matrix to shift, .npy f32 or f64 [qlen, klen] or the code's [qlen, klen, "
+                  "bsz, n_head] (any trailing axes), 1 <= qlen <= klen")
+        ->type_name("FILE")
+        ->group("Input");
+    c->add_flag("--zero-triu", f->zero_triu,
+                "with --what shifted: _rel_shift(x, zero_triu=True), the junk multiplied by 0 (x * tril(ones(qlen, "
+                "klen), klen - qlen): -0 for a negative entry, NaN for an infinite one)")
+        ->group("Input");
     c->add_option("--threads", f->threads, "threads (0: OpenMP's default count; capped at the processors)")->type_name("N");
-    f->out.add_to(c, "npy | json | csv");
-    c->footer("Example: posenc index transformer_xl --query-length 4 --key-length 7 --format csv");
-    c->callback([f] { run_index(*f); });
+    f->out.add_to(c, "npy | json | csv (shifted: npy | json)");
+    c->footer("Example: posenc index transformer_xl --what shifted --in bd.npy --zero-triu --out shifted.npy\n"
+              "Example: posenc index transformer_xl --query-length 4 --key-length 7 --format csv");
+    c->callback([f, c] { run_index(*f, c); });
   }
   {
     auto f = std::make_shared<ScoresCommand>();

@@ -1,12 +1,14 @@
 // cli/schemes/xlnet.cpp — XLNet's relative attention on the command line: its registration (description, presets and
 // flags come from SpecTraits<XlnetSpec>, cli/spec_options.hpp) and its verbs:
 //   posenc table xlnet     the table of a call [rows, d_model] (pos_seq klen .. -qlen + 1 for bi, klen .. 0 for uni)
-//   posenc index xlnet     the row each score entry reads, -1 where uni leaves it undefined [Lq, Lk]
+//   posenc index xlnet     the row each score entry reads, -1 where uni leaves it undefined [Lq, Lk]; --what seg_mat:
+//                          HF's one-hot segment matrix seg_mat [qlen, klen, 1, 2] of --token-types (memory type 0)
 //   posenc scores xlnet    pre-softmax scores for q [heads, Lq, d_head], k [heads, Lk, d_head] (Lk = memory + Lq) with
 //                          the layer's r_w_bias, r_r_bias, r_s_bias (.npy [heads, d_head]; zeros when not given),
 //                          seg_embed (.npy [2, heads, d_head]), r (.npy [d_model, heads, d_head]) and the queries'
 //                          --token-types (the segment term; none: no segment term)
 //   posenc check xlnet     a user's table of a call against the exact table and the float32 steps
+#include <algorithm>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -100,10 +102,63 @@ struct IndexFlags {
   SpecOptions<Spec> spec;
   OutFlags out;
   BiasGeometryFlags geometry;
-  std::string threads;
+  std::string threads, what = "index";
+  std::optional<std::string> types;
 };
 
-void run_index(IndexFlags& f) {
+// The count of items in a --token-types text (digits, or comma-separated), before parse_token_types checks them.
+std::size_t token_type_count(const std::string& text) {
+  if (text.find(',') == std::string::npos) return text.size();
+  return static_cast<std::size_t>(std::count(text.begin(), text.end(), ',')) + 1;
+}
+
+// HF XLNetModel.forward's seg_mat for one sequence (bsz 1): cat_ids = [0] * mlen + token_types, seg_mat[i][j] =
+// one_hot(token_types[i] != cat_ids[j], 2) as float32 (dtype_float of a float32 model), [qlen, klen, 1, 2].
+void run_seg_mat(IndexFlags& f, const CLI::App* app) {
+  const Spec s = f.spec.build();
+  if (!f.types) throw UsageError("--token-types: required with --what seg_mat (the queries' token types, e.g. 0011)");
+  if (app->count("--query-length") == 0) f.geometry.query_length = std::to_string(std::max<std::size_t>(1, token_type_count(*f.types)));
+  if (app->count("--key-length") == 0) f.geometry.key_length = f.geometry.query_length;  // no memory unless given
+  const BiasGeometry g = f.geometry.geometry(size_check(s));
+  if (g.mask != BiasMask::none || !g.key_mask.empty())
+    throw UsageError("--mask / --key-mask: seg_mat has no mask; give them to scores");
+  const std::size_t Lq = g.query_length, Lk = g.key_length, mlen = Lk - Lq;
+  const std::vector<std::int64_t> types = parse_token_types(*f.types, Lq);
+  (void)parse_threads(f.threads);  // checked like every command's (seg_mat is one pass)
+  const Format format = choose_format(f.out.format, f.out.out, {Format::npy, Format::json});
+  check_memory(Lq * Lk * 2 * sizeof(float), "seg_mat");
+  Output out(f.out.out, format == Format::npy);
+  std::vector<float> m(Lq * Lk * 2);
+  for (std::size_t i = 0; i < Lq; ++i)
+    for (std::size_t j = 0; j < Lk; ++j) {
+      const std::int64_t key_type = j < mlen ? 0 : types[j - mlen];
+      const bool different = types[i] != key_type;
+      m[(i * Lk + j) * 2 + (different ? 1 : 0)] = 1.0f;
+    }
+  if (format == Format::npy) {
+    write_npy(out.file(), std::span<const float>(m), {Lq, Lk, 1, 2});
+  } else {
+    Json head = result_head(s);
+    head["what"] = "seg_mat";
+    head["dtype"] = "f32";
+    head["shape"] = std::vector<std::size_t>{Lq, Lk, 1, 2};
+    head["query_length"] = Lq;
+    head["key_length"] = Lk;
+    head["memory_length"] = mlen;
+    head["token_types"] = types;
+    head["note"] = "seg_mat[i][j][0] = one_hot(token_type[i] != cat_ids[j], 2), cat_ids = [0] * mlen + token_types "
+                   "(memory keys type 0), float32, one row of 2 per (i, j) in C order (HF XLNetModel.forward, bsz 1)";
+    write_json(out.file(), head, std::vector<JsonArray>{{"seg_mat", std::span<const float>(m), 2}});
+  }
+  out.commit();
+}
+
+void run_index(IndexFlags& f, const CLI::App* app) {
+  if (f.what == "seg_mat") return run_seg_mat(f, app);
+  if (f.what != "index")
+    throw UsageError("--what: '" + f.what + "'; accepted: index (the row of the table each entry reads) | seg_mat (HF's "
+                     "one-hot segment matrix [qlen, klen, 1, 2])");
+  if (f.types) throw UsageError("--token-types: '" + *f.types + "' given, but only --what seg_mat reads token types");
   const Spec s = f.spec.build();
   const BiasGeometry g = f.geometry.geometry(size_check(s));
   if (g.mask != BiasMask::none || !g.key_mask.empty())
@@ -224,10 +279,21 @@ POSENC_CLI_SCHEME(xlnet) {
                                    "leaves it undefined (keys after the query) [query_length, key_length]");
     f->spec.add_to(c);
     f->geometry.add_to(c, mask_help + " (not for index: an index matrix has no mask)");
+    c->add_option("--what", f->what,
+                  "index (default): c(i, j); seg_mat: HF's one-hot segment matrix, float32 [qlen, klen, 1, 2] (bsz 1): "
+                  "one_hot(token_type[i] != cat_ids[j], 2) with cat_ids the memory's zeros then --token-types "
+                  "(transformers@98ad48f2 models/xlnet/modeling_xlnet.py XLNetModel.forward); npy | json")
+        ->type_name("index|seg_mat");
+    c->add_option("--token-types", f->types,
+                  "with --what seg_mat: the queries' token types, one digit each (0011) or comma-separated integers "
+                  "in [0, 2^31) (0,0,1,2); qlen defaults to their count, klen to qlen (no memory)")
+        ->type_name("TYPES")
+        ->group("Input");
     c->add_option("--threads", f->threads, "threads (0: OpenMP's default count; capped at the processors)")->type_name("N");
-    f->out.add_to(c, "npy | json | csv");
-    c->footer("Example: posenc index xlnet --attn-type uni --query-length 4 --key-length 7 --format csv");
-    c->callback([f] { run_index(*f); });
+    f->out.add_to(c, "npy | json | csv (seg_mat: npy | json)");
+    c->footer("Example: posenc index xlnet --what seg_mat --token-types 0011 --key-length 7 --out seg_mat.npy\n"
+              "Example: posenc index xlnet --attn-type uni --query-length 4 --key-length 7 --format csv");
+    c->callback([f, c] { run_index(*f, c); });
   }
   {
     auto f = std::make_shared<ScoresCommand>();

@@ -1011,4 +1011,222 @@ expect_error 2 index deberta --preset deberta-v3-base --key-length 4 --what both
 expect_error 2 scores deberta --position-buckets 4 --max-relative-positions 8 --heads 1 --head-dim 2 --pos-key dbk.npy --q dbqq.npy --k dbkk.npy --out out.npy
 expect_error 2 scores deberta --position-buckets 4 --max-relative-positions 8 --heads 1 --head-dim 2 --pos-key dbk.npy --pos-query dbq.npy --q dbqq.npy --k dbkk.npy --mask causal --out out.npy
 
+# ---- intermediates a user porting a model compares against (issue 42) -------------------------------------------
+# Each expected value below is computed here from the reference code's definition (CONVENTIONS.md), not from another
+# posenc output.
+# T5: HF T5Attention.compute_bias's relative_position = memory_position - context_position before bucketing, with
+# context_position = cache_position (arange(past, past + seq)); the cached decoder step (query_length 1 at cache
+# position 6 of a 10-key static cache); buckets at a cache position (HF _relative_position_bucket, float32 steps).
+if "$POSENC" index t5 --preset t5-encoder --what relative --query-length 3 --key-length 5 --format json >t5r.json &&
+   "$POSENC" index t5 --preset t5-decoder --what relative --query-length 1 --query-offset 6 --key-length 10 --out t5r1.npy &&
+   "$POSENC" index t5 --preset t5-decoder --query-length 2 --query-offset 40 --key-length 48 --format json >t5o.json &&
+   "$POSENC" index t5 --preset t5-encoder --query-length 2 --query-offset 40 --key-length 48 --format json >t5oe.json &&
+   "$PY" - <<'PYEOF'
+import json, math, struct, npyio
+f32 = lambda v: struct.unpack("<f", struct.pack("<f", v))[0]
+def relative(cache_position, key_length):  # memory_position - context_position
+    return [[m - c for m in range(key_length)] for c in cache_position]
+def bucket(rp, bidirectional, nb=32, md=128):  # _relative_position_bucket, torch float32 steps
+    ret = 0
+    if bidirectional:
+        nb //= 2
+        ret += nb if rp > 0 else 0
+        rp = abs(rp)
+    else:
+        rp = -min(rp, 0)
+    me = nb // 2
+    if rp < me:
+        return ret + rp
+    large = me + int(f32(f32(f32(math.log(f32(rp / me))) / f32(math.log(md / me))) * (nb - me)))
+    return ret + min(large, nb - 1)
+d = json.load(open("t5r.json"))
+assert d["what"] == "relative" and d["relative_positions"] == relative(range(2, 5), 5), d["relative_positions"]
+descr, sh, v, _ = npyio.read("t5r1.npy")
+assert descr == "<i8" and sh == (1, 10) and v == relative([6], 10)[0], (descr, sh, v)
+for name, bi in (("t5o.json", False), ("t5oe.json", True)):
+    b = json.load(open(name))
+    want = [[bucket(r, bi) for r in row] for row in relative([40, 41], 48)]
+    assert b["query_offset"] == 40 and b["buckets"] == want, (name, b["buckets"], want)
+PYEOF
+then pass; else fail "t5: index --what relative (j - cache_position, the cached decoder step) and --query-offset buckets"; fi
+expect_error 2 index t5 --preset t5-decoder --what distances --key-length 4 --out out.npy
+expect_error 2 index t5 --preset t5-decoder --query-offset -1 --key-length 4 --out out.npy
+
+# DeBERTa: HF's p2c_pos = clamp(-r_pos + att_span, 0, 2 att_span - 1), r_pos = build_relative_position(key, key) when
+# query and key lengths differ (build_rpos), with make_log_bucket_position in torch's float32 steps.
+if "$POSENC" index deberta --position-buckets 4 --max-relative-positions 8 --query-length 3 --key-length 9 --what p2c --format json >dbp.json &&
+   "$POSENC" index deberta --preset deberta-v3-base --query-length 5 --key-length 600 --what p2c --out dbp.npy &&
+   "$PY" - <<'PYEOF'
+import json, math, struct, npyio
+f32 = lambda v: struct.unpack("<f", struct.pack("<f", v))[0]
+def log_bucket(rel, bucket_size, max_position):  # make_log_bucket_position, float32 torch
+    sign = (rel > 0) - (rel < 0)
+    mid = bucket_size // 2
+    abs_pos = mid - 1 if -mid < rel < mid else abs(rel)
+    if abs_pos <= mid:
+        return rel
+    x = f32(math.log(f32(abs_pos / mid))) / f32(math.log(f32((max_position - 1) / mid)))
+    log_pos = f32(math.ceil(f32(f32(x) * (mid - 1))) + mid)
+    return int(log_pos * sign)
+def p2c_pos(lk, bucket_size, max_position):
+    span = bucket_size
+    b = {r: log_bucket(r, bucket_size, max_position) for r in range(-(lk - 1), lk)}
+    r_pos = [[b[a - c] for c in range(lk)] for a in range(lk)]  # build_relative_position(key, key)
+    return [[min(max(-x + span, 0), 2 * span - 1) for x in row] for row in r_pos]
+d = json.load(open("dbp.json"))
+assert d["what"] == "p2c" and d["p2c_pos"] == p2c_pos(9, 4, 8), d["p2c_pos"]
+descr, sh, v, _ = npyio.read("dbp.npy")
+want = p2c_pos(600, 256, 512)
+assert descr == "<i8" and sh == (600, 600), (descr, sh)
+bad = [(a, c) for a in range(600) for c in range(600) if v[a * 600 + c] != want[a][c]]
+assert not bad, bad[:10]
+PYEOF
+then pass; else fail "deberta: index --what p2c (HF p2c_pos over the keys, key-major)"; fi
+
+# Transformer-XL: mem_transformer.py's _rel_shift (zero column in front, view [klen + 1, qlen], drop a row, view back)
+# written here on flat lists, junk included, and with zero_triu (x * tril(ones, klen - qlen): -0.0 for negative junk)
+"$PY" - <<'PYEOF'
+import npyio
+q, k = 3, 5
+npyio.write("txlx.npy", "<f4", (q, k), [-(10 * i + j + 1) - 0.25 for i in range(q) for j in range(k)])
+npyio.write("txlx4.npy", "<f8", (q, k, 2, 3), [(-1) ** t * (100 * e + t + 0.5) for e in range(q * k) for t in range(6)])
+PYEOF
+if "$POSENC" index transformer_xl --what shifted --in txlx.npy --out txls.npy &&
+   "$POSENC" index transformer_xl --what shifted --in txlx.npy --zero-triu --out txlz.npy &&
+   "$POSENC" index transformer_xl --what shifted --in txlx.npy --format json >txls.json &&
+   "$POSENC" index transformer_xl --what shifted --in txlx4.npy --zero-triu --out txl4.npy &&
+   "$POSENC" index transformer_xl --what junk --query-length 3 --key-length 5 --out txlj.npy &&
+   "$PY" - <<'PYEOF'
+import json, struct, npyio
+def rel_shift(x, q, k, inner, zero_triu):
+    out = [0.0] * (q * k * inner)
+    for t in range(inner):
+        padded = []
+        for i in range(q):
+            padded += [0.0] + [x[(i * k + j) * inner + t] for j in range(k)]   # [q, k + 1]
+        flat = padded[q:]                                                       # view [k + 1, q], drop row 0
+        for e in range(q * k):
+            i, j = divmod(e, k)
+            out[e * inner + t] = flat[e] * (1.0 if j <= i + k - q else 0.0) if zero_triu else flat[e]
+    return out
+bits = lambda vals, c: [struct.pack("<" + c, v) for v in vals]
+_, _, x, _ = npyio.read("txlx.npy")
+for name, zt in (("txls.npy", False), ("txlz.npy", True)):
+    descr, sh, v, _ = npyio.read(name)
+    assert descr == "<f4" and sh == (3, 5), (descr, sh)
+    assert bits(v, "f") == bits(rel_shift(x, 3, 5, 1, zt), "f"), (name, v)
+junk = [[1 if j > i + 2 else 0 for j in range(5)] for i in range(3)]
+d = json.load(open("txls.json"))
+assert d["junk"] == junk and d["shifted"] == [rel_shift(x, 3, 5, 1, False)[i * 5:(i + 1) * 5] for i in range(3)], d
+assert d["shifted"][0][3] == 0 and d["shifted"][0][4] == x[5], d["shifted"]   # the pad zero, then row 1's first entry
+_, _, x4, _ = npyio.read("txlx4.npy")
+descr, sh, v, _ = npyio.read("txl4.npy")
+assert descr == "<f8" and sh == (3, 5, 2, 3) and bits(v, "d") == bits(rel_shift(x4, 3, 5, 6, True), "d"), v
+descr, sh, v, _ = npyio.read("txlj.npy")
+assert descr == "<i8" and sh == (3, 5) and v == [b for row in junk for b in row], v
+PYEOF
+then pass; else fail "transformer_xl: index --what shifted (_rel_shift bit for bit, junk and zero_triu) and --what junk"; fi
+expect_error 2 index transformer_xl --what shifted --out out.npy
+expect_error 2 index transformer_xl --what shifted --in txlx.npy --key-length 5 --out out.npy
+expect_error 2 index transformer_xl --zero-triu --key-length 5 --out out.npy
+
+# XLNet: HF XLNetModel.forward's seg_mat = one_hot(token_type_ids[:, None] != cat_ids[None, :], 2) as float32,
+# cat_ids = [0] * mlen + token_type_ids; [qlen, klen, bsz = 1, 2]
+if "$POSENC" index xlnet --what seg_mat --token-types 0011 --key-length 7 --out xsm.npy &&
+   "$POSENC" index xlnet --what seg_mat --token-types 1,0,2 --format json >xsm.json &&
+   "$PY" - <<'PYEOF'
+import json, npyio
+def seg_mat(types, mlen):
+    cat = [0] * mlen + types
+    return [float(c == int(types[i] != cat[j])) for i in range(len(types)) for j in range(len(cat)) for c in (0, 1)]
+descr, sh, v, _ = npyio.read("xsm.npy")
+assert descr == "<f4" and sh == (4, 7, 1, 2) and v == seg_mat([0, 0, 1, 1], 3), (descr, sh, v)
+d = json.load(open("xsm.json"))
+assert d["shape"] == [3, 3, 1, 2] and [x for r in d["seg_mat"] for x in r] == seg_mat([1, 0, 2], 0), d
+PYEOF
+then pass; else fail "xlnet: index --what seg_mat (HF's one-hot segment matrix, with and without memory)"; fi
+expect_error 2 index xlnet --what seg_mat --key-length 4 --out out.npy
+expect_error 2 index xlnet --what seg_mat --token-types 0011 --key-length 3 --out out.npy
+
+# TENER: RelativeSinusoidalPositionalEmbedding.get_embedding(init_size + 1, d, padding_idx=0): positions
+# arange(-N//2, N//2) (Python floor division), [sin | cos] with w_k = exp(-k ln(10000) / (h - 1)), a zero column for
+# odd d, row 0 zeroed; computed here in float64 against posenc's exact float64 table
+if "$POSENC" table tener --d-head 5 --init-size 12 --regime exact --what weights --dtype f64 --out tw.npy &&
+   "$POSENC" table tener --d-head 4 --init-size 12 --regime exact --what weights --num-embeddings 8 --dtype f64 --format json >tw.json &&
+   "$POSENC" table tener --preset tener-conll2003 --what weights --out twc.npy &&
+   "$PY" - <<'PYEOF'
+import json, math, npyio
+def get_embedding(n, d):
+    half = d // 2
+    emb = [math.exp(k * -(math.log(10000) / (half - 1))) for k in range(half)]
+    rows = []
+    for p in range(-n // 2, n // 2):
+        rows.append([math.sin(p * w) for w in emb] + [math.cos(p * w) for w in emb] + ([0.0] if d % 2 else []))
+    rows[0] = [0.0] * d
+    return rows
+descr, sh, v, _ = npyio.read("tw.npy")
+want = get_embedding(13, 5)
+assert descr == "<f8" and sh == (13, 5), (descr, sh)
+assert all(abs(v[r * 5 + c] - want[r][c]) < 1e-14 for r in range(13) for c in range(5)), v
+assert v[:5] == [0.0] * 5 and all(v[r * 5 + 4] == 0.0 for r in range(13))
+d = json.load(open("tw.json"))
+assert d["t"] == list(range(-4, 4)) and d["table"][0] == [0, 0, 0, 0], d
+assert all(abs(a - b) < 1e-14 for ra, rb in zip(d["table"], get_embedding(8, 4)) for a, b in zip(ra, rb)), d["table"]
+descr, sh, v, _ = npyio.read("twc.npy")
+want = get_embedding(1201, 128)
+assert descr == "<f4" and sh == (1201, 128) and v[:128] == [0.0] * 128, (descr, sh)
+assert all(abs(v[r * 128 + c] - want[r][c]) < 1e-4 for r in (1, 600, 601, 1200) for c in range(128))
+PYEOF
+then pass; else fail "tener: table --what weights (get_embedding's whole buffer, padding row 0 zeroed)"; fi
+expect_error 2 table tener --d-head 4 --what weights --num-embeddings 0 --out out.npy
+expect_error 2 table tener --d-head 4 --what weights --length 4 --out out.npy
+
+# ggml: ggml_rope_yarn_corr_dim(n_dims, n_ctx_orig, beta, base) = n_dims * logf(n_ctx_orig / (beta * 2 * (float)M_PI))
+# / (2 * logf(base)) for beta_fast and beta_slow, every step in float32 (here: each double result rounded to float,
+# math.log's double log rounded to float as a correctly rounded logf), then ggml_rope_yarn_corr_dims' floor / ceil /
+# clamps
+if "$POSENC" freqs rope --preset ggml-neox --head-dim 128 --regime ggml --scaling yarn --factor 4 --original-context 4096 --what corr-dims --out ycd.npy &&
+   "$POSENC" freqs rope --preset ggml-neox --head-dim 64 --rotary-dim 32 --base 1000000 --regime ggml --scaling yarn --factor 8 --original-context 8192 --beta-fast 24 --beta-slow 2 --what corr-dims --format json >ycd.json &&
+   "$PY" - <<'PYEOF'
+import json, math, struct, npyio
+f32 = lambda v: struct.unpack("<f", struct.pack("<f", v))[0]
+def corr_dim(n_dims, n_ctx_orig, beta, base):
+    den = f32(f32(f32(beta) * 2.0) * f32(math.pi))
+    num = f32(n_dims * f32(math.log(f32(n_ctx_orig / den))))
+    return f32(num / f32(2.0 * f32(math.log(f32(base)))))
+descr, sh, v, _ = npyio.read("ycd.npy")
+want = [corr_dim(128, 4096, 32, 10000.0), corr_dim(128, 4096, 1, 10000.0)]
+assert descr == "<f4" and sh == (2,) and v == want, (v, want)
+d = json.load(open("ycd.json"))
+want = [corr_dim(32, 8192, 24, 1e6), corr_dim(32, 8192, 2, 1e6)]
+assert [f32(x) for x in d["corr_dims"]] == want, (d["corr_dims"], want)  # JSON: the shortest digits of a float32
+assert d["dims"] == [max(0.0, math.floor(want[0])), min(31.0, math.ceil(want[1]))], d["dims"]
+PYEOF
+then pass; else fail "rope: freqs --what corr-dims (ggml_rope_yarn_corr_dims before floor / ceil, float32)"; fi
+expect_error 2 freqs rope --preset hf-llama --head-dim 64 --what corr-dims --out out.npy
+
+# ALiBi: ofirpress's get_slopes(n) itself, in Python floats, for powers of two and the interleaved others
+if "$PY" - "$POSENC" <<'PYEOF'
+import json, math, subprocess, sys, npyio
+def get_slopes(n):  # ofirpress/attention_with_linear_biases fairseq/models/transformer.py
+    def get_slopes_power_of_2(n):
+        start = (2 ** (-2 ** -(math.log2(n) - 3)))
+        ratio = start
+        return [start * ratio ** i for i in range(n)]
+    if math.log2(n).is_integer():
+        return get_slopes_power_of_2(n)
+    closest_power_of_2 = 2 ** math.floor(math.log2(n))
+    return get_slopes_power_of_2(closest_power_of_2) + get_slopes(2 * closest_power_of_2)[0::2][:n - closest_power_of_2]
+for n in (1, 3, 8, 12, 16, 20, 32, 40, 64, 96, 112, 128):
+    out = subprocess.run([sys.argv[1], "freqs", "alibi", "--heads", str(n), "--regime", "bloom", "--what", "get_slopes",
+                          "--format", "json"], capture_output=True, text=True, check=True).stdout
+    got = json.loads(out)["slopes"]
+    assert got == get_slopes(n), (n, got, get_slopes(n))
+subprocess.run([sys.argv[1], "freqs", "alibi", "--heads", "12", "--what", "get_slopes", "--out", "gs.npy"], check=True)
+descr, sh, v, _ = npyio.read("gs.npy")
+assert descr == "<f8" and sh == (12,) and v == get_slopes(12), v
+PYEOF
+then pass; else fail "alibi: freqs --what get_slopes (the float64 list of ofirpress's get_slopes)"; fi
+expect_error 2 freqs alibi --heads 12 --what get_slopes --bias-max 6 --out out.npy
+
 finish

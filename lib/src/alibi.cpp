@@ -35,6 +35,17 @@ double python_start(std::size_t c) {
   return static_cast<double>(exp2q(static_cast<__float128>(-8.0) / static_cast<__float128>(c)));
 }
 
+// get_slopes(n)[h] in Python floats: start * start**i over the list of c' = c (h < c) or 2c (every other entry:
+// i = 2j), c = 2**floor(log2(n)).
+double get_slope(std::size_t n, std::size_t h) {
+  const std::size_t c = alibi_power_of_two_floor(n);
+  const bool extra = h >= c;
+  const double start = python_start(extra ? 2 * c : c);
+  const auto i = static_cast<__float128>(extra ? 2 * (h - c) : h);
+  const double power = static_cast<double>(powq(static_cast<__float128>(start), i));
+  return start * power;
+}
+
 struct Slope {
   double hi = 0, lo = 0;  // exact regime: m = hi + lo; emulated: hi = the float32 slope, lo = 0
   float f32 = 0;          // emulated regimes: the float32 slope
@@ -53,15 +64,7 @@ Slope exact_slope(const AlibiSpec& s, std::size_t h) {
 float emulated_slope(const AlibiSpec& s, std::size_t h) {
   const std::size_t n = s.heads, c = alibi_power_of_two_floor(n);
   switch (s.regime) {
-    case AlibiRegime::ofirpress: {
-      // get_slopes: start * start**i over the list of c' = c (h < c) or 2c (every other entry: i = 2j), in
-      // Python floats, then torch.Tensor -> float32.
-      const bool extra = h >= c;
-      const double start = python_start(extra ? 2 * c : c);
-      const auto i = static_cast<__float128>(extra ? 2 * (h - c) : h);
-      const double power = static_cast<double>(powq(static_cast<__float128>(start), i));
-      return static_cast<float>(start * power);
-    }
+    case AlibiRegime::ofirpress: return static_cast<float>(get_slope(n, h));  // torch.Tensor(get_slopes(n))
     case AlibiRegime::bloom: {
       // base = float32(2**(-8/c)), slopes torch.pow(base, 1..c); extra_base = float32(2**(-4/c)), powers 1, 3, ...
       const bool extra = h >= c;
@@ -223,6 +226,14 @@ double AlibiPlan::bias_value_f64(std::size_t head, std::int64_t x) const {
 std::size_t alibi_bias_size(const AlibiSpec& s, const BiasGeometry& g) {
   validate(s);
   return checked_size(s, g);
+}
+
+std::vector<double> alibi_get_slopes(std::size_t n) {
+  if (n < 1 || n > kAlibiMaxHeads)
+    throw Error(kWhere, "heads", std::to_string(n), "an integer in [1, " + std::to_string(kAlibiMaxHeads) + "]");
+  std::vector<double> m(n);
+  for (std::size_t h = 0; h < n; ++h) m[h] = get_slope(n, h);
+  return m;
 }
 
 std::vector<double> alibi_slopes(const AlibiSpec& s) {

@@ -364,6 +364,16 @@ void DebertaPlan::position_indices(std::size_t Lq, std::size_t Lk, std::span<std
   write_toeplitz(Lq, Lk, F, out, o);
 }
 
+void DebertaPlan::p2c_indices(std::size_t Lk, std::span<std::int32_t> out, const TableOptions& o) const {
+  const std::size_t total = checked_cells(Lk, Lk, 1);
+  check_out(out, total);
+  // r_pos[a][b] = b(a - b) (Toeplitz over rel = Lk - 1 - t); HF negates it before adding span and clamping.
+  const std::vector<std::int64_t> B = impl_->toeplitz_buckets(Lk, Lk);
+  std::vector<std::int32_t> F(B.size());
+  for (std::size_t t = 0; t < B.size(); ++t) F[t] = static_cast<std::int32_t>(impl_->position_index(-B[t]));
+  write_toeplitz(Lk, Lk, F, out, o);
+}
+
 void DebertaPlan::scores(std::span<const float> q, std::span<const float> k, std::size_t query_length,
                          std::size_t key_length, std::span<const std::uint8_t> key_mask, std::optional<double> scale,
                          std::span<float> out, const TableOptions& o) const {

@@ -273,6 +273,19 @@ inline std::optional<float> settled32(double v, double rel) noexcept {
   return std::nullopt;
 }
 
+// ggml_rope_yarn_corr_dim of beta_fast and beta_slow before floor / ceil (rope.hpp): n_dims * logf(n_ctx_orig /
+// (n_rot * 2 * (float)M_PI)) / (2 * logf(base)), left to right in float, logf correctly rounded.
+std::array<float, 2> ggml_corr_dims(const RopeSpec& s) {
+  auto logf_cr = [](float x) { return rn32(logq(static_cast<q128>(x))); };
+  const auto n_dims = static_cast<float>(s.rotary_dim), n_ctx_orig = static_cast<float>(s.original_context);
+  const auto base = static_cast<float>(s.base);
+  auto corr_dim = [&](double beta) {
+    const float den = static_cast<float>(beta) * 2.0f * static_cast<float>(M_PI);
+    return n_dims * logf_cr(n_ctx_orig / den) / (2.0f * logf_cr(base));
+  };
+  return {corr_dim(s.beta_fast), corr_dim(s.beta_slow)};
+}
+
 }  // namespace
 
 struct RopePlan::Impl {
@@ -391,7 +404,7 @@ struct RopePlan::Impl {
         // llama.cpp: rope_freq_scale = 1.0f / rope_scaling factor (a float32 GGUF value); rope_yarn with
         // ext_factor 0 multiplies theta_extrap by it.
         if (s.scaling != RopeScaling::none) freq_scale32 = 1.0f / static_cast<float>(s.factor);
-        if (s.scaling == RopeScaling::yarn) ggml_yarn(s, b32);
+        if (s.scaling == RopeScaling::yarn) ggml_yarn(s);
         float t = 1.0f;
         for (std::size_t k = 0; k < h; ++k) {
           freqs[k] = ggml_angle(t, k);
@@ -404,19 +417,15 @@ struct RopePlan::Impl {
 
   // llama.cpp's YaRN (rope_spec.hpp, ggml regime): the float32 correction dims (ggml_rope_yarn_corr_dims), the
   // per-pair ramp (rope_yarn_ramp) with ext_factor 1, and the magnitude scale of rope_yarn with attn_factor 1.
-  void ggml_yarn(const RopeSpec& s, q128 b32) {
+  void ggml_yarn(const RopeSpec& s) {
     auto logf_cr = [](float x) { return rn32(logq(static_cast<q128>(x))); };  // logf, correctly rounded
-    const auto n_dims = static_cast<float>(s.rotary_dim), n_ctx_orig = static_cast<float>(s.original_context);
-    // n_dims * logf(n_ctx_orig / (n_rot * 2 * (float)M_PI)) / (2 * logf(base)), left to right in float
-    auto corr_dim = [&](double beta) {
-      const float den = static_cast<float>(beta) * 2.0f * static_cast<float>(M_PI);
-      return n_dims * logf_cr(n_ctx_orig / den) / (2.0f * logf_cr(static_cast<float>(b32)));
-    };
+    const auto n_dims = static_cast<float>(s.rotary_dim);
+    const std::array<float, 2> corr = ggml_corr_dims(s);
     // ggml's MAX / MIN macros (a > b ? a : b), whose NaN behaviour std::max / std::min do not share
     auto cmax = [](float a, float b) { return a > b ? a : b; };
     auto cmin = [](float a, float b) { return a < b ? a : b; };
-    const float low = cmax(0.0f, std::floor(corr_dim(s.beta_fast)));
-    const float high = cmin(n_dims - 1.0f, std::ceil(corr_dim(s.beta_slow)));
+    const float low = cmax(0.0f, std::floor(corr[0]));
+    const float high = cmin(n_dims - 1.0f, std::ceil(corr[1]));
     mix32.resize(h), keep32.resize(h);
     for (std::size_t k = 0; k < h; ++k) {
       // MAX(0.001f, high - low) as written, also when high < low (ggml then extrapolates below low)
@@ -920,6 +929,11 @@ void RopePlan::scores(std::span<const float> q, std::span<const std::int64_t> qp
 void RopePlan::scores(std::span<const double> q, std::span<const std::int64_t> qp, std::span<const double> k,
                       std::span<const std::int64_t> kp, std::span<double> out, const TableOptions& o) const {
   scores_impl(*this, q, qp, k, kp, out, o);
+}
+
+std::array<float, 2> rope_ggml_yarn_corr_dims(const RopeSpec& s) {
+  validate(s);
+  return ggml_corr_dims(s);
 }
 
 std::vector<double> rope_frequencies(const RopeSpec& s) {

@@ -5,6 +5,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -114,6 +116,32 @@ void tener_table(const TenerSpec& s, std::size_t L, std::span<float> out, const 
 }
 void tener_table(const TenerSpec& s, std::size_t L, std::span<double> out, const TableOptions& o) {
   TenerPlan::Impl(s, {}).table(L, out, o);
+}
+
+namespace {
+
+template <class T>
+void weights_impl(const TenerSpec& s, std::size_t N, std::span<T> out, const TableOptions& o) {
+  validate(s);
+  constexpr std::size_t kMaxRows = (std::size_t{1} << 31) - 1;
+  if (N < 1 || N > kMaxRows)
+    throw Error(kWhere, "num_embeddings", std::to_string(N), "an integer in [1, 2^31 - 1]");
+  const std::size_t d = s.d_head;
+  if (N > std::numeric_limits<std::size_t>::max() / d || out.size() < N * d)
+    throw Error(kWhere, "out.size()", std::to_string(out.size()), ">= num_embeddings * d_head");
+  // torch.arange(-num_embeddings//2, num_embeddings//2): Python's -N//2 is floor(-N / 2)
+  const auto first = -static_cast<std::int64_t>((N + 1) / 2);
+  TenerPlan::Impl(s, {}).sin.table(first, N, out.first(N * d), o);
+  std::fill(out.begin(), out.begin() + static_cast<std::ptrdiff_t>(d), T(0));  // emb[padding_idx, :] = 0
+}
+
+}  // namespace
+
+void tener_weights(const TenerSpec& s, std::size_t N, std::span<float> out, const TableOptions& o) {
+  weights_impl(s, N, out, o);
+}
+void tener_weights(const TenerSpec& s, std::size_t N, std::span<double> out, const TableOptions& o) {
+  weights_impl(s, N, out, o);
 }
 
 void tener_shift(std::span<const float> x, std::size_t L, std::span<float> out) { core::tener_shift(kWhere, x, L, out); }

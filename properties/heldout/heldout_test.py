@@ -1228,6 +1228,8 @@ else:
 # Sleef's. Held to:
 #  * `posenc check fire --preset fire` passes every bias tensor with either --mlp-sum (the envelope
 #    fire.check.envelope admits any order, with or without FMA, and a log 2 ulp off);
+#  * `posenc bias fire --what x` (the MLP's input) is bit-identical to those correctly rounded steps at every
+#    entry they decide, and so to torch's x wherever torch's is the correctly rounded one;
 #  * `posenc bias fire --mlp-sum unfused` is bit-identical to the Sandybridge kernel's bias at every entry where
 #    torch's MLP input x (recorded by the generator) equals the correctly rounded float32 steps' x, computed here
 #    exactly (Fraction arithmetic, the double log decided against float32 boundaries; entries it cannot decide are
@@ -1297,15 +1299,36 @@ if fmanifest["cases"]:
             if name not in xmatch:
                 _, xt = read_npy(os.path.join(FIRE_DIR, case["x"]))
                 w = json.load(open(wpath))
-                ok_idx, undecided = set(), 0
+                ok_idx, undecided, xs = set(), 0, {}
                 for q in range(L):
                     for j in range(L):
                         xe = fire_x(w["c"], w["L_multiplier"], w["init_L"], case["eps"], q, j)
                         if xe is None:
                             undecided += 1
-                        elif f32_bits(xe) == f32_bits(xt[q * L + j]):
-                            ok_idx.add(q * L + j)
+                        else:
+                            xs[q * L + j] = xe
+                            if f32_bits(xe) == f32_bits(xt[q * L + j]):
+                                ok_idx.add(q * L + j)
                 xmatch[name] = (ok_idx, undecided)
+                # `posenc bias fire --what x`: the MLP's input (the normalized distances) bit for bit the correctly
+                # rounded float32 steps computed above at every decided entry, and so torch's x wherever torch's
+                # is the correctly rounded one (issue 42: the intermediate a user compares against)
+                mine = os.path.join(tmp, "x.npy")
+                rc, out = posenc("bias", "fire", "--preset", "fire", "--weights", wpath, "--what", "x",
+                                 "--key-length", str(L), "--query-length", str(L), "--out", mine)
+                if rc != 0:
+                    conclude(case["x"], "fire x", "x: posenc bias fire --what x", False,
+                             f"posenc bias fire --what x exited {rc}: {out[-800:]}", "fire")
+                else:
+                    xshape, got = read_npy(mine)
+                    same_exact = sum(f32_bits(got[e]) == f32_bits(v) for e, v in xs.items())
+                    same_torch = sum(f32_bits(got[e]) == f32_bits(xt[e]) for e in ok_idx)
+                    conclude(case["x"], "fire x", "x: posenc bias fire --what x vs the float32 steps and torch's x",
+                             tuple(xshape) == (L, L) and same_exact == len(xs) and same_torch == len(ok_idx),
+                             f"x: shape {tuple(xshape)}, {same_exact}/{len(xs)} entries bit-identical to the correctly "
+                             f"rounded float32 steps ({undecided} undecided), {same_torch}/{len(ok_idx)} to torch's x "
+                             f"where torch's is the correctly rounded one, {sum(f32_bits(a) == f32_bits(b) for a, b in zip(got, xt))}/{L * L} "
+                             f"to torch's x in all", "fire")
             ok_idx, undecided = xmatch[name]
             for order in ("fma", "unfused"):
                 expect_exit(case["file"], f"fire {core}", f"posenc check fire --mlp-sum {order} passes",

@@ -84,6 +84,14 @@ class AlibiPlan {
 
 inline AlibiPlan make_plan(const AlibiSpec& spec) { return AlibiPlan(spec); }
 
+// The float64 list ofirpress's get_slopes(n) returns (ofirpress/attention_with_linear_biases@4b92f28a
+// fairseq/models/transformer.py; gpt-neox AliBi's is the same code): for a power of two c, start = 2**(-2**-(log2(c)-3))
+// = RN64(2^(-8/c)) and [start * start**i for i in range(c)]; otherwise get_slopes_power_of_2(c) +
+// get_slopes(2c)[0::2][:n - c] with c = 2**floor(log2(n)). Each ** and * correctly rounded to double (Python's float
+// pow is the C library's: within an ulp, almost always correctly rounded). The ofirpress regime's float32 slopes are
+// these values rounded to float. Error naming "heads" unless 1 <= n <= kAlibiMaxHeads.
+std::vector<double> alibi_get_slopes(std::size_t heads);
+
 // One-shot forms.
 std::vector<double> alibi_slopes(const AlibiSpec&);
 void alibi_bias(const AlibiSpec&, const BiasGeometry&, std::span<float> out, const TableOptions& = {});

@@ -21,7 +21,11 @@
 // Index matrices (int32, [Lq][Lk]): relative_positions writes b(i - j) (HF build_relative_position with buckets;
 //   Error naming "query_length" / "key_length" where some |b| would not fit in int32, only for specs far outside
 //   CONVENTIONS.md's); position_indices writes c(i, j) = clamp(b + span, 0, 2 span - 1) (the c2p gather index; p2c
-//   uses the same c at (i, j)).
+//   uses the same c at (i, j)). p2c_indices writes HF's own p2c_pos [key_length][key_length], the index its p2c
+//   term gathers along the relative axis of K Q_r^T (key-major) before transposing: p2c_pos[a][b] =
+//   clamp(-b(a - b) + span, 0, 2 span - 1), HF building r_pos over the keys both ways (build_rpos: relative_pos
+//   itself when Lq = Lk); since b is odd, p2c_pos[j][i] = c(i, j) (transformers@967ed0db
+//   models/deberta_v2/modeling_deberta_v2.py, disentangled_attention_bias).
 // Scores of head h (q [heads][Lq][head_dim], k [heads][Lk][head_dim]; out [heads][Lq][Lk]):
 //     e(i, j) = scale (<q_i, k_j> + [c2p] <q_i, K_r[h][c(i, j)]> + [p2c] <k_j, Q_r[h][c(i, j)]>)
 //   computed as P = scale Q K_r^T (Lq x R) and G = scale K Q_r^T (Lk x R) over the R table rows the call uses (two
@@ -68,6 +72,8 @@ class DebertaPlan {
   // c(i, j) as [query_length][key_length] int32.
   void position_indices(std::size_t query_length, std::size_t key_length, std::span<std::int32_t> out,
                         const TableOptions& = {}) const;
+  // HF's p2c_pos as [key_length][key_length] int32: row a (a key), column b, clamp(-b(a - b) + span, 0, 2 span - 1).
+  void p2c_indices(std::size_t key_length, std::span<std::int32_t> out, const TableOptions& = {}) const;
 
   // scores[h][i][j] for every head of the spec; key_mask empty or key_length entries of 0 / 1.
   void scores(std::span<const float> q, std::span<const float> k, std::size_t query_length, std::size_t key_length,

@@ -55,6 +55,7 @@
 // spans passed in.
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -209,6 +210,13 @@ class RopeDynamicState {
   RopeSpec current_;
   std::int64_t cached_ = 0;
 };
+
+// ggml_rope_yarn_corr_dims (ggml-org/ggml@d99724f2 src/ggml.c) before its floor / ceil and clamps: {corr_dim(beta_fast),
+// corr_dim(beta_slow)} with corr_dim(beta) = n_dims * logf(n_ctx_orig / (beta * 2 * (float)M_PI)) / (2 * logf(base)),
+// every step a float32 operation correctly rounded (logf too), left to right as the C evaluates it; n_dims =
+// rotary_dim, n_ctx_orig = original_context, base and beta rounded to float. The ggml regime's YaRN ramp runs from
+// max(0, floor(first)) to min(n_dims - 1, ceil(second)). Validates the spec (Error naming the field).
+std::array<float, 2> rope_ggml_yarn_corr_dims(const RopeSpec&);
 
 // One-shot forms.
 std::vector<double> rope_frequencies(const RopeSpec&);

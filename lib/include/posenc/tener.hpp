@@ -74,6 +74,15 @@ std::size_t tener_scores_size(const TenerSpec&, const BiasGeometry&);
 void tener_table(const TenerSpec&, std::size_t length, std::span<float> out, const TableOptions& = {});
 void tener_table(const TenerSpec&, std::size_t length, std::span<double> out, const TableOptions& = {});
 
+// The module's whole weights buffer, RelativeSinusoidalPositionalEmbedding.get_embedding(num_embeddings, d_head,
+// padding_idx=0) (fastnlp/TENER@d2614d50 modules/relative_transformer.py): num_embeddings rows [num_embeddings][d_head]
+// for the positions -N//2 .. N//2 - 1 (Python's floor division: -601 .. 599 for N = init_size + 1 = 1201), row 0 (the
+// most negative position) zeroed by padding_idx, the sinusoid rows those of table() (same regime, same bytes for a
+// position). A fresh module holds N = init_size + 1; one rebuilt by a call of length L holds N = 2 L. Error naming
+// "num_embeddings" unless 1 <= N <= 2^31 - 1, "out.size()" unless out.size() >= N d_head.
+void tener_weights(const TenerSpec&, std::size_t num_embeddings, std::span<float> out, const TableOptions& = {});
+void tener_weights(const TenerSpec&, std::size_t num_embeddings, std::span<double> out, const TableOptions& = {});
+
 // relative_transformer.py's _shift of x [L][2L] and _transpose_shift of y [L][2L] into out [L][L], bit for bit.
 // Errors name "length", "x" or "out".
 void tener_shift(std::span<const float> x, std::size_t length, std::span<float> out);
