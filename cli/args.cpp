@@ -1,9 +1,17 @@
 #include "args.hpp"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <cerrno>
 #include <charconv>
 #include <cstdlib>
+#include <cstring>
 #include <limits>
+
+#include "posenc/error.hpp"
+#include "posenc/json_text.hpp"
 
 namespace posenc::cli {
 namespace {
@@ -28,12 +36,15 @@ constexpr std::uint64_t kMaxListSize = std::uint64_t{1} << 62;
 std::int64_t parse_int64(std::string_view flag, std::string_view text) {
   std::int64_t v = 0;
   if (!read_int64(text, &v))
-    throw UsageError(std::string(flag) + ": " + quoted(text) + " is not an integer; accepted: a decimal integer in [-2^63, 2^63)");
+    throw UsageError(std::string(flag) + ": " + quoted(text) + " is not a decimal integer; accepted: a decimal integer in [-2^63, 2^63) (hexadecimal is not read)");
   return v;
 }
 
 double parse_double(std::string_view flag, std::string_view text) {
   const std::string s(text);
+  if (s.find_first_of("xX") != std::string::npos)
+    throw UsageError(std::string(flag) + ": " + quoted(text) +
+                     " is not a decimal number; accepted: a decimal real, e.g. 10000 or 1e4 (hexadecimal is not read)");
   if (!s.empty() && s.find_first_of(" \t\n") == std::string::npos) {
     char* end = nullptr;
     errno = 0;
@@ -43,6 +54,37 @@ double parse_double(std::string_view flag, std::string_view text) {
       throw UsageError(std::string(flag) + ": " + quoted(text) + " is out of the range of a double");
   }
   throw UsageError(std::string(flag) + ": " + quoted(text) + " is not a number; accepted: a decimal real, e.g. 10000 or 1e4");
+}
+
+std::string read_text_file(std::string_view flag, const std::string& path, std::size_t max_bytes,
+                           std::string_view accepted) {
+  const auto fail = [&](const std::string& problem) {
+    throw IoError(std::string(flag) + ": '" + text_excerpt(path) + "' " + problem + "; accepted: " + std::string(accepted));
+  };
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) fail(std::string("cannot be opened: ") + std::strerror(errno));
+  struct Closer {
+    int fd;
+    ~Closer() { ::close(fd); }
+  } closer{fd};
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) fail(std::string("cannot be read: ") + std::strerror(errno));
+  if (S_ISDIR(st.st_mode)) fail("cannot be read: it is a directory");
+  const auto too_large = [&] {
+    fail("is larger than " + std::to_string(max_bytes >> 20) + " MiB (reading stopped there)");
+  };
+  if (S_ISREG(st.st_mode) && static_cast<std::uint64_t>(st.st_size) > max_bytes) too_large();
+  std::string text;
+  char buffer[1 << 16];
+  for (;;) {
+    const ssize_t n = ::read(fd, buffer, sizeof buffer);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) fail(std::string("cannot be read: ") + std::strerror(errno));
+    if (n == 0) break;
+    if (text.size() + static_cast<std::size_t>(n) > max_bytes) too_large();
+    text.append(buffer, static_cast<std::size_t>(n));
+  }
+  return text;
 }
 
 PositionList::PositionList(std::vector<PositionRun> runs) : runs_(std::move(runs)) {

@@ -4,6 +4,7 @@
 // same kind of one-line message (the flag, the text given, what is accepted).
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <stdexcept>
 #include <string>
@@ -21,8 +22,18 @@ class UsageError : public std::invalid_argument {
 
 // Whole-string decimal integer (optional sign). Throws UsageError naming the flag.
 std::int64_t parse_int64(std::string_view flag, std::string_view text);
-// Whole-string real number as strtod reads it (nan/inf are read, the spec validation rejects them).
+// Whole-string decimal real number as strtod reads it (nan/inf are read, the spec validation rejects them);
+// hexadecimal (0x1p3) is refused, as for integers and spec fields (posenc/describe.hpp): numbers are decimal.
 double parse_double(std::string_view flag, std::string_view text);
+
+// The JSON files posenc reads (--spec, rope's --config, FIRE's --weights) are at most this large: a spec or an HF
+// config is kilobytes, a FIRE state_dict a few hundred; the cap stops an endless input (/dev/zero) at once.
+inline constexpr std::size_t kMaxJsonFileBytes = std::size_t{64} << 20;
+// The whole text of the file a flag names, read with a bound: more than max_bytes (a larger file, or a device
+// that never ends) is refused without reading further. posenc::IoError "<flag>: '<path>' <problem>; accepted:
+// <accepted>" for a missing, unreadable or directory path and for one that is too large.
+std::string read_text_file(std::string_view flag, const std::string& path, std::size_t max_bytes,
+                           std::string_view accepted);
 
 // A list of integer positions written as comma-separated items, each
 //   p          one position

@@ -21,11 +21,19 @@
 
 namespace {
 
-int fail(int status, std::string message) {
-  for (auto& c : message)
-    if (c == '\n' || c == '\r') c = ' ';
+// One line: newlines become spaces and every other control byte (ESC from a user's file, ...) is shown as \xNN, so
+// nothing of a user's value can drive the terminal (values themselves are cut to short excerpts where quoted).
+int fail(int status, const std::string& message) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string line;
+  for (const char ch : message) {
+    const auto c = static_cast<unsigned char>(ch);
+    if (c == '\n' || c == '\r') line += ' ';
+    else if (c < 0x20 || c == 0x7f) line.append("\\x").append(1, kHex[c >> 4]).append(1, kHex[c & 15]);
+    else line += ch;
+  }
   std::fflush(stdout);
-  std::fprintf(stderr, "posenc: error: %s\n", message.c_str());
+  std::fprintf(stderr, "posenc: error: %s\n", line.c_str());
   return status;
 }
 

@@ -429,7 +429,19 @@ double integer_to_double(const char* p, NpyType t, std::uint64_t i, const std::v
 
 }  // namespace
 
-NpyArray parse_npy(std::string_view bytes, std::string_view name, std::optional<NpyType> declared, NpyKinds kinds) {
+namespace {
+
+// What the preamble and header say: the array's type and shape, where the data starts and how many bytes it has.
+struct Layout {
+  NpyArray out;  // stored and shape (no values yet)
+  std::uint64_t count = 0;
+  std::size_t item = 0, data_offset = 0;
+  std::uint64_t data_bytes = 0;
+  std::string descr;
+};
+
+// Reads the preamble and header of `bytes` (which must hold them; the data need not be there yet).
+Layout layout_of(std::string_view bytes, std::string_view name, std::optional<NpyType> declared, NpyKinds kinds) {
   static constexpr std::string_view kMagic("\x93NUMPY", 6);
   if (!bytes.starts_with(kMagic)) {
     if (kMagic.starts_with(bytes))
@@ -469,26 +481,39 @@ NpyArray parse_npy(std::string_view bytes, std::string_view name, std::optional<
   for (const auto& [slot, key] : {std::pair{descr, "'descr'"}, {fortran, "'fortran_order'"}, {shape, "'shape'"}})
     if (!slot) fail(name, std::string("header has no ") + key + " key", kAcceptedHeader);
 
-  NpyArray out;
+  Layout layout;
+  NpyArray& out = layout.out;
   out.stored = dtype_of(*descr, name, declared, kinds);
   if (fortran->kind != Literal::Kind::boolean)
     fail(name, "fortran_order " + excerpt(fortran->text) + " is not True or False", "'fortran_order': False");
   if (fortran->flag)
     fail(name, "Fortran order is not supported; save with np.ascontiguousarray", "'fortran_order': False (C order)");
-  std::uint64_t count = 0;
-  out.shape = shape_of(*shape, name, &count);
-
+  out.shape = shape_of(*shape, name, &layout.count);
   // count <= 2^40, so the byte count cannot overflow.
-  const std::size_t item = item_size(out.stored);
-  const std::string_view data = bytes.substr(prefix + header_length);
-  const std::uint64_t needed = count * item;
+  layout.item = item_size(out.stored);
+  layout.data_offset = prefix + static_cast<std::size_t>(header_length);
+  layout.data_bytes = layout.count * layout.item;
+  layout.descr = std::string(descr->str);
+  return layout;
+}
+
+}  // namespace
+
+NpyArray parse_npy(std::string_view bytes, std::string_view name, std::optional<NpyType> declared, NpyKinds kinds) {
+  Layout layout = layout_of(bytes, name, declared, kinds);
+  NpyArray& out = layout.out;
+  const std::uint64_t count = layout.count;
+  const std::size_t item = layout.item;
+  const std::string_view data = bytes.substr(layout.data_offset);
+  const std::uint64_t needed = layout.data_bytes;
+
   if (data.size() < needed)
     fail(name, "truncated: " + std::to_string(data.size()) + " bytes of data, shape " + shape_text(out.shape) + " of " +
-                   quoted(descr->str) + " needs " + std::to_string(needed),
+                   quoted(layout.descr) + " needs " + std::to_string(needed),
          "a complete .npy file");
   if (data.size() > needed)
     fail(name, std::to_string(data.size() - needed) + " trailing bytes after the " + std::to_string(needed) +
-                   " bytes of data of shape " + shape_text(out.shape) + " of " + quoted(descr->str),
+                   " bytes of data of shape " + shape_text(out.shape) + " of " + quoted(layout.descr),
          "a .npy file that ends with its data");
 
   out.values.reserve(static_cast<std::size_t>(count));
@@ -502,7 +527,7 @@ NpyArray parse_npy(std::string_view bytes, std::string_view name, std::optional<
       default: out.values.push_back(integer_to_double(p, out.stored, i, out.shape, name)); break;
     }
   }
-  return out;
+  return std::move(layout.out);
 }
 
 NpyArray read_npy(const std::string& path, std::optional<NpyType> declared, NpyKinds kinds) {
@@ -518,16 +543,41 @@ NpyArray read_npy(const std::string& path, std::optional<NpyType> declared, NpyK
   struct stat st {};
   if (::fstat(fd, &st) != 0) fail(path, "cannot stat: " + reason(errno), kAccepted);
   if (S_ISDIR(st.st_mode)) fail(path, "cannot read: " + reason(EISDIR), kAccepted);
+  // Read in steps, each bounded by what the bytes so far imply: the preamble, then the header it announces, then
+  // the data the header's shape needs and one byte more (to see trailing bytes). An endless input (/dev/zero,
+  // /dev/urandom) is thus refused after a few bytes, or after the data its header announces, never read to the end.
   std::string bytes;
-  if (S_ISREG(st.st_mode)) bytes.reserve(static_cast<std::size_t>(st.st_size));  // the size of bytes that exist
-  char buffer[1 << 16];
-  for (;;) {
-    const ssize_t n = ::read(fd, buffer, sizeof buffer);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) fail(path, "cannot read: " + reason(errno), kAccepted);
-    if (n == 0) break;
-    bytes.append(buffer, static_cast<std::size_t>(n));
-  }
+  bool at_end = false;
+  const auto read_up_to = [&](std::uint64_t n) {
+    char buffer[1 << 16];
+    while (!at_end && bytes.size() < n) {
+      const auto want = static_cast<std::size_t>(std::min<std::uint64_t>(sizeof buffer, n - bytes.size()));
+      const ssize_t got = ::read(fd, buffer, want);
+      if (got < 0 && errno == EINTR) continue;
+      if (got < 0) fail(path, "cannot read: " + reason(errno), kAccepted);
+      if (got == 0) at_end = true;
+      else bytes.append(buffer, static_cast<std::size_t>(got));
+    }
+  };
+  read_up_to(12);
+  static constexpr std::string_view kMagic("\x93NUMPY", 6);
+  const bool preamble = bytes.size() >= 12 && std::string_view(bytes).starts_with(kMagic) &&
+                        static_cast<unsigned char>(bytes[6]) >= 1 && static_cast<unsigned char>(bytes[6]) <= 3;
+  if (!preamble) return parse_npy(bytes, path, declared, kinds);  // refused (not .npy, truncated, version)
+  const bool v1 = bytes[6] == 1;
+  const std::uint64_t header_end = v1 ? 10 + little_endian<2>(bytes.data() + 8) : 12 + little_endian<4>(bytes.data() + 8);
+  read_up_to(header_end);
+  if (bytes.size() < header_end) return parse_npy(bytes, path, declared, kinds);  // truncated header
+  const Layout layout = layout_of(bytes, path, declared, kinds);
+  const std::uint64_t total = layout.data_offset + layout.data_bytes;
+  const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+  if (pages > 0 && page > 0 && static_cast<double>(layout.data_bytes) > static_cast<double>(pages) * static_cast<double>(page))
+    fail(path, "shape " + shape_text(layout.out.shape) + " of " + quoted(layout.descr) + " needs " +
+                   std::to_string(layout.data_bytes) + " bytes of data, more than this machine's memory",
+         "an array that fits in memory");
+  if (S_ISREG(st.st_mode) && static_cast<std::uint64_t>(st.st_size) <= total + 1)
+    bytes.reserve(static_cast<std::size_t>(st.st_size));
+  read_up_to(total + 1);
   return parse_npy(bytes, path, declared, kinds);
 }
 

@@ -1,9 +1,12 @@
 #include "registry.hpp"
 
+#include <sys/stat.h>
+
 #include <algorithm>
 #include <utility>
 
 #include "args.hpp"
+#include "posenc/json_text.hpp"
 
 namespace posenc::cli {
 namespace {
@@ -11,6 +14,32 @@ namespace {
 std::vector<std::pair<std::string, SchemeRegistration>>& registrations() {
   static std::vector<std::pair<std::string, SchemeRegistration>> r;
   return r;
+}
+
+// The files a command names, checked once its flags are parsed and before it reads or computes anything (one
+// place for every command): --out '' is refused (an unset shell variable must not mean stdout), and so is an
+// --out that is one of the command's input files (any other option whose type is FILE: --in, --spec, --config,
+// --weights, --q, ...), compared by device and inode, so another path or a hard link to the input is caught too —
+// the report would otherwise replace the user's data.
+void check_files(const CLI::App& command) {
+  const CLI::Option* out = nullptr;
+  for (const CLI::Option* o : command.get_options())
+    if (o->get_name() == "--out" && o->count() > 0) out = o;
+  if (!out) return;
+  const std::string path = out->results().empty() ? std::string() : out->results().back();
+  if (path.empty())
+    throw UsageError("--out: '' (an empty path) is not accepted; accepted: a file name, or - for stdout");
+  struct stat target {};
+  if (path == "-" || ::stat(path.c_str(), &target) != 0) return;  // stdout, or a file that does not exist yet
+  for (const CLI::Option* o : command.get_options()) {
+    if (o == out || o->count() == 0 || o->get_type_name() != "FILE") continue;
+    for (const std::string& input : o->results()) {
+      struct stat st {};
+      if (::stat(input.c_str(), &st) == 0 && st.st_dev == target.st_dev && st.st_ino == target.st_ino)
+        throw UsageError("--out: '" + text_excerpt(path) + "' is the file " + o->get_name() + " reads ('" +
+                         text_excerpt(input) + "'); writing it would replace the input; accepted: a file that is not one of the inputs");
+    }
+  }
 }
 
 }  // namespace
@@ -60,6 +89,7 @@ CLI::App* Registry::command(const std::string& verb_name, const std::string& sch
   verbs_of_[scheme].push_back(verb_name);
   CLI::App* c = v->add_subcommand(scheme, description);
   c->allow_extras(false);  // (inherited from the verb otherwise) an unknown flag of a scheme command is an error
+  c->parse_complete_callback([c] { check_files(*c); });  // runs before the command's own callback
   return c;
 }
 

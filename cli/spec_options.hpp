@@ -27,7 +27,9 @@
 #include <vector>
 
 #include "posenc/describe.hpp"
+#include "args.hpp"
 #include "posenc/error.hpp"
+#include "posenc/json_text.hpp"
 #include "posenc/spec_json.hpp"
 #include "registry.hpp"
 
@@ -43,7 +45,41 @@ constexpr const char* type_name() {
   else if constexpr (describe_detail::is_list_v<V>) return "list of integers";
   else return "integer";
 }
+// Whether an accepted set says "not used here": a range fixed at one value, or a list fixed empty, with a reason
+// ("only with --scaling yarn").
+template <class A>
+bool unused_here(const A& a) {
+  if constexpr (requires(const A& x) { x.lo; x.hi; x.why; }) return a.lo == a.hi && !a.why.empty();
+  else if constexpr (requires(const A& x) { x.max_size; x.why; }) return a.max_size == 0 && !a.why.empty();
+  else return (void)a, false;
+}
 }  // namespace spec_options_detail
+
+// The accepted values a field's help and `posenc list` state. Ranges depend on earlier fields, and for the default
+// spec a field that the default does not use has a range fixed at its default ("a real in [1, 1] (only with
+// --scaling)"), which reads as if that were the option's range. Such a field states the range of the first spec
+// that uses it, found by setting one enumeration field of the default to each of its values in turn (e.g.
+// --scaling yarn), followed by when it applies: "a real in [0.001, 1e+06] (only with --scaling yarn)".
+template <DescribedSpec Spec, class F>
+std::string help_accepted_text(const F& f, const Spec& d) {
+  const auto here = accepted_of(f, d);
+  if (!spec_options_detail::unused_here(here)) return accepted_text(f, d);
+  std::string in_use;
+  for_each_field<Spec>([&](const auto& g) {
+    using G = std::remove_cvref_t<decltype(g)>;
+    using E = typename G::value_type;
+    if constexpr (std::is_enum_v<E> && !G::is_optional) {
+      for (const auto& e : EnumTraits<E>::values) {
+        if (!in_use.empty()) return;
+        Spec s = d;
+        s.*(g.member) = e.value;
+        if (!spec_options_detail::unused_here(accepted_of(f, s))) in_use = accepted_text(f, s);
+      }
+    }
+  });
+  if (in_use.empty()) return accepted_text(f, d);
+  return in_use + " (" + std::string(here.why) + ")";
+}
 
 template <DescribedSpec Spec>
 class SpecOptions {
@@ -65,7 +101,8 @@ class SpecOptions {
       using F = std::remove_cvref_t<decltype(f)>;
       using V = typename F::value_type;
       std::string& text = texts_[std::string(f.name)];
-      const std::string help = std::string(f.meaning) + " [default " + field_text(f, d) + "; " + accepted_text(f, d) + "]";
+      const std::string help =
+          std::string(f.meaning) + " [default " + field_text(f, d) + "; " + help_accepted_text(f, d) + "]";
       if constexpr (std::is_same_v<V, bool>) {
         app->add_flag(std::string(f.flag) + "{true}", text, help)->group("Spec");
       } else if constexpr (std::is_enum_v<V>) {
@@ -166,21 +203,21 @@ class SpecOptions {
   }
 
   static Spec read_spec_file(const std::string& path) {
-    std::ifstream in(path);
-    if (!in) throw IoError("--spec: cannot read '" + path + "'");
-    std::stringstream ss;
-    ss << in.rdbuf();
+    // Bounded (an endless /dev/zero stops at the cap) and nesting checked before parsing (posenc/json_text.hpp).
+    const std::string text = read_text_file("--spec", path, kMaxJsonFileBytes,
+                                            "a JSON spec or result file posenc wrote, at most 64 MiB");
+    const std::string name = "--spec: '" + text_excerpt(path) + "'";
     nlohmann::ordered_json j;
     try {
-      j = nlohmann::ordered_json::parse(ss.str());
+      j = parse_json_text<nlohmann::ordered_json>(text, name);
     } catch (const nlohmann::json::exception& e) {
-      throw IoError("--spec: '" + path + "' is not JSON (" + e.what() + ")");
+      throw IoError(name + " is not JSON (" + text_excerpt(e.what(), 200) + ")");
     }
     if (j.is_object() && j.contains("spec") && j["spec"].is_object()) {
       if (j.contains("scheme") && j["scheme"] != std::string(SpecTraits<Spec>::scheme))
-        throw Error(std::string(SpecTraits<Spec>::scheme), "--spec", path,
+        throw Error(std::string(SpecTraits<Spec>::scheme), "--spec", text_excerpt(path),
                     "a spec of the scheme " + std::string(SpecTraits<Spec>::scheme),
-                    "holds a spec of the scheme " + j["scheme"].dump());
+                    "holds a spec of the scheme " + json_excerpt(j["scheme"]));
       j = j["spec"];
     }
     return spec_from_json<Spec>(j);
@@ -234,7 +271,7 @@ Json describe_scheme() {
                                {"flag", std::string(f.flag)},
                                {"type", type},
                                {"default", defaults[std::string(f.name)]},
-                               {"accepted", accepted_text(f, d)},
+                               {"accepted", help_accepted_text(f, d)},
                                {"meaning", std::string(f.meaning)},
                                {"source", std::string(f.source)}});
   });

@@ -6,6 +6,7 @@
 
 #include "args.hpp"
 #include "posenc/error.hpp"
+#include "posenc/json_text.hpp"
 
 namespace posenc::cli {
 
@@ -130,7 +131,14 @@ std::optional<NpyType> parse_declared_dtype(const std::string& flag, const std::
   throw UsageError(flag + ": '" + text + "' is not an element type; accepted: f16 | bf16 | f32 | f64");
 }
 
-NpyArray InputFlags::read() const { return read_input("--in", path, parse_declared_dtype("--in-dtype", dtype)); }
+NpyArray InputFlags::read() const {
+  NpyArray a = read_input("--in", path, parse_declared_dtype("--in-dtype", dtype));
+  // An array with no values (shape (0, 128)) has nothing to check, identify or transform.
+  if (a.values.empty())
+    throw UsageError("--in: '" + text_excerpt(path) + "' holds no values (shape " + shape_text(a.shape) +
+                     "); accepted: an array with at least one value");
+  return a;
+}
 
 void ReportFlags::add_to(CLI::App* a) {
   a->add_option("--format", format, "md (default) | json")->type_name("FMT")->group("Output");

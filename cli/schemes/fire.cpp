@@ -50,6 +50,7 @@
 #include "posenc/error.hpp"
 #include "posenc/fire.hpp"
 #include "posenc/fire_spec.hpp"
+#include "posenc/json_text.hpp"
 #include "registry.hpp"
 #include "spec_options.hpp"
 #include "verbs.hpp"
@@ -176,7 +177,7 @@ class WeightsFile {
     leaves_.clear();  // they point into doc
   }
 
-  std::string quoted() const { return "'" + path + "'"; }
+  std::string quoted() const { return "'" + text_excerpt(path) + "'"; }
   // The key in the file ("fire.mlp.0.weight" under the prefix "fire.").
   std::string key(const char* name) const { return prefix + name; }
 
@@ -207,26 +208,18 @@ class WeightsFile {
     throw IoError(std::string(kFlag) + ": " + quoted() + " " + problem + "; accepted: " + kAcceptedFile);
   }
 
+  // Bounded (an endless /dev/zero stops at the cap) and nesting checked before parsing (posenc/json_text.hpp).
   std::string read_text() const {
-    std::error_code ec;
-    if (std::filesystem::is_directory(path, ec)) io_fail("cannot be read: it is a directory");
-    std::ifstream in(path, std::ios::binary);
-    if (!in) io_fail(std::string("cannot be opened: ") + std::strerror(errno));
-    const auto size = std::filesystem::file_size(path, ec);
-    if (!ec) check_memory(static_cast<std::size_t>(size) * 24, "reading --weights " + quoted());
-    std::ostringstream ss;
-    ss << in.rdbuf();
-    if (in.bad()) io_fail("cannot be read");
-    return ss.str();
+    return read_text_file(kFlag, path, kMaxJsonFileBytes, std::string(kAcceptedFile) + ", at most 64 MiB");
   }
 
   nlohmann::json parse(const std::string& text) const {
     try {
-      return nlohmann::json::parse(with_non_finite_marked(text));
+      return parse_json_text(with_non_finite_marked(text), std::string(kFlag) + ": " + quoted());
     } catch (const nlohmann::json::exception& e) {
       std::string why = e.what();
       if (const auto at = why.find("] "); at != std::string::npos) why = why.substr(at + 2);  // drop nlohmann's id
-      io_fail("is not JSON (" + why + ")");
+      io_fail("is not JSON (" + text_excerpt(why, 200) + ")");
     }
   }
 

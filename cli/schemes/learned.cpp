@@ -312,6 +312,11 @@ struct IdFlags {
       throw UsageError("--length: not given, and no --tokens, --tokens-file, --mask or --mask-file to count; "
                        "accepted: one of them (--length N for arange)");
     }
+    // check's ids file fixes L: a mask of another length is reported under the file's flag, whose L disagrees.
+    if (fixed && !in.mask_flag.empty() && in.mask_cols != static_cast<std::uint64_t>(in.past) + in.length)
+      throw UsageError(fixed->flag + ": " + std::to_string(in.length) + " position ids per sequence, but " +
+                       in.mask_flag + " gives " + std::to_string(in.mask_cols) + " entries with --past " +
+                       std::to_string(in.past) + "; accepted: one id per token: the mask's entries minus --past");
     if (!in.tokens_flag.empty() && tok_cols != in.length)
       throw UsageError(in.tokens_flag + ": " + std::to_string(tok_cols) + " token ids per sequence, but " +
                        in.length_flag + " gives L = " + std::to_string(in.length) +

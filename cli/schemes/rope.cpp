@@ -98,21 +98,21 @@ struct RopeOptions : SpecOptions<Spec> {
   }
 
   Spec read_config(const std::string& path) const {
-    std::ifstream in(path, std::ios::binary);
-    std::stringstream text;
-    if (in) text << in.rdbuf();
-    if (!in || in.bad()) throw IoError("--config: cannot read '" + path + "'");
+    // Bounded: an endless input (/dev/zero) stops at the cap, naming --config.
+    const std::string text =
+        read_text_file("--config", path, kMaxJsonFileBytes, "a Hugging Face config.json of at most 64 MiB");
     HfConfigOptions o;
     o.hf_version = hf_version();
-    o.file = "--config '" + path + "'";
+    o.file = "--config '" + text_excerpt(path) + "'";
     // --layout decides the layout (also for a model_type posenc does not know); a malformed name is refused later
     // by the field flag itself.
     if (given("--layout")) o.layout = enum_from_string<Layout>(command_->get_option("--layout")->as<std::string>());
     try {
-      return rope_spec_from_hf_config(text.str(), o);
+      return rope_spec_from_hf_config(text, o);
     } catch (const Error& e) {
       if (e.parameter() == "config")  // not JSON, or not an object: the file, not a value in it
-        throw IoError("--config: '" + path + "' " + e.problem() + " " + e.value() + "; accepted: " + e.accepted());
+        throw IoError("--config: '" + text_excerpt(path) + "' " + e.problem() + " " + e.value() + "; accepted: " +
+                      e.accepted());
       // Named by the config's key ("--config 'f.json': head_dim = 7 ..."), which must not be renamed to the flag of
       // the spec field of the same name, as SpecOptions::build does for posenc::Error.
       throw UsageError(e.what());

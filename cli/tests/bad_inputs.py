@@ -16,8 +16,8 @@ later is swept with no change to this file. For each option the values tried fol
   real list  (type LIST: one real per head, or one for all) the real junk, malformed lists (empty items, other
              separators, a bad item after a good one), the reals just outside the range its help states ("each a
              real in [a, b]"), and one value more than the base gives (when the base gives more than one);
-  files      a missing file, a directory, a file of junk (--in, --q, --k, --spec, rope's --config); --out into a missing
-             directory and with an unknown extension;
+  files      a missing file, a directory, a file of junk, an endless one (/dev/zero) (--in, --q, --k, --spec, rope's
+             --config); --out into a missing directory and with an unknown extension;
   state_dict a FILE whose help says "state_dict" (FIRE's --weights JSON): also the base's file with one thing
              wrong (state_dict_junk: a missing key, NaN/Infinity, strings, ragged or mis-shaped tensors, values
              out of range, two modules in one file, not an object);
@@ -220,8 +220,12 @@ def parse_help(verb, scheme):
 
 
 def range_values(desc, integer):
-    """Values just outside the range the help states, or [] when it states none that can be read."""
+    """Values just outside the range the help states, or [] when it states none that can be read (or states the
+    range that applies only with another setting, "(only with --scaling yarn)": the base may not use the option,
+    and then only its default is accepted)."""
     out = []
+    if "(only with" in desc:
+        return out
     if integer:
         m = re.search(r"an integer in \[(-?\d+), (-?\d+)\]", desc)
         if m:
@@ -248,7 +252,7 @@ def bad_values(flag, typ, desc, format_from_extension):
     if flag == "--out":
         return "output file", ["no/such/dir/x.npy"] + (["x.unknown-extension"] if format_from_extension else [])
     if typ == "FILE":
-        return "input file", ["no-such-file.npy", ".", "junk.bin"]
+        return "input file", ["no-such-file.npy", ".", "junk.bin", "/dev/zero"]
     if flag.endswith("positions") or flag in ("--tokens", "--dynamic-calls"):
         return "positions", POSITION_JUNK
     if typ == "BITS":  # a 0/1 mask per key

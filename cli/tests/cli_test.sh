@@ -1229,4 +1229,92 @@ PYEOF
 then pass; else fail "alibi: freqs --what get_slopes (the float64 list of ofirpress's get_slopes)"; fi
 expect_error 2 freqs alibi --heads 12 --what get_slopes --bias-max 6 --out out.npy
 
+# ---- hostile and careless inputs (issue 42) ------------------------------------------------------------------
+# Each case: the exit status, one short 'posenc: error:' line naming the option the user typed (and matching a
+# pattern), no control byte on the terminal, nothing on stdout, no output file; endless inputs under a timeout and
+# a 4 GiB address-space limit (before the fix they were read until memory ran out).
+refused() {  # refused STATUS FLAG PATTERN ARGS...
+  local want=$1 flag=$2 pattern=$3; shift 3
+  scenario "posenc $* is refused naming $flag"
+  rm -f out.* ./*.tmp-*
+  (ulimit -v 4194304; exec timeout 60 "$POSENC" "$@") >stdout.txt 2>stderr.txt
+  local rc=$?
+  if [[ $rc -ne $want ]]; then fail "posenc $*: exit status $rc, expected $want: $(head -c 300 stderr.txt)"; return; fi
+  if [[ $(wc -l <stderr.txt) -ne 1 ]] || ! grep -q '^posenc: error: ' stderr.txt; then
+    fail "posenc $*: stderr is not one 'posenc: error:' line: $(head -c 300 stderr.txt)"; return; fi
+  if [[ $(wc -c <stderr.txt) -gt 1200 ]]; then fail "posenc $*: error line of $(wc -c <stderr.txt) bytes"; return; fi
+  if LC_ALL=C grep -q $'[\x01-\x08\x0b-\x1f\x7f]' stderr.txt; then fail "posenc $*: control bytes on stderr"; return; fi
+  if ! grep -qF -- "$flag" stderr.txt; then fail "posenc $*: the message does not name $flag: $(cat stderr.txt)"; return; fi
+  if ! grep -qE -- "$pattern" stderr.txt; then fail "posenc $*: the message does not say /$pattern/: $(cat stderr.txt)"; return; fi
+  if [[ -s stdout.txt ]]; then fail "posenc $*: wrote to stdout"; return; fi
+  if compgen -G "out.*" >/dev/null || compgen -G "*.tmp-*" >/dev/null; then fail "posenc $*: left an output file"; return; fi
+  pass "$(cat stderr.txt)"
+}
+"$PY" - <<'PYEOF'
+n = 300000
+open("deep-spec.json", "w").write('{"dim": ' + "[" * n + "]" * n + "}")
+open("deep-config.json", "w").write('{"model_type": "llama", "rope_scaling": ' + '{"a": ' * n + "1" + "}" * n + "}")
+open("deep-weights.json", "w").write("[" * n + "]" * n)
+open("nested-128.json", "w").write('{"dim": ' + "[" * 127 + "]" * 127 + "}")
+open("long-spec.json", "w").write('{"dim": "\\u001b[31m' + "x" * 3000000 + '"}')
+open("esc-key.json", "w").write('{"\\u001b[2J": 1}')
+open("esc-config.json", "w").write('{"model_type": "llama", "rope_scaling": {"rope_type": "linear", "factor": 2, '
+                                   '"\\u001b[31mfactr": 1}}')
+open("heads.json", "w").write('{"heads": -1}')
+import npyio
+npyio.write("empty.npy", "<f4", (0, 128), [])
+PYEOF
+# 1. nesting: refused before anything recurses (300,000 levels was SIGSEGV), at any input; 128 levels are parsed.
+refused 1 --spec "more than 128 deep" table sinusoidal --spec deep-spec.json --out out.npy
+refused 1 --spec "more than 128 deep" bias alibi --spec deep-spec.json --key-length 4 --out out.npy
+refused 1 --config "more than 128 deep" freqs rope --config deep-config.json --out out.json
+refused 1 --weights "more than 128 deep" bias fire --preset fire --weights deep-weights.json --key-length 8 --out out.npy
+refused 2 --dim "wrong JSON type" table sinusoidal --spec nested-128.json --out out.npy
+# values and keys of a user's file: short excerpts, control bytes escaped
+refused 2 --dim 'chars\)' table sinusoidal --spec long-spec.json --out out.npy
+refused 2 'x1b' "not a field" table sinusoidal --spec esc-key.json --out out.npy
+refused 2 'rope_scaling' "x1b" freqs rope --config esc-config.json --out out.json
+# 3. --out '' (an unset shell variable) is not stdout
+refused 2 --out "empty path" table sinusoidal --dim 8 --positions 0:2 --out ''
+refused 2 --out "empty path" check sinusoidal --preset vaswani --dim 8 --in empty.npy --out ''
+# 6. --out onto an input (the same file by another path or a hard link too): refused, the input untouched
+"$POSENC" table sinusoidal --preset fairseq --dim 8 --positions 2:10 --out own.npy && cp own.npy own-copy.npy && ln own.npy own-link.npy
+mkdir -p sub
+refused 2 --out "is the file --in reads" check sinusoidal --preset fairseq --dim 8 --positions 2:10 --in own.npy --out own.npy
+refused 2 --out "is the file --in reads" check sinusoidal --preset fairseq --dim 8 --positions 2:10 --in own.npy --out sub/../own.npy
+refused 2 --out "is the file --in reads" identify sinusoidal --in own.npy --out own-link.npy
+scenario "--out onto an input: the input is untouched"
+cmp -s own.npy own-copy.npy && pass || fail "--out onto --in changed the input"
+"$POSENC" table sinusoidal --dim 8 --positions 0:2 --format json --out spec-src.json
+refused 2 --out "is the file --spec reads" table sinusoidal --spec spec-src.json --out spec-src.json
+# 4. endless inputs: refused after a bounded read, naming the option
+refused 1 --spec "larger than 64 MiB" table sinusoidal --spec /dev/zero --out out.npy
+refused 1 --spec "larger than 64 MiB" table sinusoidal --spec /dev/urandom --out out.npy
+refused 1 --config "larger than 64 MiB" freqs rope --config /dev/zero --out out.json
+refused 1 --weights "larger than 64 MiB" bias fire --preset fire --weights /dev/urandom --key-length 8 --out out.npy
+refused 1 --in "not a .npy file" check sinusoidal --preset vaswani --dim 8 --in /dev/zero --out out.json
+refused 1 --in "not a .npy file" identify sinusoidal --in /dev/urandom --out out.json
+refused 1 --tokens-file "not a .npy file" ids learned --preset roberta --tokens-file /dev/zero --out out.json
+# an .npy header followed by an endless stream: its data is read, then the extra bytes refused
+{ printf '\x93NUMPY\x01\x00\x76\x00'; printf "{'descr': '<f4', 'fortran_order': False, 'shape': (4, 8), }%*s\n" 58 ''; } >hdr.bin
+scenario "setup: hdr.bin is a 128-byte .npy preamble and header"
+[[ $(wc -c <hdr.bin) -eq 128 ]] && pass || fail "hdr.bin has $(wc -c <hdr.bin) bytes"
+refused 1 --in "trailing bytes" check sinusoidal --preset vaswani --dim 8 --in <(cat hdr.bin /dev/zero) --out out.json
+# 5. out of range, named, and one rule for numbers
+refused 2 --heads "out of range; accepted: an integer in \[1, " bias alibi --spec heads.json --key-length 4 --out out.npy
+refused 2 --base "decimal" table sinusoidal --base=0x1p3 --out out.npy
+refused 2 --dim "decimal" table sinusoidal --dim=0x10 --out out.npy
+refused 2 --threads "decimal" table sinusoidal --threads=0x2 --out out.npy
+refused 2 --in "no values" identify sinusoidal --in empty.npy
+refused 2 --in "no values" check nezha --preset nezha-cn-base --in empty.npy
+"$POSENC" ids learned --preset opt --mask 00110 --out ids5b.npy
+refused 2 --in "position ids per sequence, but --mask gives 7" check learned --preset opt --in ids5b.npy --mask 0011011
+# 7. help states the range an option has where it applies, and when it applies
+scenario "check rope --help: context-dependent ranges as where they apply"
+"$POSENC" check rope --help >help.txt
+if grep -qF 'a real in [1, 1]' help.txt || grep -qF 'an integer in [0, 0]' help.txt || grep -qF '[32, 32]' help.txt; then
+  fail "check rope --help states a range of one value: $(grep -E '\[1, 1\]|\[0, 0\]|\[32, 32\]' help.txt | head -3)"
+elif ! grep -q 'only with --scaling yarn' help.txt; then fail "check rope --help does not say when --beta-fast applies"
+else pass; fi
+
 finish

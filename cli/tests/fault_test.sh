@@ -72,6 +72,33 @@ expect_clean_failure 1048576 table rope --head-dim 256 --form hf --positions 0:1
 expect_clean_succeeds 4194304 table sinusoidal --dim 512 --positions 0:64 --threads 450 --out out.npy
 expect_clean_succeeds 4194304 table sinusoidal --dim 512 --positions 0:65536 --threads 4096 --out out.npy
 
+# ---- small address-space limits and OpenBLAS ------------------------------------------------------------
+# Each OpenBLAS worker thread maps a 128 MiB work buffer when it starts and retries forever when it cannot; exit
+# waits for it. Under ulimit -v 64-256 MiB every command finished and then spun at 100 % forever (issue 42), even
+# one that never calls BLAS. posenc re-executes with OPENBLAS_NUM_THREADS=1 under such a limit (posenc/blas.hpp),
+# and a BLAS call whose own buffer does not fit is refused with one error line. A timeout turns a hang into a failure.
+for limit in 65536 131072 196608 262144; do
+  scenario "address space limited to $((limit / 1024)) MiB (ulimit -v): posenc freqs alibi --heads 4 finishes and exits"
+  start=$(date +%s.%N)
+  (ulimit -v "$limit"; exec timeout 30 "$POSENC" freqs alibi --heads 4 --format json) >stdout.txt 2>stderr.txt
+  rc=$?
+  took=$(awk -v a="$start" -v b="$(date +%s.%N)" 'BEGIN { printf "%.2f", b - a }')
+  if [[ $rc -eq 0 ]] && grep -q '"slopes"' stdout.txt && [[ ! -s stderr.txt ]]; then pass "exit status 0 in $took s"
+  else fail "freqs alibi under ulimit -v $limit: exit status $rc after $took s (124: hung), stderr: $(head -c 300 stderr.txt)"; fi
+done
+"$POSENC" table sinusoidal --dim 64 --positions 0:256 --out qk.npy
+for limit in 65536 131072 262144; do
+  scenario "address space limited to $((limit / 1024)) MiB: posenc scores rope (a BLAS gemm) ends, with its result or one error line"
+  rm -f out.* ./*.tmp-*
+  (ulimit -v "$limit"; exec timeout 30 "$POSENC" scores rope --head-dim 64 --q qk.npy --k qk.npy --out out.npy) \
+    >stdout.txt 2>stderr.txt
+  rc=$?
+  if [[ $rc -eq 0 && -s out.npy ]]; then pass "exit status 0, scores written"
+  elif [[ $rc -eq 1 ]] && [[ $(wc -l <stderr.txt) -eq 1 ]] && grep -q '^posenc: error: ' stderr.txt && ! compgen -G "out.*" >/dev/null
+  then pass "exit status 1: $(cat stderr.txt)"
+  else fail "scores rope under ulimit -v $limit: exit status $rc (124: hung), stderr: $(head -c 300 stderr.txt)"; fi
+done
+
 # ---- output files ------------------------------------------------------------------------------------
 one_error_line() { [[ $(wc -l <"$1") -eq 1 ]] && grep -q '^posenc: error: ' "$1"; }
 no_temp_files() { ! compgen -G "$1.tmp-*" >/dev/null; }

@@ -207,7 +207,7 @@ void scores_impl(const DebertaPlan::Impl& P, std::span<const T> q, std::span<con
   const blasint m = core::to_blasint(Lq, where.c_str(), "query_length");
   const blasint n = core::to_blasint(Lk, where.c_str(), "key_length");
   const blasint dd = core::to_blasint(d, where.c_str(), "head_dim");
-  warn_if_blas_fallback();
+  prepare_blas();
 
   // c over t (rel = Lq - 1 - t): non-increasing in t, so the used table rows are [C.back(), C.front()].
   const std::vector<std::int64_t> B = P.toeplitz_buckets(Lq, Lk);

@@ -20,7 +20,7 @@ void gram_impl(std::span<const T> block, std::size_t rows, std::size_t dim, std:
     throw Error("gram_matrix", "out.size()", std::to_string(out.size()), ">= rows * rows = " + std::to_string(rows) + "^2");
   const blasint n = core::to_blasint(rows, "gram_matrix", "rows");
   const blasint k = core::to_blasint(dim, "gram_matrix", "dim");
-  warn_if_blas_fallback();
+  prepare_blas();
   core::syrk_upper(n, k, block.data(), out.data());
   for (std::size_t i = 0; i < rows; ++i)
     for (std::size_t j = 0; j < i; ++j) out[i * rows + j] = out[j * rows + i];

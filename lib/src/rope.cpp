@@ -817,6 +817,7 @@ void shift_impl(const RopePlan& plan, const RopeTensor<T>& x, std::int64_t delta
 template <class T>
 void scores_impl(const RopePlan& plan, std::span<const T> q, std::span<const std::int64_t> qp, std::span<const T> k,
                  std::span<const std::int64_t> kp, std::span<T> out, const TableOptions& o) {
+  prepare_blas();  // refuses when the address space cannot hold OpenBLAS's work buffer (posenc/blas.hpp)
   const std::size_t d = plan.spec().head_dim, lq = token_count(plan.spec(), qp, "q_positions"),
                     lk = token_count(plan.spec(), kp, "k_positions");
   auto need = [&](const char* what, std::size_t have, std::size_t rows, std::size_t cols, const char* shape) {

@@ -220,7 +220,7 @@ void attend_impl(const ShawPlan::Impl& P, std::span<const T> q, std::span<const 
                 "a key mask leaving every query row at least one visible key (a row with none has no softmax)");
   const std::string where = std::string(kWhere) + " attend";
   core::to_blasint(Lk, where.c_str(), "key_length");
-  warn_if_blas_fallback();
+  prepare_blas();
 
   const UsedRows used = used_rows(P, Lq, Lk);
   const auto R = static_cast<blasint>(used.count), dd = static_cast<blasint>(d), ldk = static_cast<blasint>(Lk);

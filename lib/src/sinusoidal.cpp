@@ -245,7 +245,7 @@ void apply_shift_impl(const ShiftOperator& t, std::span<T> block, std::size_t ro
                 ">= rows * dim = " + std::to_string(rows) + " * " + std::to_string(d));
   const blasint bd = core::to_blasint(d, "apply_shift", "dim");
   const blasint brows = core::to_blasint(rows, "apply_shift", "rows");
-  warn_if_blas_fallback();
+  prepare_blas();
   if (m == ShiftMethod::rot) {  // x' = c x + s y (sin slot), y' = c y - s x (cos slot), per pair
     for (std::size_t i = 0; i < pair_count(t.spec()); ++i)
       core::rot(brows, block.data() + sin_column(t.spec(), i), bd, block.data() + cos_column(t.spec(), i), bd, t.cos_k()[i],

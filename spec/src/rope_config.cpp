@@ -41,6 +41,7 @@
 #include <vector>
 
 #include "posenc/error.hpp"
+#include "posenc/json_text.hpp"
 
 namespace posenc {
 namespace {
@@ -70,12 +71,8 @@ const std::map<std::string, std::vector<std::string>, std::less<>>& keys_of_type
 constexpr std::array<std::string_view, 5> kAnyTypeKeys = {"rope_type", "rope_theta", "partial_rotary_factor",
                                                           "mrope_section", "mrope_interleaved"};
 
-std::string short_dump(const Json& v) {
-  std::string s = v.dump();
-  if (s.size() > 72) s = s.substr(0, 60) + "...(" + std::to_string(v.is_array() ? v.size() : s.size()) +
-                         (v.is_array() ? " items)" : " chars)");
-  return s;
-}
+// A value of the config as an error message shows it: a short, escaped excerpt (posenc/json_text.hpp).
+std::string short_dump(const Json& v) { return json_excerpt(v); }
 
 std::string join(const std::vector<std::string>& v) {
   std::string out;
@@ -121,7 +118,7 @@ class Reader {
  private:
   [[noreturn]] void fail(const std::string& parameter, const std::string& value, const std::string& accepted,
                          const std::string& problem) const {
-    throw Error(where_, parameter, value, accepted, problem);
+    throw Error(where_, text_excerpt(parameter), value, accepted, problem);  // keys are the config's own text
   }
 
   Item top(const std::string& key) const {
@@ -538,6 +535,12 @@ class Reader {
 
 RopeSpec rope_spec_from_hf_config(std::string_view json_text, const HfConfigOptions& opt) {
   const std::string where = opt.file.empty() ? std::string("HF config") : opt.file;
+  // Nesting is bounded before anything parses or walks the text (posenc/json_text.hpp).
+  if (const std::size_t at = json_nesting_exceeded(json_text); at != std::string_view::npos)
+    throw Error(where, "config", "(at byte " + std::to_string(at) + ")",
+                "a JSON object: a Hugging Face config.json, nested at most " + std::to_string(kMaxJsonNesting) +
+                    " levels",
+                "nests arrays and objects more than " + std::to_string(kMaxJsonNesting) + " deep");
   Json root;
   try {
     root = Json::parse(json_text.begin(), json_text.end());

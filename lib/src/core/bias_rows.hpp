@@ -212,7 +212,7 @@ void fused_scores(const char* where, std::size_t H, std::span<const T> q, std::s
   const blasint m = to_blasint(Lq, scores_where.c_str(), "query_length");
   const blasint n = to_blasint(Lk, scores_where.c_str(), "key_length");
   const blasint kk = to_blasint(d, scores_where.c_str(), "head_dim");
-  warn_if_blas_fallback();
+  prepare_blas();
   write_bias(out);
   const bool causal = g.mask == BiasMask::causal;
   const std::size_t block = causal ? kScoresRowBlock : Lq, past = Lk - Lq;

@@ -68,7 +68,7 @@ double check_relative_call(const char* where, std::size_t H, std::size_t d, cons
                 "exactly heads * query_length * key_length = " + std::to_string(total) + " elements");
   const std::string w = std::string(where) + " scores";
   to_blasint(Lq + Lk, w.c_str(), "key_length");
-  warn_if_blas_fallback();
+  prepare_blas();
   return sc;
 }
 

@@ -477,9 +477,10 @@ std::optional<V> parse_value(std::string_view t) {
   } else if constexpr (std::is_enum_v<V>) {
     return enum_from_string<V>(t);
   } else if constexpr (std::is_floating_point_v<V>) {
-    // strtod: decimal, hex-float, inf, nan (the range check then refuses non-finite values by name).
+    // strtod: decimal, inf, nan (the range check then refuses non-finite values by name). Hexadecimal (0x1p3),
+    // which strtod also reads, is refused: numbers are decimal, as for integers (from_chars reads no 0x10).
     const std::string s(t);
-    if (s.empty() || s.find_first_of(" \t\n\r") != std::string::npos) return std::nullopt;
+    if (s.empty() || s.find_first_of(" \t\n\rxX") != std::string::npos) return std::nullopt;
     char* end = nullptr;
     const double v = std::strtod(s.c_str(), &end);
     if (end != s.c_str() + s.size()) return std::nullopt;
@@ -499,9 +500,9 @@ constexpr std::string_view kind_text() {
   if constexpr (is_list_v<V>) return "is not a list of numbers [a,b,...]";
   else if constexpr (std::is_same_v<V, bool>) return "is not a boolean";
   else if constexpr (std::is_enum_v<V>) return "is not a known name";
-  else if constexpr (std::is_floating_point_v<V>) return "is not a number";
-  else if constexpr (std::is_signed_v<V>) return "is not an integer (or is beyond [-2^63, 2^63))";
-  else return "is not a non-negative integer (or is beyond 2^64)";
+  else if constexpr (std::is_floating_point_v<V>) return "is not a decimal number";
+  else if constexpr (std::is_signed_v<V>) return "is not a decimal integer (or is beyond [-2^63, 2^63))";
+  else return "is not a non-negative decimal integer (or is beyond 2^64)";
 }
 
 }  // namespace describe_detail

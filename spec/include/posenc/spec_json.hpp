@@ -2,7 +2,9 @@
 //
 // to_json(spec) writes {"<field>": value, ...} in table order: integers as JSON integers, reals as JSON numbers
 // (nlohmann writes the shortest digits that read back to the same double), enumerators by name, an empty
-// optional as null. spec_from_json(object) starts from a default spec (or the one given), sets the fields
+// optional as null. Values quoted in errors are short escaped excerpts (posenc/json_text.hpp); a number of
+// the right kind beyond the field's type (a negative count) is "out of range", with the accepted range.
+// spec_from_json(object) starts from a default spec (or the one given), sets the fields
 // present, and validates: an unknown key, a value of the wrong JSON type or an unaccepted value is a
 // posenc::Error naming the field. So a spec read back from any result file posenc writes is the spec that
 // produced it (tested for every preset and for generated specs).
@@ -15,6 +17,7 @@
 #include <type_traits>
 
 #include "posenc/describe.hpp"
+#include "posenc/json_text.hpp"
 
 namespace posenc {
 
@@ -40,46 +43,51 @@ nlohmann::ordered_json to_json(const Spec& s) {
 
 namespace spec_json_detail {
 
+// How a JSON value reads as a field's type: ok, the wrong JSON type, or a number of the right kind beyond the
+// field's C++ type (a negative count, an integer beyond 2^63): the latter is reported as out of range.
+enum class Read { ok, wrong_type, out_of_range };
+
 template <class V, class Json>
-bool read_value(const Json& v, V& out) {
+Read read_value(const Json& v, V& out) {
   if constexpr (describe_detail::is_list_v<V>) {  // a JSON array of numbers
-    if (!v.is_array()) return false;
+    if (!v.is_array()) return Read::wrong_type;
     V list;
     for (const auto& e : v) {
       typename V::value_type x{};
-      if (!read_value(e, x)) return false;
+      if (const Read r = read_value(e, x); r != Read::ok) return r;
       list.push_back(x);
     }
     out = std::move(list);
-    return true;
+    return Read::ok;
   } else if constexpr (std::is_same_v<V, bool>) {
-    if (!v.is_boolean()) return false;
+    if (!v.is_boolean()) return Read::wrong_type;
     out = v.template get<bool>();
-    return true;
+    return Read::ok;
   } else if constexpr (std::is_enum_v<V>) {
-    if (!v.is_string()) return false;
+    if (!v.is_string()) return Read::wrong_type;
     const auto e = enum_from_string<V>(v.template get<std::string>());
-    if (!e) return false;
+    if (!e) return Read::wrong_type;
     out = *e;
-    return true;
+    return Read::ok;
   } else if constexpr (std::is_floating_point_v<V>) {
-    if (!v.is_number()) return false;
+    if (!v.is_number()) return Read::wrong_type;
     out = v.template get<V>();
-    return true;
+    return Read::ok;
   } else if constexpr (std::is_signed_v<V>) {
     if (v.is_number_unsigned()) {
       const auto u = v.template get<std::uint64_t>();
-      if (u > static_cast<std::uint64_t>(std::numeric_limits<V>::max())) return false;
+      if (u > static_cast<std::uint64_t>(std::numeric_limits<V>::max())) return Read::out_of_range;
       out = static_cast<V>(u);
-      return true;
+      return Read::ok;
     }
-    if (!v.is_number_integer()) return false;
+    if (!v.is_number_integer()) return Read::wrong_type;
     out = v.template get<V>();
-    return true;
+    return Read::ok;
   } else {
-    if (!v.is_number_unsigned()) return false;  // negative integers are number_integer in nlohmann
+    if (v.is_number_integer() && !v.is_number_unsigned()) return Read::out_of_range;  // negative
+    if (!v.is_number_unsigned()) return Read::wrong_type;
     out = v.template get<V>();
-    return true;
+    return Read::ok;
   }
 }
 
@@ -89,7 +97,8 @@ bool read_value(const Json& v, V& out) {
 template <DescribedSpec Spec, class Json>
 Spec spec_from_json(const Json& j, Spec s = Spec{}) {
   const std::string where(SpecTraits<Spec>::scheme);
-  if (!j.is_object()) throw Error(where, "spec", j.dump(), "a JSON object {\"<field>\": value, ...}", "is not an object");
+  if (!j.is_object())
+    throw Error(where, "spec", json_excerpt(j), "a JSON object {\"<field>\": value, ...}", "is not an object");
   for (auto it = j.begin(); it != j.end(); ++it) {
     const std::string& key = it.key();
     const bool known = visit_field<Spec>(key, [&](const auto& f) {
@@ -102,11 +111,17 @@ Spec spec_from_json(const Json& j, Spec s = Spec{}) {
         }
       }
       V v{};
-      if (!spec_json_detail::read_value(it.value(), v))
-        throw Error(where, key, it.value().dump(), accepted_text(f, s), "has the wrong JSON type or is not a known name");
+      const auto read = spec_json_detail::read_value(it.value(), v);
+      if (read == spec_json_detail::Read::out_of_range)
+        throw Error(where, key, json_excerpt(it.value()), accepted_text(f, s));
+      if (read != spec_json_detail::Read::ok)
+        throw Error(where, key, json_excerpt(it.value()), accepted_text(f, s),
+                    "has the wrong JSON type or is not a known name");
       s.*(f.member) = v;
     });
-    if (!known) throw Error(where, key, it.value().dump(), "one of the fields " + field_names<Spec>(), "is not a field of this spec");
+    if (!known)
+      throw Error(where, text_excerpt(key), json_excerpt(it.value()), "one of the fields " + field_names<Spec>(),
+                  "is not a field of this spec");
   }
   validate(s);
   return s;
