@@ -159,6 +159,7 @@ TEST(Misuse, RopeSpecsThatAreNotValid) {
     EXPECT_ERROR_NAMING(posenc::RopePlan{s}, field);
     EXPECT_ERROR_NAMING(posenc::make_plan(s), field);
     EXPECT_ERROR_NAMING(posenc::rope_frequencies(s), field);
+    EXPECT_ERROR_NAMING(posenc::rope_ggml_yarn_corr_dims(s), field);
     EXPECT_ERROR_NAMING(posenc::cache_values_per_position(s, posenc::RopeCacheForm::hf), field);
     std::vector<float> x(2 * 8);
     const std::vector<std::int64_t> p = {0, 1};
@@ -696,6 +697,8 @@ TEST(Misuse, TenerSpecsWeightsTablesAndCalls) {
     EXPECT_ERROR_NAMING(posenc::make_plan(s, w), field);
     EXPECT_ERROR_NAMING(posenc::tener_table(s, 3, std::span<float>(t)), field);
     EXPECT_ERROR_NAMING(posenc::tener_table(s, 3, std::span<double>(t64)), field);
+    EXPECT_ERROR_NAMING(posenc::tener_weights(s, 3, std::span<float>(t)), field);
+    EXPECT_ERROR_NAMING(posenc::tener_weights(s, 3, std::span<double>(t64)), field);
     EXPECT_ERROR_NAMING(posenc::tener_scores_size(s, {.query_length = 2, .key_length = 2}), field);
   }
   EXPECT_ERROR_NAMING((posenc::TenerPlan{base, {w.r_r_bias, {0.1}}}), "r_w_bias");
@@ -721,4 +724,20 @@ TEST(Misuse, TenerSpecsWeightsTablesAndCalls) {
   EXPECT_ERROR_NAMING(posenc::tener_shift(std::span<const float>(xf), 0, std::span<float>(yf)), "length");
   EXPECT_ERROR_NAMING(posenc::tener_transpose_shift(std::span<const float>(xf), 3, std::span<float>(yf).first(8)), "out");
   EXPECT_EQ(y.back(), 7.0) << "a refused call wrote past what it was given";
+}
+
+// The issue-42 intermediates' own arguments (their specs are covered above): the parameter named, never a crash.
+TEST(Misuse, TenerWeightsArguments) {
+  const posenc::TenerSpec t{.heads = 1, .d_head = 4, .init_size = 8};
+  std::vector<float> w(9 * 4);
+  EXPECT_ERROR_NAMING(posenc::tener_weights(t, 0, std::span<float>(w)), "num_embeddings");
+  EXPECT_ERROR_NAMING(posenc::tener_weights(t, 9, std::span<float>(w).first(9 * 4 - 1)), "out.size()");
+  EXPECT_NO_THROW(posenc::tener_weights(t, 9, std::span<float>(w)));
+  EXPECT_EQ(w[0], 0.0f);  // padding_idx 0: row 0 zeroed
+}
+
+TEST(Misuse, AlibiGetSlopesHeads) {
+  EXPECT_ERROR_NAMING(posenc::alibi_get_slopes(0), "heads");
+  EXPECT_ERROR_NAMING(posenc::alibi_get_slopes(posenc::kAlibiMaxHeads + 1), "heads");
+  EXPECT_EQ(posenc::alibi_get_slopes(8).front(), 0.5);  // 2^(-8/8)
 }
