@@ -59,7 +59,9 @@ function(posenc_discover_scheme_tests target part env timeout)
                          PROPERTIES LABELS "${part}:${name}" ENVIRONMENT "${env}" TIMEOUT ${timeout})
     list(APPEND all_prefixes "${prefix}*")
   endforeach()
-  string(JOIN ":" schemes_filter ${all_prefixes})
+  # MainJobPrograms.*: tests of the main job's programs (the benchmark program), registered by the caller as their
+  # own entry with the label "mainjob" (the test command does not build those programs).
+  string(JOIN ":" schemes_filter ${all_prefixes} "MainJobPrograms.*")
   gtest_discover_tests(${target} TEST_FILTER "*-${schemes_filter}" TEST_PREFIX "${part}." DISCOVERY_TIMEOUT 120
                        EXTRA_ARGS ${ARGN}
                        PROPERTIES LABELS "${part}:core" ENVIRONMENT "${env}" TIMEOUT ${timeout})

@@ -526,15 +526,21 @@ with tempfile.TemporaryDirectory() as tmp:
         bi, nb, md = re.match(r"bi(\d)_nb(\d+)_md(\d+)$", key).groups()
         got = {}
         for regime in ("hf", "exact"):
-            path = os.path.join(tmp, f"{key}_{regime}.npy")
-            rc, out = posenc("index", "t5", "--bidirectional=" + ("true" if bi == "1" else "false"), "--num-buckets", nb,
-                             "--max-distance", md, "--regime", regime, "--query-length", str(L), "--key-length", str(L),
-                             "--out", path)
-            if rc != 0:
-                fail(f"t5_buckets.json {key}: posenc index t5 exited {rc}: {out[-300:]}")
+            # one query against L keys, at position 0 (r = j) and at L - 1 (r = j - (L - 1)): the two rows of an L x L
+            # call that hold every r, without writing the other L - 2
+            rows = []
+            for offset in (0, L - 1):
+                path = os.path.join(tmp, f"{key}_{regime}_{offset}.npy")
+                rc, out = posenc("index", "t5", "--bidirectional=" + ("true" if bi == "1" else "false"), "--num-buckets",
+                                 nb, "--max-distance", md, "--regime", regime, "--query-length", "1", "--query-offset",
+                                 str(offset), "--key-length", str(L), "--out", path)
+                if rc != 0:
+                    fail(f"t5_buckets.json {key}: posenc index t5 exited {rc}: {out[-300:]}")
+                    break
+                rows += npy_int64_rows(path, L, (0,))
+            if len(rows) < 2:
                 break
-            first, last = npy_int64_rows(path, L, (0, L - 1))
-            # row 0 is the query at position 0 (r = j), row L - 1 the query at L - 1 (r = j - (L - 1))
+            first, last = rows
             got[regime] = {r: first[r] if r >= 0 else last[L - 1 + r] for r in rel}
         if len(got) < 2:
             continue
@@ -564,14 +570,21 @@ with tempfile.TemporaryDirectory() as tmp:
         bs, mp = re.match(r"bs(\d+)_mp(\d+)$", key).groups()
         got = {}
         for regime in ("hf", "exact"):
-            path = os.path.join(tmp, f"{key}_{regime}.npy")
-            rc, out = posenc("index", "deberta", "--position-buckets", bs, "--max-relative-positions", mp, "--regime",
-                             regime, "--query-length", str(L), "--key-length", str(L), "--out", path)
-            if rc != 0:
-                fail(f"deberta_buckets.json {key}: posenc index deberta exited {rc}: {out[-300:]}")
+            # build_relative_position puts query i at i and key j at j: one query against L keys holds rel = -j, L
+            # queries against one key rel = i (the two rows of an L x L call that hold every rel, as two small calls)
+            cols = []
+            for lq, lk in ((1, L), (L, 1)):
+                path = os.path.join(tmp, f"{key}_{regime}_{lq}x{lk}.npy")
+                rc, out = posenc("index", "deberta", "--position-buckets", bs, "--max-relative-positions", mp,
+                                 "--regime", regime, "--query-length", str(lq), "--key-length", str(lk), "--out", path)
+                if rc != 0:
+                    fail(f"deberta_buckets.json {key}: posenc index deberta exited {rc}: {out[-300:]}")
+                    break
+                cols.append([v for row in npy_int64_rows(path, lk, range(lq)) for v in row])
+            if len(cols) < 2:
                 break
-            first, last = npy_int64_rows(path, L, (0, L - 1))
-            got[regime] = {r: last[L - 1 - r] if r >= 0 else first[-r] for r in rel}
+            negative, positive = cols
+            got[regime] = {r: positive[r] if r >= 0 else negative[-r] for r in rel}
         if len(got) < 2:
             continue
         off = [r for r, b in zip(rel, want) if got["hf"][r] != int(b)]

@@ -153,7 +153,9 @@ TEST(Registry, EverySchemeHasPresetsAndVerbsInTheCli) {
 #endif
 
 #ifdef POSENC_BENCH_PROGRAM
-TEST(Registry, EverySchemeHasBenchmarksNamedWithItsPrefix) {
+// A test of the main job's benchmark program: its own ctest entry, properties.MainJobPrograms (label "mainjob"),
+// which the test command leaves to CI and the main job (it needs the whole build).
+TEST(MainJobPrograms, EverySchemeHasBenchmarksNamedWithItsPrefix) {
   const auto [out, status] = run(std::string("'") + POSENC_BENCH_PROGRAM + "' --benchmark_list_tests=true");
   ASSERT_EQ(status, 0) << "posenc_bench --benchmark_list_tests failed";
   std::istringstream lines(out);
