@@ -13,6 +13,11 @@
 #     (posenc_accuracy), the measuring harnesses (posenc_test_support) and the CLI's readers and writers.
 #     (Incidentally, -O1 on the budget rows also avoids GCC 12's -O3 false -Wmaybe-uninitialized on the
 #     destructors of their string temporaries.)
+#   * posenc_unity(<target>): unity builds of the targets whose files each parse the same heavy headers (the CLI's
+#     scheme files: ~10 of their ~20 CPU-seconds each are CLI11, nlohmann/json and the spec descriptions; the claims:
+#     ~7 of ~20 are GoogleTest, RapidCheck and Boost.Multiprecision): POSENC_UNITY_BATCH files per compiled unit
+#     (default 8, which keeps two units per target for two cores). Each such file keeps its own names in a namespace
+#     of its own (an anonymous namespace would be shared by the files of a unit). POSENC_UNITY=OFF builds file by file.
 #   * ccache, when installed and POSENC_CCACHE is ON (default), for developers' rebuilds.
 #   * POSENC_WERROR: warnings are errors (CI sets it: the Release build has none, and a new one fails CI).
 
@@ -20,6 +25,8 @@ set(POSENC_TEST_OPT "-O1" CACHE STRING "Optimisation of test-only programs' own 
 set(POSENC_GLUE_OPT "-O1" CACHE STRING "Optimisation of the CLI's per-scheme registration files (argument glue)")
 option(POSENC_CCACHE "Compile through ccache when it is installed" ON)
 option(POSENC_WERROR "Treat compiler warnings as errors" OFF)
+option(POSENC_UNITY "Unity builds of the targets posenc_unity() names" ON)
+set(POSENC_UNITY_BATCH 8 CACHE STRING "Source files per unity unit")
 if(POSENC_WERROR)
   add_compile_options(-Werror)
 endif()
@@ -37,7 +44,7 @@ function(posenc_test_code target)
   posenc_optimise_at("${POSENC_TEST_OPT}" ${target} ${ARGN})
 endfunction()
 
-# posenc_glue_code(SOURCES <file>...): files of argument glue at POSENC_GLUE_OPT.
+# posenc_glue_code(<target> | SOURCES <file>...): argument glue at POSENC_GLUE_OPT.
 function(posenc_glue_code)
   posenc_optimise_at("${POSENC_GLUE_OPT}" ${ARGN})
 endfunction()
@@ -51,5 +58,13 @@ function(posenc_optimise_at level target)
     set_property(SOURCE ${ARGN} APPEND PROPERTY COMPILE_OPTIONS ${opt})
   else()
     target_compile_options(${target} PRIVATE ${opt})
+  endif()
+endfunction()
+
+# posenc_unity(<target>): the target's files compiled POSENC_UNITY_BATCH at a time (see the top of this file). Its
+# compile options must be the target's (CMake leaves files with options of their own out of the units).
+function(posenc_unity target)
+  if(POSENC_UNITY)
+    set_target_properties(${target} PROPERTIES UNITY_BUILD ON UNITY_BUILD_BATCH_SIZE ${POSENC_UNITY_BATCH})
   endif()
 endfunction()

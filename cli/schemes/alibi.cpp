@@ -29,7 +29,8 @@
 #include "spec_options.hpp"
 #include "verbs.hpp"
 
-namespace posenc::cli {
+// (A namespace of its own: the scheme files are compiled together, cmake/posenc_build.cmake posenc_unity.)
+namespace posenc::cli::scheme_alibi {
 namespace {
 
 using Spec = AlibiSpec;
@@ -253,4 +254,4 @@ POSENC_CLI_SCHEME(alibi) {
   }
 }
 
-}  // namespace posenc::cli
+}  // namespace posenc::cli::scheme_alibi

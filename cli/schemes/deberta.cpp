@@ -27,7 +27,8 @@
 #include "spec_options.hpp"
 #include "verbs.hpp"
 
-namespace posenc::cli {
+// (A namespace of its own: the scheme files are compiled together, cmake/posenc_build.cmake posenc_unity.)
+namespace posenc::cli::scheme_deberta {
 namespace {
 
 using Spec = DebertaSpec;
@@ -321,4 +322,4 @@ POSENC_CLI_SCHEME(deberta) {
   }
 }
 
-}  // namespace posenc::cli
+}  // namespace posenc::cli::scheme_deberta

@@ -55,7 +55,8 @@
 #include "spec_options.hpp"
 #include "verbs.hpp"
 
-namespace posenc::cli {
+// (A namespace of its own: the scheme files are compiled together, cmake/posenc_build.cmake posenc_unity.)
+namespace posenc::cli::scheme_fire {
 namespace {
 
 using Spec = FireSpec;
@@ -687,4 +688,4 @@ POSENC_CLI_SCHEME(fire) {
   }
 }
 
-}  // namespace posenc::cli
+}  // namespace posenc::cli::scheme_fire

@@ -27,7 +27,8 @@
 #include "spec_options.hpp"
 #include "verbs.hpp"
 
-namespace posenc::cli {
+// (A namespace of its own: the scheme files are compiled together, cmake/posenc_build.cmake posenc_unity.)
+namespace posenc::cli::scheme_kerple {
 namespace {
 
 using Spec = KerpleSpec;
@@ -282,4 +283,4 @@ POSENC_CLI_SCHEME(kerple) {
   }
 }
 
-}  // namespace posenc::cli
+}  // namespace posenc::cli::scheme_kerple

@@ -32,7 +32,8 @@
 #include "spec_options.hpp"
 #include "verbs.hpp"
 
-namespace posenc::cli {
+// (A namespace of its own: the scheme files are compiled together, cmake/posenc_build.cmake posenc_unity.)
+namespace posenc::cli::scheme_learned {
 namespace {
 
 using Spec = LearnedSpec;
@@ -623,4 +624,4 @@ POSENC_CLI_SCHEME(learned) {
   }
 }
 
-}  // namespace posenc::cli
+}  // namespace posenc::cli::scheme_learned

@@ -24,7 +24,8 @@
 #include "spec_options.hpp"
 #include "verbs.hpp"
 
-namespace posenc::cli {
+// (A namespace of its own: the scheme files are compiled together, cmake/posenc_build.cmake posenc_unity.)
+namespace posenc::cli::scheme_nezha {
 namespace {
 
 using Spec = NezhaSpec;
@@ -240,4 +241,4 @@ POSENC_CLI_SCHEME(nezha) {
   }
 }
 
-}  // namespace posenc::cli
+}  // namespace posenc::cli::scheme_nezha

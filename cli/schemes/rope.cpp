@@ -37,7 +37,8 @@
 #include "spec_options.hpp"
 #include "verbs.hpp"
 
-namespace posenc::cli {
+// (A namespace of its own: the scheme files are compiled together, cmake/posenc_build.cmake posenc_unity.)
+namespace posenc::cli::scheme_rope {
 namespace {
 
 using Spec = RopeSpec;
@@ -957,4 +958,4 @@ POSENC_CLI_SCHEME(rope) {
   }
 }
 
-}  // namespace posenc::cli
+}  // namespace posenc::cli::scheme_rope

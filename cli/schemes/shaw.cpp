@@ -25,7 +25,8 @@
 #include "spec_options.hpp"
 #include "verbs.hpp"
 
-namespace posenc::cli {
+// (A namespace of its own: the scheme files are compiled together, cmake/posenc_build.cmake posenc_unity.)
+namespace posenc::cli::scheme_shaw {
 namespace {
 
 using Spec = ShawSpec;
@@ -233,4 +234,4 @@ POSENC_CLI_SCHEME(shaw) {
   }
 }
 
-}  // namespace posenc::cli
+}  // namespace posenc::cli::scheme_shaw

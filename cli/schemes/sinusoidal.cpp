@@ -26,7 +26,8 @@
 #include "spec_options.hpp"
 #include "verbs.hpp"
 
-namespace posenc::cli {
+// (A namespace of its own: the scheme files are compiled together, cmake/posenc_build.cmake posenc_unity.)
+namespace posenc::cli::scheme_sinusoidal {
 namespace {
 
 using Spec = SinusoidalSpec;
@@ -455,4 +456,4 @@ POSENC_CLI_SCHEME(sinusoidal) {
   }
 }
 
-}  // namespace posenc::cli
+}  // namespace posenc::cli::scheme_sinusoidal

@@ -29,7 +29,8 @@
 #include "t5/check.hpp"
 #include "verbs.hpp"
 
-namespace posenc::cli {
+// (A namespace of its own: the scheme files are compiled together, cmake/posenc_build.cmake posenc_unity.)
+namespace posenc::cli::scheme_t5 {
 namespace {
 
 using Spec = T5Spec;
@@ -313,4 +314,4 @@ POSENC_CLI_SCHEME(t5) {
   }
 }
 
-}  // namespace posenc::cli
+}  // namespace posenc::cli::scheme_t5

@@ -26,7 +26,8 @@
 #include "tener/check.hpp"
 #include "verbs.hpp"
 
-namespace posenc::cli {
+// (A namespace of its own: the scheme files are compiled together, cmake/posenc_build.cmake posenc_unity.)
+namespace posenc::cli::scheme_tener {
 namespace {
 
 using Spec = TenerSpec;
@@ -268,4 +269,4 @@ POSENC_CLI_SCHEME(tener) {
   }
 }
 
-}  // namespace posenc::cli
+}  // namespace posenc::cli::scheme_tener

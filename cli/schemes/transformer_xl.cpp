@@ -27,7 +27,8 @@
 #include "transformer_xl/check.hpp"
 #include "verbs.hpp"
 
-namespace posenc::cli {
+// (A namespace of its own: the scheme files are compiled together, cmake/posenc_build.cmake posenc_unity.)
+namespace posenc::cli::scheme_transformer_xl {
 namespace {
 
 using Spec = TransformerXlSpec;
@@ -336,4 +337,4 @@ POSENC_CLI_SCHEME(transformer_xl) {
   }
 }
 
-}  // namespace posenc::cli
+}  // namespace posenc::cli::scheme_transformer_xl

@@ -28,7 +28,8 @@
 #include "xlnet/check.hpp"
 #include "verbs.hpp"
 
-namespace posenc::cli {
+// (A namespace of its own: the scheme files are compiled together, cmake/posenc_build.cmake posenc_unity.)
+namespace posenc::cli::scheme_xlnet {
 namespace {
 
 using Spec = XlnetSpec;
@@ -335,4 +336,4 @@ POSENC_CLI_SCHEME(xlnet) {
   }
 }
 
-}  // namespace posenc::cli
+}  // namespace posenc::cli::scheme_xlnet
