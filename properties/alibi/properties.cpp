@@ -26,7 +26,7 @@
 #include "support/harness.hpp"
 #include "support/spec_contract.hpp"
 
-namespace {
+namespace claims_alibi {  // its own namespace: the claims are compiled together (posenc_unity)
 
 using namespace posenc;
 using namespace posenc::test;
@@ -601,6 +601,6 @@ POSENC_CLAIM_TEST(AlibiErrors, InvalidArgumentsThrowErrorNamingTheParameter,
   expect_error(claim, "bias_max", [] { (void)make_plan(AlibiSpec{.heads = 4, .regime = AlibiRegime::bloom, .bias_max = 4.0}); }, "bloom b 4");
 }
 
-}  // namespace
+}  // namespace claims_alibi
 
 POSENC_SPEC_CONTRACT(posenc::AlibiSpec, Alibi, "ALIBI")

@@ -24,7 +24,7 @@
 #include "support/harness.hpp"
 #include "support/spec_contract.hpp"
 
-namespace {
+namespace claims_deberta {  // its own namespace: the claims are compiled together (posenc_unity)
 
 using namespace posenc;
 using namespace posenc::test;
@@ -574,6 +574,6 @@ POSENC_CLAIM_TEST(DebertaErrors, InvalidArgumentsThrowErrorNamingTheParameter,
   expect_error(claim, "preset", [&] { (void)find_preset<DebertaSpec>("deberta-nosuch"); }, "unknown preset");
 }
 
-}  // namespace
+}  // namespace claims_deberta
 
 POSENC_SPEC_CONTRACT(posenc::DebertaSpec, Deberta, "DEBERTA")

@@ -23,7 +23,7 @@
 #include "support/harness.hpp"
 #include "support/spec_contract.hpp"
 
-namespace {
+namespace claims_fire {  // its own namespace: the claims are compiled together (posenc_unity)
 
 using namespace posenc;
 using namespace posenc::test;
@@ -672,6 +672,6 @@ POSENC_CLAIM_TEST(FireErrors, InvalidArgumentsThrowErrorNamingTheParameter,
   expect_error(claim, "heads", [] { (void)fire_preset("fire", 0); }, "0 heads");
 }
 
-}  // namespace
+}  // namespace claims_fire
 
 POSENC_SPEC_CONTRACT(posenc::FireSpec, Fire, "FIRE")

@@ -25,7 +25,7 @@
 #include "support/harness.hpp"
 #include "support/spec_contract.hpp"
 
-namespace {
+namespace claims_kerple {  // its own namespace: the claims are compiled together (posenc_unity)
 
 using namespace posenc;
 using namespace posenc::test;
@@ -484,6 +484,6 @@ POSENC_CLAIM_TEST(KerpleErrors, InvalidArgumentsThrowErrorNamingTheParameter,
   expect_error(claim, "heads", [] { (void)kerple_preset("kerple-log", 0); }, "0 heads");
 }
 
-}  // namespace
+}  // namespace claims_kerple
 
 POSENC_SPEC_CONTRACT(posenc::KerpleSpec, Kerple, "KERPLE")

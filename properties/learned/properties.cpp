@@ -22,7 +22,7 @@
 #include "support/harness.hpp"
 #include "support/spec_contract.hpp"
 
-namespace {
+namespace claims_learned {  // its own namespace: the claims are compiled together (posenc_unity)
 
 using namespace posenc;
 using namespace posenc::test;
@@ -285,6 +285,6 @@ POSENC_CLAIM_TEST(LearnedErrors, InvalidArgumentsThrowErrorNamingTheParameter,
   expect_error(claim, "offset", [] { (void)position_ids(LearnedSpec{.id_map = IdMap::make_positions, .offset = 2}, {1, 0, std::vector<std::int64_t>{3}, {}}); }, "make_positions offset");
 }
 
-}  // namespace
+}  // namespace claims_learned
 
 POSENC_SPEC_CONTRACT(posenc::LearnedSpec, Learned, "LEARNED")

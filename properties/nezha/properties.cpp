@@ -29,7 +29,7 @@
 #include "support/harness.hpp"
 #include "support/spec_contract.hpp"
 
-namespace {
+namespace claims_nezha {  // its own namespace: the claims are compiled together (posenc_unity)
 
 using namespace posenc;
 using namespace posenc::test;
@@ -362,6 +362,6 @@ POSENC_CLAIM_TEST(NezhaErrors, InvalidArgumentsThrowErrorNamingTheParameter,
   expect_error(claim, "preset", [&] { (void)find_preset<NezhaSpec>("nezha-nosuch"); }, "unknown preset");
 }
 
-}  // namespace
+}  // namespace claims_nezha
 
 POSENC_SPEC_CONTRACT(posenc::NezhaSpec, Nezha, "NEZHA")

@@ -29,7 +29,7 @@
 #include "support/harness.hpp"
 #include "support/spec_contract.hpp"
 
-namespace {
+namespace claims_rope {  // its own namespace: the claims are compiled together (posenc_unity)
 
 using namespace posenc;
 using namespace posenc::test;
@@ -1654,6 +1654,6 @@ POSENC_CLAIM_TEST(RopeErrors, InvalidArgumentsThrowErrorNamingTheParameter,
   expect_error(claim, "rotary_dim", [] { RopeSpec t; t.rotary_dim = 130; (void)make_plan(t); }, "rotary_dim > head_dim");
 }
 
-}  // namespace
+}  // namespace claims_rope
 
 POSENC_SPEC_CONTRACT(posenc::RopeSpec, Rope, "ROPE")

@@ -25,7 +25,7 @@
 #include "support/harness.hpp"
 #include "support/spec_contract.hpp"
 
-namespace {
+namespace claims_shaw {  // its own namespace: the claims are compiled together (posenc_unity)
 
 using namespace posenc;
 using namespace posenc::test;
@@ -446,6 +446,6 @@ POSENC_CLAIM_TEST(ShawErrors, InvalidArgumentsThrowErrorNamingTheParameter,
   expect_error(claim, "preset", [&] { (void)find_preset<ShawSpec>("shaw-nosuch"); }, "unknown preset");
 }
 
-}  // namespace
+}  // namespace claims_shaw
 
 POSENC_SPEC_CONTRACT(posenc::ShawSpec, Shaw, "SHAW")

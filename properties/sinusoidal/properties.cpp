@@ -33,7 +33,7 @@
 #include "support/harness.hpp"
 #include "support/spec_contract.hpp"
 
-namespace {
+namespace claims_sinusoidal {  // its own namespace: the claims are compiled together (posenc_unity)
 
 using namespace posenc;
 using namespace posenc::test;
@@ -1125,11 +1125,11 @@ POSENC_CLAIM_TEST(SinusoidalErrors, InvalidArgumentsThrowErrorNamingTheParameter
   expect_error(claim, "padding_idx", [&] { fairseq_spec(64, -1); }, "negative padding_idx");
 }
 
-}  // namespace
+}  // namespace claims_sinusoidal
 
 // ---------------------------------------------------------------------------------------------------
 // Regression cases: counterexamples the properties found, kept as named tests.
-namespace {
+namespace claims_sinusoidal {
 
 // Found by Sinusoidal.FastTableMatchesOracleAtHardPositions: positions whose angle p w_k is within ~1e-12
 // of a multiple of 2 pi (convergent denominators of 2 w_k / pi), where cos(p w_k) = 1 - O(1e-25); the
@@ -1183,7 +1183,6 @@ POSENC_REGRESSION(SinusoidalRegression, PositionZeroInsideABlockIsExact, "SIN-BN
   }
 }
 
-}  // namespace
 
 // SIN-SPEC-1..4: the generic contract of the spec description (support/spec_contract.hpp).
 POSENC_SPEC_CONTRACT(posenc::SinusoidalSpec, Sinusoidal, "SIN")
@@ -1260,3 +1259,5 @@ POSENC_PROPERTY(Sinusoidal, NegativePositionsAreTheExactReflection,
   run(0.0f);
   run(0.0);
 }
+
+}  // namespace claims_sinusoidal

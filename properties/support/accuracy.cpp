@@ -11,18 +11,17 @@
 namespace posenc::test {
 namespace {
 
-mpfr_srcptr raw(const Real& x) { return x.backend().data(); }
 
 // |y - r| at a precision that makes the subtraction's rounding irrelevant (relative 2^-(prec)).
 struct Diff {
   mpfr_t v;
   explicit Diff(double y, const Real& r) {
-    const mpfr_prec_t prec = std::max<mpfr_prec_t>(mpfr_get_prec(raw(r)), 53) + 64;
+    const mpfr_prec_t prec = std::max<mpfr_prec_t>(mpfr_get_prec(mpfr_of(r)), 53) + 64;
     mpfr_init2(v, prec);
     mpfr_t yy;
     mpfr_init2(yy, 53);
     mpfr_set_d(yy, y, MPFR_RNDN);  // exact
-    mpfr_sub(v, yy, raw(r), MPFR_RNDN);
+    mpfr_sub(v, yy, mpfr_of(r), MPFR_RNDN);
     mpfr_abs(v, v, MPFR_RNDN);
     mpfr_clear(yy);
   }
@@ -46,7 +45,7 @@ std::optional<Class> nonfinite_class(double y) {
 }
 
 // floor(log2 |r|) for r != 0. MPFR stores r = 0.m * 2^E with 1/2 <= m < 1.
-long floor_log2(const Real& r) { return static_cast<long>(mpfr_get_exp(raw(r))) - 1; }
+long floor_log2(const Real& r) { return static_cast<long>(mpfr_get_exp(mpfr_of(r))) - 1; }
 
 }  // namespace
 
@@ -64,7 +63,7 @@ std::string_view to_string(Class c) {
 double ulp(const Real& r, DType t) {
   const int p = precision_bits(t), emin = min_exponent(t);
   long e = emin;
-  if (!mpfr_zero_p(raw(r))) e = std::max<long>(floor_log2(r), emin);
+  if (!mpfr_zero_p(mpfr_of(r))) e = std::max<long>(floor_log2(r), emin);
   return std::ldexp(1.0, static_cast<int>(e) - p + 1);
 }
 
@@ -82,9 +81,9 @@ double abs_diff(double y, const Real& r) {
 
 Measure kernel_error(double y, const Real& r, DType t) {
   if (auto c = nonfinite_class(y)) return {*c, std::numeric_limits<double>::infinity()};
-  const bool rz = mpfr_zero_p(raw(r)) != 0, yz = (y == 0.0);
+  const bool rz = mpfr_zero_p(mpfr_of(r)) != 0, yz = (y == 0.0);
   if (rz != yz) return {Class::zero_vs_nonzero, std::numeric_limits<double>::infinity()};
-  if (!rz && (std::signbit(y) != (mpfr_sgn(raw(r)) < 0)))
+  if (!rz && (std::signbit(y) != (mpfr_sgn(mpfr_of(r)) < 0)))
     return {Class::sign_mismatch, std::numeric_limits<double>::infinity()};
   Diff d(y, r);
   return {Class::ok, d.over(ulp(r, t))};
@@ -95,7 +94,7 @@ Measure scaled_error(double y, const Real& r, double S, DType t) {
   Diff d(y, r);
   // ulp(max(|r|, S)): the exponent of the larger of the two.
   double u = ulp(S, t);
-  if (!mpfr_zero_p(raw(r)) && mpfr_cmpabs_ui(raw(r), 0) > 0) {
+  if (!mpfr_zero_p(mpfr_of(r)) && mpfr_cmpabs_ui(mpfr_of(r), 0) > 0) {
     const double ur = ulp(r, t);
     u = std::max(u, ur);
   }

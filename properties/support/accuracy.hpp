@@ -32,6 +32,9 @@
 namespace posenc::test {
 
 using Real = posenc::reference::Real;
+
+// The MPFR number inside a Real (for mpfr_* calls that only read it).
+inline mpfr_srcptr mpfr_of(const Real& x) { return x.backend().data(); }
 using posenc::DType;
 using posenc::min_exponent;
 using posenc::precision_bits;

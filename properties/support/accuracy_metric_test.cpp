@@ -13,7 +13,7 @@
 #include "posenc/half.hpp"
 #include "posenc/reference/mp.hpp"
 
-namespace {
+namespace claims_accuracy_metric {  // its own namespace: the claims are compiled together (posenc_unity)
 
 using namespace posenc::test;
 namespace rf = posenc::reference;
@@ -141,7 +141,6 @@ RC_GTEST_PROP(AccuracyMetric, KernelErrorOfTheRoundedValueIsAtMostOneHalf, (doub
     RC_ASSERT(kernel_error(other, rf::with_bits(r, 256), DType::f32).err >= 0.5);
 }
 
-}  // namespace
 
 // ---- posenc/half.hpp: the 16-bit storage types kernels round into ---------------------------------------------
 
@@ -185,3 +184,5 @@ TEST(HalfConversion, EveryF16AndBf16PatternRoundTripsAndRandomDoublesRoundAsTheC
     }
   }
 }
+
+}  // namespace claims_accuracy_metric

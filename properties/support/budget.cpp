@@ -52,7 +52,6 @@ const std::vector<BudgetRow>& table() {
   return rows;
 }
 
-mpfr_srcptr raw(const Real& x) { return x.backend().data(); }
 
 std::optional<Class> nonfinite(double y) {
   if (std::isnan(y)) return Class::nan;
@@ -60,7 +59,7 @@ std::optional<Class> nonfinite(double y) {
   return std::nullopt;
 }
 
-std::string fmt(double x) {
+std::string fmt6(double x) {
   char buf[48];
   std::snprintf(buf, sizeof buf, "%.6g", x);
   return buf;
@@ -68,10 +67,10 @@ std::string fmt(double x) {
 
 // |y - r| / unit for a Real y, formed at a precision that makes the subtraction exact enough.
 double real_diff_over(const Real& y, const Real& r, double unit) {
-  const mpfr_prec_t prec = std::max(mpfr_get_prec(raw(y)), mpfr_get_prec(raw(r))) + 64;
+  const mpfr_prec_t prec = std::max(mpfr_get_prec(mpfr_of(y)), mpfr_get_prec(mpfr_of(r))) + 64;
   mpfr_t d;
   mpfr_init2(d, prec);
-  mpfr_sub(d, raw(y), raw(r), MPFR_RNDN);
+  mpfr_sub(d, mpfr_of(y), mpfr_of(r), MPFR_RNDN);
   mpfr_abs(d, d, MPFR_RNDN);
   mpfr_div_d(d, d, unit, MPFR_RNDN);
   const double out = mpfr_get_d(d, MPFR_RNDN);
@@ -82,14 +81,14 @@ double real_diff_over(const Real& y, const Real& r, double unit) {
 double scale_of(const BudgetRow& row, double per_case) {
   const double s = row.metric.scale != 0.0 ? row.metric.scale : per_case;
   if (!(s > 0.0) || !std::isfinite(s))
-    throw std::logic_error("budget row " + row.id + ": its metric needs a positive per-case scale, got " + fmt(per_case));
+    throw std::logic_error("budget row " + row.id + ": its metric needs a positive per-case scale, got " + fmt6(per_case));
   return s;
 }
 
 Measure bitwise(const BudgetRow& row, double y, const Real& r) {
   if (auto c = nonfinite(y)) return {*c, std::numeric_limits<double>::infinity()};
-  const bool same_value = mpfr_number_p(raw(r)) && mpfr_cmp_d(raw(r), y) == 0;
-  const bool same_sign = (mpfr_signbit(raw(r)) != 0) == std::signbit(y);
+  const bool same_value = mpfr_number_p(mpfr_of(r)) && mpfr_cmp_d(mpfr_of(r), y) == 0;
+  const bool same_sign = (mpfr_signbit(mpfr_of(r)) != 0) == std::signbit(y);
   if (same_value && same_sign) return {Class::ok, 0.0};
   const double e = row.metric.unit == DType::f32 ? static_cast<double>(ulp_distance(static_cast<float>(y),
                                                                                       reference::round_to_float(r)).value_or(0))
@@ -114,7 +113,7 @@ std::string_view to_string(MetricKind k) {
 std::string metric_text(const Metric& m) {
   if (!m.text.empty()) return m.text;
   const std::string unit = "ulp_" + std::string(to_string(m.unit));
-  const std::string scale = m.scale == 0.0 ? std::string("per case") : fmt(m.scale);
+  const std::string scale = m.scale == 0.0 ? std::string("per case") : fmt6(m.scale);
   switch (m.kind) {
     case MetricKind::kernel: return "kernel: |y - r| / " + unit + "(r)";
     case MetricKind::scaled: return "err_S = |y - r| / " + unit + "(max(|r|, S)), S = " + scale;
@@ -154,17 +153,17 @@ Measure measure(const BudgetRow& row, double y, const Real& r, double scale) {
 
 Measure measure(const BudgetRow& row, const Real& y, const Real& r, double scale) {
   const Metric& m = row.metric;
-  if (!mpfr_number_p(raw(y))) return {mpfr_nan_p(raw(y)) ? Class::nan : Class::inf, std::numeric_limits<double>::infinity()};
+  if (!mpfr_number_p(mpfr_of(y))) return {mpfr_nan_p(mpfr_of(y)) ? Class::nan : Class::inf, std::numeric_limits<double>::infinity()};
   switch (m.kind) {
     case MetricKind::scaled: {
       double u = ulp(scale_of(row, scale), m.unit);
-      if (!mpfr_zero_p(raw(r))) u = std::max(u, ulp(r, m.unit));
+      if (!mpfr_zero_p(mpfr_of(r))) u = std::max(u, ulp(r, m.unit));
       return {Class::ok, real_diff_over(y, r, u)};
     }
     case MetricKind::absolute: return {Class::ok, real_diff_over(y, r, 1.0)};
     case MetricKind::ratio: return {Class::ok, real_diff_over(y, r, scale_of(row, scale))};
     case MetricKind::kernel: return {Class::ok, real_diff_over(y, r, ulp(r, m.unit))};
-    case MetricKind::bitwise: return {Class::ok, mpfr_equal_p(raw(y), raw(r)) ? 0.0 : 1.0};
+    case MetricKind::bitwise: return {Class::ok, mpfr_equal_p(mpfr_of(y), mpfr_of(r)) ? 0.0 : 1.0};
     case MetricKind::value: break;
   }
   throw std::logic_error("budget row " + row.id + " measures a value, not a (y, r) pair: use measure_value");

@@ -9,7 +9,7 @@
 namespace posenc::test {
 namespace {
 
-std::string fmt(double x) {
+std::string fmt4(double x) {
   if (!std::isfinite(x)) return x > 0 ? "inf" : "nan";
   char buf[48];
   std::snprintf(buf, sizeof buf, "%.4g", x);
@@ -175,9 +175,9 @@ std::string CheckReport::to_markdown() const {
   for (const auto& r : j["references"]) {
     const auto& a = r["overall"];
     const auto& c = r["class_mismatches"];
-    auto v = [](const nlohmann::ordered_json& x) { return x.is_null() ? std::string("inf") : fmt(x.get<double>()); };
+    auto v = [](const nlohmann::ordered_json& x) { return x.is_null() ? std::string("inf") : fmt4(x.get<double>()); };
     o << "| " << r["reference"].get<std::string>() << " | " << r["verdict"].get<std::string>() << " | `"
-      << r["budget_row"].get<std::string>() << "` | " << fmt(r["bound"].get<double>()) << " | " << v(a["max_metric"]) << " | "
+      << r["budget_row"].get<std::string>() << "` | " << fmt4(r["bound"].get<double>()) << " | " << v(a["max_metric"]) << " | "
       << v(a["max_kernel_ulp"]) << " | " << v(a["mean_kernel_ulp"]) << " | " << v(a["max_scaled_ulp"]) << " | "
       << v(a["mean_scaled_ulp"]) << " | " << r["bit_identical"].get<std::uint64_t>() << "/" << r["entries"].get<std::uint64_t>()
       << " | " << r["over_bound"].get<std::uint64_t>() << " | ";
@@ -189,9 +189,9 @@ std::string CheckReport::to_markdown() const {
     o << classes << " |\n";
   }
   for (const auto& r : j["references"]) {
-    auto v = [](const nlohmann::ordered_json& x) { return x.is_null() ? std::string("inf") : fmt(x.get<double>()); };
+    auto v = [](const nlohmann::ordered_json& x) { return x.is_null() ? std::string("inf") : fmt4(x.get<double>()); };
     o << "\n## against the " << r["reference"].get<std::string>() << " value (`" << r["budget_row"].get<std::string>()
-      << "`, " << r["metric"].get<std::string>() << " <= " << fmt(r["bound"].get<double>()) << ")\n\n";
+      << "`, " << r["metric"].get<std::string>() << " <= " << fmt4(r["bound"].get<double>()) << ")\n\n";
     o << "| position band | entries | max (row metric) | max scaled ulp | mean scaled ulp | max kernel ulp | over bound |\n";
     o << "|---|---|---|---|---|---|---|\n";
     for (const auto& b : r["bands"])
@@ -207,7 +207,7 @@ std::string CheckReport::to_markdown() const {
     std::sort(cols.begin(), cols.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
     o << "\nColumns with the largest error: ";
     for (std::size_t i = 0; i < std::min<std::size_t>(8, cols.size()); ++i)
-      o << (i ? ", " : "") << "col " << cols[i].second << " " << fmt(cols[i].first);
+      o << (i ? ", " : "") << "col " << cols[i].second << " " << fmt4(cols[i].first);
     o << "\n\n| worst: position | column | value | reference | class | row metric | scaled ulp |\n|---|---|---|---|---|---|---|\n";
     for (const auto& w : r["worst"])
       o << "| " << w["position"].get<std::int64_t>() << " | " << w["column"].get<std::size_t>() << " | `"

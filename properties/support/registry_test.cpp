@@ -27,7 +27,7 @@
 #include "budget.hpp"
 #include "claims.hpp"
 
-namespace {
+namespace claims_registry {  // its own namespace: the claims are compiled together (posenc_unity)
 
 namespace fs = std::filesystem;
 const fs::path kSource = POSENC_SOURCE_DIR;
@@ -170,7 +170,6 @@ TEST(MainJobPrograms, EverySchemeHasBenchmarksNamedWithItsPrefix) {
 }
 #endif
 
-}  // namespace
 
 // Misuse tests (properties/support/misuse_test.cpp, program posenc_api_tests): every function a scheme's public
 // header declares at namespace scope (lib/include/posenc/<scheme>.hpp) is named in a TEST(Misuse, <Prefix>...)
@@ -207,3 +206,5 @@ TEST(Registry, EverySchemesPublicFunctionsHaveMisuseTests) {
           << scheme << ": the public function " << f << " is not called in any TEST(Misuse, " << kPrefixes[i] << "...)";
   }
 }
+
+}  // namespace claims_registry

@@ -25,7 +25,7 @@
 #include "t5/cases.hpp"
 #include "t5/check.hpp"
 
-namespace {
+namespace claims_t5 {  // its own namespace: the claims are compiled together (posenc_unity)
 
 using namespace posenc;
 using namespace posenc::test;
@@ -384,6 +384,6 @@ POSENC_CLAIM_TEST(T5Errors, InvalidArgumentsThrowErrorNamingTheParameter,
   expect_error(claim, "max_distance", [&] { validate(md); }, "max_distance = max_exact");
 }
 
-}  // namespace
+}  // namespace claims_t5
 
 POSENC_SPEC_CONTRACT(posenc::T5Spec, T5, "T5")

@@ -25,7 +25,7 @@
 #include "tener/cases.hpp"
 #include "tener/check.hpp"
 
-namespace {
+namespace claims_tener {  // its own namespace: the claims are compiled together (posenc_unity)
 
 using namespace posenc;
 using namespace posenc::test;
@@ -488,6 +488,6 @@ POSENC_CLAIM_TEST(TenerErrors, InvalidArgumentsThrowErrorNamingTheParameter,
   expect_error(claim, "preset", [&] { (void)find_preset<TenerSpec>("tener-nosuch"); }, "unknown preset");
 }
 
-}  // namespace
+}  // namespace claims_tener
 
 POSENC_SPEC_CONTRACT(posenc::TenerSpec, Tener, "TENER")

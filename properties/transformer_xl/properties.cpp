@@ -27,7 +27,7 @@
 #include "transformer_xl/cases.hpp"
 #include "transformer_xl/check.hpp"
 
-namespace {
+namespace claims_transformer_xl {  // its own namespace: the claims are compiled together (posenc_unity)
 
 using namespace posenc;
 using namespace posenc::test;
@@ -487,6 +487,6 @@ POSENC_CLAIM_TEST(TransformerXlErrors, InvalidArgumentsThrowErrorNamingTheParame
   expect_error(claim, "preset", [&] { (void)find_preset<TransformerXlSpec>("txl-nosuch"); }, "unknown preset");
 }
 
-}  // namespace
+}  // namespace claims_transformer_xl
 
 POSENC_SPEC_CONTRACT(posenc::TransformerXlSpec, TransformerXl, "TXL")

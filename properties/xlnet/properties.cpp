@@ -25,7 +25,7 @@
 #include "xlnet/cases.hpp"
 #include "xlnet/check.hpp"
 
-namespace {
+namespace claims_xlnet {  // its own namespace: the claims are compiled together (posenc_unity)
 
 using namespace posenc;
 using namespace posenc::test;
@@ -531,6 +531,6 @@ POSENC_CLAIM_TEST(XlnetErrors, InvalidArgumentsThrowErrorNamingTheParameter,
   expect_error(claim, "preset", [&] { (void)find_preset<XlnetSpec>("xlnet-nosuch"); }, "unknown preset");
 }
 
-}  // namespace
+}  // namespace claims_xlnet
 
 POSENC_SPEC_CONTRACT(posenc::XlnetSpec, Xlnet, "XLNET")

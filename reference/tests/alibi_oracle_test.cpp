@@ -34,7 +34,7 @@
 #error "POSENC_SOURCE_DIR must name the source tree (the held-out vectors are read from it)"
 #endif
 
-namespace {
+namespace oracle_alibi {  // its own namespace: the self-tests are compiled together (posenc_unity)
 
 using posenc::AlibiRegime;
 using posenc::AlibiSpec;
@@ -861,4 +861,4 @@ TEST(AlibiOracleErrors, EveryBadArgumentNamesItsParameter) {
   EXPECT_EQ(param_of([&] { o.score(0, 0, 0, 1, 1, q, k, 1.0); }), "");
 }
 
-}  // namespace
+}  // namespace oracle_alibi

@@ -46,7 +46,7 @@
 #include "posenc/reference/mp.hpp"
 #include "test_util.hpp"
 
-namespace {
+namespace oracle_deberta {  // its own namespace: the self-tests are compiled together (posenc_unity)
 
 using posenc::DebertaRegime;
 using posenc::DebertaSpec;
@@ -1137,4 +1137,4 @@ TEST(DebertaOracleErrors, ScoreArguments) {
   EXPECT_EQ(param_of([&] { o.score_magnitude(0, q, k, 4, 0, 2, 3); }), "i");
 }
 
-}  // namespace
+}  // namespace oracle_deberta

@@ -53,7 +53,7 @@
 #include "posenc/reference/mp.hpp"
 #include "test_util.hpp"
 
-namespace {
+namespace oracle_fire {  // its own namespace: the self-tests are compiled together (posenc_unity)
 
 using posenc::FireRegime;
 using posenc::FireSpec;
@@ -1142,4 +1142,4 @@ TEST(FireOracleErrors, EveryBadArgumentNamesItsParameter) {
   EXPECT_NE(msg.find("2^24"), std::string::npos) << msg;
 }
 
-}  // namespace
+}  // namespace oracle_fire

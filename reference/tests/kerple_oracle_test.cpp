@@ -27,7 +27,7 @@
 #include "posenc/reference/mp.hpp"
 #include "test_util.hpp"
 
-namespace {
+namespace oracle_kerple {  // its own namespace: the self-tests are compiled together (posenc_unity)
 
 using posenc::KerpleKernel;
 using posenc::KerpleRegime;
@@ -793,4 +793,4 @@ TEST(KerpleOracleErrors, EveryBadArgumentNamesItsParameter) {
   EXPECT_EQ(param_of([&] { kerple_distance(0, 0, 1, 1); }), "");
 }
 
-}  // namespace
+}  // namespace oracle_kerple

@@ -24,7 +24,7 @@
 #include "posenc/reference/mp.hpp"
 #include "test_util.hpp"
 
-namespace {
+namespace oracle_learned {  // its own namespace: the self-tests are compiled together (posenc_unity)
 
 using posenc::IdMap;
 using posenc::LearnedSpec;
@@ -532,4 +532,4 @@ TEST(LearnedOracleErrors, RowValueNamesItsParameter) {
   EXPECT_EQ(param_of([&] { learned_row_value(t, 1, 3, 0); }), "c");
 }
 
-}  // namespace
+}  // namespace oracle_learned

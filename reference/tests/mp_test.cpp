@@ -18,7 +18,7 @@
 #include "posenc/reference/mp.hpp"
 #include "test_util.hpp"
 
-namespace {
+namespace oracle_mp {  // its own namespace: the self-tests are compiled together (posenc_unity)
 
 using namespace posenc::reference;
 using namespace posenc::reference::test_util;
@@ -276,4 +276,4 @@ RC_GTEST_PROP(OracleRounding, RnOpsMatchHardwareDouble, ()) {
   RC_ASSERT(holds(q, quot));
 }
 
-}  // namespace
+}  // namespace oracle_mp

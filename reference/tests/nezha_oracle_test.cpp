@@ -22,7 +22,7 @@
 #include "posenc/reference/nezha.hpp"
 #include "test_util.hpp"
 
-namespace {
+namespace oracle_nezha {  // its own namespace: the self-tests are compiled together (posenc_unity)
 
 using posenc::NezhaRegime;
 using posenc::NezhaSpec;
@@ -158,4 +158,4 @@ TEST(NezhaOracle, BadArgumentsAreNamed) {
   EXPECT_NE(error_of([&] { nezha_index(s, 0, 2, 2, 2); }).find(": j = "), std::string::npos);
 }
 
-}  // namespace
+}  // namespace oracle_nezha

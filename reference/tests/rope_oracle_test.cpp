@@ -32,7 +32,7 @@
 #include "posenc/rope_spec.hpp"
 #include "test_util.hpp"
 
-namespace {
+namespace oracle_rope {  // its own namespace: the self-tests are compiled together (posenc_unity)
 
 using posenc::Layout;
 using posenc::RopeMrope;
@@ -2719,4 +2719,4 @@ TEST(RopeOracleXpos, ErrorsNamePositionAndPair) {
   EXPECT_NO_THROW((void)rope_hf_xpos_scale(s, 10 + 1106, 0));
 }
 
-}  // namespace
+}  // namespace oracle_rope

@@ -31,7 +31,7 @@
 #include "posenc/shaw_spec.hpp"
 #include "test_util.hpp"
 
-namespace {
+namespace oracle_shaw {  // its own namespace: the self-tests are compiled together (posenc_unity)
 
 using posenc::RelativeSign;
 using posenc::ShawSpec;
@@ -691,4 +691,4 @@ TEST(ShawOracleErrors, OutputArguments) {
   EXPECT_EQ(param_of([&] { o.output(c.Q, c.K, c.V, 0, 5, 5, {}, nan); }), "scale");
 }
 
-}  // namespace
+}  // namespace oracle_shaw

@@ -20,7 +20,7 @@
 #include "posenc/sinusoidal_spec.hpp"
 #include "test_util.hpp"
 
-namespace {
+namespace oracle_sinusoidal {  // its own namespace: the self-tests are compiled together (posenc_unity)
 
 using posenc::FrequencyRule;
 using posenc::Layout;
@@ -614,4 +614,4 @@ TEST(SinusoidalOracleErrors, InvalidInputsNameParameterValueAndRange) {
   EXPECT_NO_THROW(value(sg, -(std::int64_t{1} << 40), 7));
 }
 
-}  // namespace
+}  // namespace oracle_sinusoidal

@@ -37,7 +37,7 @@
 #include "posenc/t5_spec.hpp"
 #include "test_util.hpp"
 
-namespace {
+namespace oracle_t5 {  // its own namespace: the self-tests are compiled together (posenc_unity)
 
 using posenc::T5Regime;
 using posenc::T5Spec;
@@ -775,4 +775,4 @@ TEST(T5OracleErrors, EveryBadArgumentNamesItsParameter) {
   EXPECT_EQ(param_of([&] { o.bias(1, 0, 2, 1, 3); }), "");
 }
 
-}  // namespace
+}  // namespace oracle_t5

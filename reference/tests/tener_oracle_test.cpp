@@ -29,7 +29,7 @@
 #include "posenc/tener_spec.hpp"
 #include "test_util.hpp"
 
-namespace {
+namespace oracle_tener {  // its own namespace: the self-tests are compiled together (posenc_unity)
 
 using posenc::Regime;
 using posenc::TenerSpec;
@@ -791,4 +791,4 @@ TEST(TenerOracleThreads, ConcurrentScoresMatchSerial) {
   EXPECT_EQ(serial, parallel);
 }
 
-}  // namespace
+}  // namespace oracle_tener

@@ -35,7 +35,7 @@
 #include "posenc/transformer_xl_spec.hpp"
 #include "test_util.hpp"
 
-namespace {
+namespace oracle_transformer_xl {  // its own namespace: the self-tests are compiled together (posenc_unity)
 
 using posenc::Regime;
 using posenc::TransformerXlSpec;
@@ -811,4 +811,4 @@ TEST(TransformerXlOracleErrors, EveryBadArgumentIsNamed) {
   EXPECT_NO_THROW(o.score(q, k, 0, 0, 1, 2, 3));
 }
 
-}  // namespace
+}  // namespace oracle_transformer_xl

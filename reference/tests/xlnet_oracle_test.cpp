@@ -36,7 +36,7 @@
 #include "posenc/xlnet_spec.hpp"
 #include "test_util.hpp"
 
-namespace {
+namespace oracle_xlnet {  // its own namespace: the self-tests are compiled together (posenc_unity)
 
 using posenc::Regime;
 using posenc::XlnetAttnType;
@@ -952,4 +952,4 @@ TEST(XlnetOracleErrors, EveryBadArgumentNamesItsParameter) {
   }
 }
 
-}  // namespace
+}  // namespace oracle_xlnet
