@@ -6,8 +6,10 @@
 //   posenc scores xlnet    pre-softmax scores for q [heads, Lq, d_head], k [heads, Lk, d_head] (Lk = memory + Lq) with
 //                          the layer's r_w_bias, r_r_bias, r_s_bias (.npy [heads, d_head]; zeros when not given),
 //                          seg_embed (.npy [2, heads, d_head]), r (.npy [d_model, heads, d_head]) and the queries'
-//                          --token-types (the segment term; none: no segment term)
-//   posenc check xlnet     a user's table of a call against the exact table and the float32 steps
+//                          --token-types (the segment term; none: no segment term); --what ef: HF's segment term
+//                          ef alone [heads, Lq, Lk] (XlnetPlan::segment_term: unscaled, no mask)
+//   posenc check xlnet     a user's table of a call against the exact table and the float32 steps; --what ef: a
+//                          user's ef against the exact segment term within the envelope of any summation
 #include <algorithm>
 #include <cstdint>
 #include <functional>
@@ -61,6 +63,17 @@ std::vector<std::int64_t> parse_token_types(const std::string& text, std::size_t
     throw UsageError("--token-types: '" + text + "' gives " + std::to_string(out.size()) + " types for " +
                      std::to_string(queries) + " queries; accepted: one per query (the memory keys have type 0)");
   return out;
+}
+
+// --token-types in the "Input" group: "the queries' token types, one digit each (0011) or comma-separated integers in
+// [0, 2^31) (0,0,1,2)" between `before` and `after` (parse_token_types reads it).
+void add_token_types_option(CLI::App* c, std::optional<std::string>& target, const std::string& before,
+                            const std::string& after, const std::string& type) {
+  c->add_option("--token-types", target,
+                before + "the queries' token types, one digit each (0011) or comma-separated integers in [0, 2^31) "
+                "(0,0,1,2)" + after)
+      ->type_name(type)
+      ->group("Input");
 }
 
 XlnetWeights zero_weights(const Spec& s) {
@@ -183,9 +196,87 @@ struct ScoresCommand {
   SpecOptions<Spec> spec;
   RelativeScoresFlags scores;
   std::optional<std::string> u, v, sb, seg, r, types;
+  std::string what = "scores";
 };
 
-void run_scores(ScoresCommand& f) {
+// The weights ef reads (--r-s-bias, --seg-embed; zeros when not given) in a plan whose other weights are zeros.
+XlnetPlan segment_plan(const Spec& s, const std::optional<std::string>& sb, const std::optional<std::string>& seg) {
+  const std::size_t H = s.heads, d = s.d_head;
+  XlnetWeights w = zero_weights(s);
+  w.r_s_bias = read_weight("--r-s-bias", sb, H * d, {{H, d}, {H * d}}, true);
+  w.seg_embed = read_weight("--seg-embed", seg, 2 * H * d, {{2, H, d}, {2, H * d}}, true);
+  try {
+    return XlnetPlan(s, w);
+  } catch (const Error& e) {
+    throw rename_weight_error(e, {{"r_s_bias", "--r-s-bias"}, {"seg_embed", "--seg-embed"}});
+  }
+}
+
+// HF rel_attn_core's ef = einsum("ijbs,ibns->bnij", seg_mat, einsum("ibnd,snd->ibns", q_head + r_s_bias, seg_embed))
+// of one sequence (bsz 1 squeezed): [heads, Lq, Lk], unscaled and unmasked.
+void run_ef(ScoresCommand& f, const CLI::App* app) {
+  for (const char* flag : {"--r-w-bias", "--r-r-bias", "--r"})
+    if (app->count(flag) > 0)
+      throw UsageError(std::string(flag) + ": not used by --what ef (ef = (q + r_s_bias).seg_embed[s(i, j)] reads only "
+                       "--q, the key count of --k, --r-s-bias, --seg-embed and --token-types)");
+  if (app->count("--scale") > 0)
+    throw UsageError("--scale: --what ef is unscaled (HF multiplies ac + bd + ef by the scale afterwards)");
+  if (app->count("--key-mask") > 0) throw UsageError("--key-mask: no mask applies to ef (give it to --what scores)");
+  if (app->count("--mask") > 0 && f.scores.scores.mask != "none")
+    throw UsageError("--mask: '" + f.scores.scores.mask + "'; no mask applies to ef (accepted with --what ef: none)");
+  if (app->count("--form") > 0) throw UsageError("--form: not used by --what ef (one sequential sum per row, no gemm)");
+  if (!f.types) throw UsageError("--token-types: required with --what ef (the queries' token types, e.g. 0011)");
+  const ScoresInput in = read_scores_input(f.scores.scores.q_path, f.scores.scores.k_path);
+  const Spec s = spec_for_inputs(f.spec, in, &Spec::heads, &Spec::d_head);
+  check_heads(in, s.heads, s.d_head, "--heads", "--d-head");
+  const XlnetPlan plan = segment_plan(s, f.sb, f.seg);
+  const std::size_t H = s.heads, Lq = in.query_length, Lk = in.key_length;
+  try {
+    (void)xlnet_scores_size(s, {.query_length = Lq, .key_length = Lk});
+  } catch (const Error& e) {
+    throw UsageError("--k: " + std::string(e.what()));
+  }
+  const std::vector<std::int64_t> types = parse_token_types(*f.types, Lq);
+  const TableOptions opts = parse_threads(f.scores.scores.threads);
+  const Format format = choose_format(f.scores.scores.out.format, f.scores.scores.out.out, {Format::npy, Format::json});
+  const bool f64 = in.q.stored == NpyType::f64;  // k gives only klen: its type does not matter
+  const std::size_t n = H * Lq * Lk;
+  check_memory(n * (f64 ? 8 : 4), "the ef tensor");
+  Output out(f.scores.scores.out.out, format == Format::npy);
+  Json head = result_head(s);
+  head["what"] = "ef";
+  head["dtype"] = f64 ? "f64" : "f32";
+  head["shape"] = std::vector<std::size_t>{H, Lq, Lk};
+  head["query_length"] = Lq;
+  head["key_length"] = Lk;
+  head["memory_length"] = Lk - Lq;
+  head["token_types"] = types;
+  head["note"] = "ef[h][i][j] = <q[h][i] + r_s_bias[h], seg_embed[s(i, j)][h]>, s(i, j) = 1 iff token_type[i] differs "
+                 "from the key's (memory keys type 0): HF rel_attn_core's ef [bsz, heads, qlen, klen] with bsz 1 "
+                 "squeezed, unscaled (the scale multiplies ac + bd + ef later) and unmasked; q + r_s_bias is one add "
+                 "and the sum over d_head runs from e = 0 in the output type (XlnetPlan::segment_term)";
+  auto emit = [&](auto values) {
+    if (format == Format::npy) write_npy(out.file(), values, {H, Lq, Lk});
+    else write_json(out.file(), head, std::vector<JsonArray>{{"ef", values, Lk}});
+    out.commit();
+  };
+  if (f64) {
+    std::vector<double> ef(n);
+    plan.segment_term(std::span<const double>(in.q.values), Lq, Lk, types, std::span<double>(ef), opts);
+    emit(std::span<const double>(ef));
+  } else {
+    const std::vector<float> q32(in.q.values.begin(), in.q.values.end());
+    std::vector<float> ef(n);
+    plan.segment_term(std::span<const float>(q32), Lq, Lk, types, std::span<float>(ef), opts);
+    emit(std::span<const float>(ef));
+  }
+}
+
+void run_scores(ScoresCommand& f, const CLI::App* app) {
+  if (f.what == "ef") return run_ef(f, app);
+  if (f.what != "scores")
+    throw UsageError("--what: '" + f.what + "'; accepted: scores (the pre-softmax scores) | ef (HF's segment term alone "
+                     "[heads, qlen, klen], unscaled)");
   const ScoresInput in = read_scores_input(f.scores.scores.q_path, f.scores.scores.k_path);
   const Spec s = spec_for_inputs(f.spec, in, &Spec::heads, &Spec::d_head);
   check_heads(in, s.heads, s.d_head, "--heads", "--d-head");
@@ -219,10 +310,81 @@ void run_scores(ScoresCommand& f) {
 struct CheckFlags {
   SpecOptions<Spec> spec;
   TableCheckFlags check;
-  std::string query_length;
+  std::string query_length, what = "table";
+  std::optional<std::string> q, sb, seg, types;
 };
 
+// A user's ef ([heads, Lq, Lk] or HF's [1, heads, Lq, Lk]) against the exact segment term of --q and the weights.
+void run_check_ef(CheckFlags& f, const CLI::App* app) {
+  for (const char* flag : {"--query-length", "--ulp-pow", "--ulp-trig"})
+    if (app->count(flag) > 0)
+      throw UsageError(std::string(flag) + ": not used by --what ef (qlen comes from --q, klen from --in; the ef "
+                       "envelope has no transcendental step)");
+  if (!f.q) throw UsageError("--q: required with --what ef (the queries [heads, Lq, d_head] the ef was computed from)");
+  if (!f.types) throw UsageError("--token-types: required with --what ef (the queries' token types, e.g. 0011)");
+  const NpyArray a = f.check.in.read();
+  std::vector<std::size_t> sh = a.shape;
+  if (sh.size() == 4 && sh[0] == 1) sh.erase(sh.begin());  // HF's [bsz = 1, heads, qlen, klen]
+  if (sh.size() != 3)
+    throw UsageError("--in: '" + f.check.in.path + "' holds an array of shape " + shape_text(a.shape) +
+                     "; accepted: ef [heads, qlen, klen] or HF's [1, heads, qlen, klen]");
+  ScoresInput qin;
+  qin.q = read_input("--q", *f.q);
+  if (qin.q.shape.size() != 2 && qin.q.shape.size() != 3)
+    throw UsageError("--q: holds an array of shape " + shape_text(qin.q.shape) +
+                     "; accepted: [heads, qlen, d_head] or [qlen, d_head] (one head)");
+  qin.heads = qin.q.shape.size() == 3 ? qin.q.shape[0] : 1;
+  qin.head_dim = qin.q.shape.back();
+  qin.query_length = qin.q.shape[qin.q.shape.size() - 2];
+  qin.key_length = sh[2];
+  const TableOptions opts = parse_threads(f.check.threads);
+  test::CheckReport rep;
+  try {
+    const Spec s = spec_for_inputs(f.spec, qin, &Spec::heads, &Spec::d_head);
+    check_heads(qin, s.heads, s.d_head, "--heads", "--d-head");
+    if (sh[0] != s.heads)
+      throw UsageError("--in: " + std::to_string(sh[0]) + " heads (shape " + shape_text(a.shape) + ") but --q has " +
+                       std::to_string(s.heads));
+    if (sh[1] != qin.query_length)
+      throw UsageError("--in: qlen " + std::to_string(sh[1]) + " (shape " + shape_text(a.shape) + ") but --q has " +
+                       std::to_string(qin.query_length) + " queries");
+    if (sh[1] > sh[2])
+      throw UsageError("--in: shape " + shape_text(a.shape) + ": qlen > klen; the queries are the last qlen keys");
+    const std::size_t H = s.heads, d = s.d_head;
+    test::xlnet::SegmentWeights w{read_weight("--r-s-bias", f.sb, H * d, {{H, d}, {H * d}}, true),
+                                  read_weight("--seg-embed", f.seg, 2 * H * d, {{2, H, d}, {2, H * d}}, true)};
+    const std::vector<std::int64_t> types = parse_token_types(*f.types, qin.query_length);
+    test::BiasTensorInput in;
+    in.values = a.values;
+    in.heads = sh[0];
+    in.query_length = sh[1];
+    in.key_length = sh[2];
+    in.stored = dtype_of(a.stored);
+    in.describe = {{"file", f.check.in.path}, {"stored", std::string(to_string(a.stored))}, {"shape", shape_text(a.shape)},
+                   {"q", *f.q}};
+    try {
+      rep = test::xlnet::check_segment_term(s, w, qin.q.values, types, in, opts.threads);
+    } catch (const Error& e) {
+      throw rename_weight_error(e, {{"r_s_bias", "--r-s-bias"}, {"seg_embed", "--seg-embed"}, {"q", "--q"},
+                                    {"token_types", "--token-types"}});
+    }
+  } catch (const Error& e) {
+    throw SpecOptions<Spec>::renamed(e);
+  }
+  f.check.report.write(rep.to_json(), rep.to_markdown());
+  exit_status() = rep.passed() ? 0 : 1;
+}
+
 void run_check(CheckFlags& f, CLI::App* app) {
+  if (f.what == "ef") return run_check_ef(f, app);
+  if (f.what != "table")
+    throw UsageError("--what: '" + f.what + "'; accepted: table (pos_emb of one call) | ef (HF's segment term "
+                     "[heads, qlen, klen])");
+  for (const auto& [flag, given] : {std::pair<const char*, const std::optional<std::string>*>{"--q", &f.q},
+                                    {"--r-s-bias", &f.sb}, {"--seg-embed", &f.seg}, {"--token-types", &f.types}})
+    if (*given)
+      throw UsageError(std::string(flag) + ": '" + **given + "' given, but only --what ef reads it (a table check needs "
+                       "--in alone)");
   const NpyArray a = f.check.in.read();
   if (a.shape.size() != 2)
     throw UsageError("--in: '" + f.check.in.path + "' holds an array of shape " + shape_text(a.shape) +
@@ -285,11 +447,8 @@ POSENC_CLI_SCHEME(xlnet) {
                   "one_hot(token_type[i] != cat_ids[j], 2) with cat_ids the memory's zeros then --token-types "
                   "(transformers@98ad48f2 models/xlnet/modeling_xlnet.py XLNetModel.forward); npy | json")
         ->type_name("index|seg_mat");
-    c->add_option("--token-types", f->types,
-                  "with --what seg_mat: the queries' token types, one digit each (0011) or comma-separated integers "
-                  "in [0, 2^31) (0,0,1,2); qlen defaults to their count, klen to qlen (no memory)")
-        ->type_name("TYPES")
-        ->group("Input");
+    add_token_types_option(c, f->types, "with --what seg_mat: ", "; qlen defaults to their count, klen to qlen (no memory)",
+                           "TYPES");
     c->add_option("--threads", f->threads, "threads (0: OpenMP's default count; capped at the processors)")->type_name("N");
     f->out.add_to(c, "npy | json | csv (seg_mat: npy | json)");
     c->footer("Example: posenc index xlnet --what seg_mat --token-types 0011 --key-length 7 --out seg_mat.npy\n"
@@ -309,14 +468,21 @@ POSENC_CLI_SCHEME(xlnet) {
     add_weight_option(c, "--r-s-bias", f->sb, "r_s_bias: .npy [heads, d_head] (default zeros)");
     add_weight_option(c, "--seg-embed", f->seg, "seg_embed: .npy [2, heads, d_head] (default zeros)");
     add_weight_option(c, "--r", f->r, "r: .npy [d_model, heads, d_head] (required)");
-    c->add_option("--token-types", f->types,
-                  "the queries' token types, one digit each (00011) or comma-separated (0,0,1,2): adds the segment term "
-                  "(the memory keys have type 0)")
-        ->type_name("BITS")
-        ->group("Input");
-    c->footer("heads and d_head come from --q unless given; f64 when --q and --k are f64, else f32.\n"
-              "Example: posenc scores xlnet --d-model 16 --q q.npy --k k.npy --r r.npy --token-types 0011 --out s.npy");
-    c->callback([f] { run_scores(*f); });
+    add_token_types_option(c, f->types, "",
+                           ": adds the segment term (the memory keys have type 0); required with --what ef", "BITS");
+    c->add_option("--what", f->what,
+                  "scores (default): the pre-softmax scores; ef: HF rel_attn_core's segment term alone, [heads, qlen, "
+                  "klen] (HF's [bsz, heads, qlen, klen], bsz 1 squeezed) = (q + r_s_bias).seg_embed[s(i, j)], "
+                  "unscaled, no mask: reads --q, --k (for klen only: its values are not used), --r-s-bias, --seg-embed, "
+                  "--token-types; refuses --r-w-bias, --r-r-bias, --r, --scale, --key-mask, --mask other than none, "
+                  "--form")
+        ->type_name("scores|ef");
+    c->footer("heads and d_head come from --q unless given; f64 when --q and --k are f64, else f32 (ef: when --q is "
+              "f64).\n"
+              "Example: posenc scores xlnet --d-model 16 --q q.npy --k k.npy --r r.npy --token-types 0011 --out s.npy\n"
+              "Example: posenc scores xlnet --what ef --q q.npy --k k.npy --r-s-bias r_s_bias.npy --seg-embed "
+              "seg_embed.npy --token-types 0011 --out ef.npy");
+    c->callback([f, c] { run_scores(*f, c); });
   }
   {
     auto f = std::make_shared<CheckFlags>();
@@ -330,8 +496,23 @@ POSENC_CLI_SCHEME(xlnet) {
     c->add_option("--query-length", f->query_length, "qlen of the call (default 1); klen follows from the rows")
         ->type_name("N")
         ->group("Geometry");
+    c->add_option("--what", f->what,
+                  "table (default): --in is pos_emb [rows, d_model] of one call; ef: --in is HF's segment term ef "
+                  "[heads, qlen, klen] or [1, heads, qlen, klen] (klen from it, qlen from --q), held to the exact "
+                  "(q + r_s_bias).seg_embed[s(i, j)] within the envelope of any summation order, with or without FMA, "
+                  "in the stored type or wider (budget row xlnet.check.segment.envelope); no entry may be -inf")
+        ->type_name("table|ef");
+    c->add_option("--q", f->q, "with --what ef: the queries .npy [heads, qlen, d_head] or [qlen, d_head] (q_head)")
+        ->type_name("FILE")
+        ->group("Input");
+    add_weight_option(c, "--r-s-bias", f->sb, "with --what ef: r_s_bias .npy [heads, d_head] (default zeros)");
+    add_weight_option(c, "--seg-embed", f->seg, "with --what ef: seg_embed .npy [2, heads, d_head] (default zeros)");
+    add_token_types_option(c, f->types, "with --what ef (required): ", "; the memory keys have type 0", "TYPES");
     c->footer("d_model comes from the table's shape unless given. The verdict is held to the regime.\n"
-              "Example: posenc check xlnet --preset xlnet-base-cased --query-length 512 --in pos_emb.npy --format json");
+              "--what ef: heads and d_head come from --q unless given.\n"
+              "Example: posenc check xlnet --preset xlnet-base-cased --query-length 512 --in pos_emb.npy --format json\n"
+              "Example: posenc check xlnet --what ef --in ef.npy --q q.npy --r-s-bias r_s_bias.npy --seg-embed "
+              "seg_embed.npy --token-types 0011");
     c->callback([f, c] { run_check(*f, c); });
   }
 }

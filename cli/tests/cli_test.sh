@@ -1148,6 +1148,118 @@ then pass; else fail "xlnet: index --what seg_mat (HF's one-hot segment matrix, 
 expect_error 2 index xlnet --what seg_mat --key-length 4 --out out.npy
 expect_error 2 index xlnet --what seg_mat --token-types 0011 --key-length 3 --out out.npy
 
+# XLNet: HF rel_attn_core's segment term alone, ef = einsum("ijbs,ibns->bnij", seg_mat, einsum("ibnd,snd->ibns",
+# q_head + r_s_bias, seg_embed)) of one sequence (bsz 1 squeezed), unscaled, memory keys type 0. The oracle here is the
+# formula in float32 with NumPy's np.float32 scalar arithmetic (the add, then each product and partial sum rounded, e = 0
+# first: posenc's stated order); without NumPy every step is rounded to float32 through struct instead (RN32(RN64(a op
+# b)) = RN32(a op b) for float32 a, b), the same numbers. f64 inputs: the same sum in Python's doubles.
+NPPY=$PY
+if ! "$NPPY" -c 'import numpy' 2>/dev/null && /usr/bin/python3 -c 'import numpy' 2>/dev/null; then NPPY=/usr/bin/python3; fi
+"$NPPY" - <<'PYEOF'
+import npyio
+H, Lq, Lk, d = 2, 3, 5, 5
+val = lambda n, s: [((7 * t + s) % 23) / 11.0 - 1.0 + 0.013 * s for t in range(n)]
+npyio.write("xefq.npy", "<f4", (H, Lq, d), val(H * Lq * d, 1))
+npyio.write("xefq64.npy", "<f8", (H, Lq, d), val(H * Lq * d, 1))
+npyio.write("xefk.npy", "<f4", (H, Lk, d), val(H * Lk * d, 2))
+npyio.write("xefsb.npy", "<f4", (H, d), val(H * d, 3))
+npyio.write("xefse.npy", "<f4", (2, H, d), val(2 * H * d, 4))
+PYEOF
+cat >xef_oracle.py <<'PYEOF'
+import struct, npyio
+try:
+    import numpy as np
+    f32 = np.float32
+except ImportError:
+    np = None
+    f32 = lambda x: struct.unpack("<f", struct.pack("<f", x))[0]
+def ef(qfile, types, double=False):
+    _, (H, Lq, d), q, _ = npyio.read(qfile)
+    _, _, sb, _ = npyio.read("xefsb.npy")
+    _, _, se, _ = npyio.read("xefse.npy")
+    Lk = 5
+    M = Lk - Lq
+    cast = float if double else f32
+    out = []
+    for h in range(H):
+        for i in range(Lq):
+            x = [cast(cast(q[(h * Lq + i) * d + e]) + cast(sb[h * d + e])) for e in range(d)]
+            val = []
+            for s in (0, 1):
+                acc = cast(0.0)
+                for e in range(d):
+                    acc = cast(acc + cast(x[e] * cast(se[(s * H + h) * d + e])))
+                val.append(acc)
+            for j in range(Lk):
+                tj = 0 if j < M else types[j - M]
+                out.append(float(val[int(types[i] != tj)]))
+    return out
+PYEOF
+if "$POSENC" scores xlnet --what ef --q xefq.npy --k xefk.npy --r-s-bias xefsb.npy --seg-embed xefse.npy --token-types 021 --out xef.npy &&
+   "$POSENC" scores xlnet --what ef --q xefq.npy --k xefk.npy --r-s-bias xefsb.npy --seg-embed xefse.npy --token-types 0,2,1 --mask none --format json >xef.json &&
+   "$POSENC" scores xlnet --what ef --q xefq64.npy --k xefk.npy --r-s-bias xefsb.npy --seg-embed xefse.npy --token-types 021 --out xef64.npy &&
+   "$NPPY" - <<'PYEOF'
+import json, struct, npyio, xef_oracle
+bits = lambda vals, c: [struct.pack("<" + c, v) for v in vals]
+want = xef_oracle.ef("xefq.npy", [0, 2, 1])
+descr, sh, v, _ = npyio.read("xef.npy")
+assert descr == "<f4" and sh == (2, 3, 5), (descr, sh)
+assert bits(v, "f") == bits(want, "f"), (v, want)
+d = json.load(open("xef.json"))
+assert d["what"] == "ef" and d["shape"] == [2, 3, 5] and d["token_types"] == [0, 2, 1] and "bsz 1" in d["note"], d
+assert bits([x for r in d["ef"] for x in r], "f") == bits(v, "f"), d["ef"]
+descr, sh, v64, _ = npyio.read("xef64.npy")
+assert descr == "<f8" and sh == (2, 3, 5) and bits(v64, "d") == bits(xef_oracle.ef("xefq64.npy", [0, 2, 1], True), "d"), v64
+# memory keys (j < 2) have type 0: query 0 (type 0) sees its same-segment value there and at key 2 (type 0), query 1
+# (type 2) its different-segment value there, at key 2 and at key 4 (type 1)
+assert v[0] == v[1] == v[2] != v[3] and v[5] == v[6] == v[7] != v[8], v[:15]
+PYEOF
+then pass; else fail "xlnet: scores --what ef equals the float32 (and float64) formula, npy and json"; fi
+
+# check --what ef: posenc's own ef and the reverse-order float32 sum ([1, heads, qlen, klen], HF's shape) pass; same /
+# other swapped and a -inf entry fail with exit 1
+"$NPPY" - <<'PYEOF'
+import npyio, xef_oracle
+_, sh, v, _ = npyio.read("xef.npy")
+want = xef_oracle.ef("xefq.npy", [0, 2, 1])
+npyio.write("xef4.npy", "<f4", (1,) + sh, want)
+swapped = xef_oracle.ef("xefq.npy", [1, 0, 2])   # every query's type changed: same and other exchanged at the memory keys
+npyio.write("xefbad.npy", "<f4", sh, swapped)
+inf = list(v)
+inf[4] = float("-inf")                           # head 0, query 0, the last key: after the query
+npyio.write("xefinf.npy", "<f4", sh, inf)
+PYEOF
+CKEF=(check xlnet --what ef --q xefq.npy --r-s-bias xefsb.npy --seg-embed xefse.npy --token-types 021)
+if "$POSENC" "${CKEF[@]}" --in xef.npy --format json >xefck.json && "$POSENC" "${CKEF[@]}" --in xef4.npy >/dev/null &&
+   "$PY" -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["verdict"]=="pass", d["verdict"]; assert "float32 steps in any order" in json.dumps(d), d' xefck.json
+then pass; else fail "check xlnet --what ef passes posenc's own ef and HF's [1, heads, qlen, klen] shape"; fi
+for bad in xefbad.npy xefinf.npy; do
+  "$POSENC" "${CKEF[@]}" --in "$bad" --format json >xefckbad.json 2>/dev/null; rc=$?
+  if [[ $rc -eq 1 ]] && "$PY" -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["verdict"]=="fail", d["verdict"]' xefckbad.json
+  then pass; else fail "check xlnet --what ef: $bad must fail with exit 1 (got $rc)"; fi
+done
+EF=(scores xlnet --what ef --q xefq.npy --k xefk.npy --r-s-bias xefsb.npy --seg-embed xefse.npy)
+expect_error 2 "${EF[@]}" --out out.npy
+expect_error 2 "${EF[@]}" --token-types 021 --r-w-bias xefsb.npy --out out.npy
+expect_error 2 "${EF[@]}" --token-types 021 --r-r-bias xefsb.npy --out out.npy
+expect_error 2 "${EF[@]}" --token-types 021 --r xefsb.npy --out out.npy
+expect_error 2 "${EF[@]}" --token-types 021 --scale 1 --out out.npy
+expect_error 2 "${EF[@]}" --token-types 021 --key-mask 11111 --out out.npy
+expect_error 2 "${EF[@]}" --token-types 021 --mask causal --out out.npy
+expect_error 2 "${EF[@]}" --token-types 021 --form direct --out out.npy
+expect_error 2 "${EF[@]}" --token-types 02 --out out.npy
+expect_error 2 scores xlnet --what bd --q xefq.npy --k xefk.npy --r xefsb.npy --out out.npy
+expect_error 2 check xlnet --what ef --in xef.npy --token-types 021
+expect_error 2 check xlnet --what ef --in xef.npy --q xefq.npy
+expect_error 2 check xlnet --what ef --in xef.npy --q xefq.npy --token-types 021 --query-length 3
+expect_error 2 check xlnet --what ef --in xefk.npy --q xefq.npy --token-types 021
+expect_error 2 check xlnet --in xef.npy --q xefq.npy
+expect_error 2 check xlnet --what pe --in xef.npy
+for flag in "--r-w-bias" "--r-r-bias" "--scale" "--key-mask" "--mask"; do
+  "$POSENC" "${EF[@]}" --token-types 021 "$flag" x >/dev/null 2>xeferr.txt
+  if grep -q -- "$flag" xeferr.txt; then pass; else fail "scores xlnet --what ef: the refusal of $flag names it: $(cat xeferr.txt)"; fi
+done
+
 # TENER: RelativeSinusoidalPositionalEmbedding.get_embedding(init_size + 1, d, padding_idx=0): positions
 # arange(-N//2, N//2) (Python floor division), [sin | cos] with w_k = exp(-k ln(10000) / (h - 1)), a zero column for
 # odd d, row 0 zeroed; computed here in float64 against posenc's exact float64 table

@@ -1,5 +1,6 @@
 // XLNet fast path: the table through the sinusoidal plan, the positional keys by one gemm per head, the scores
-// (with the segment term) through the shared relative-scores core (core/relative_scores.hpp). Definition:
+// (with the segment term) through the shared relative-scores core (core/relative_scores.hpp), the segment term ef
+// alone by a sequential sum per row. Definition:
 // posenc/xlnet_spec.hpp; algorithms and their error: posenc/xlnet.hpp, properties/xlnet/budget.cpp.
 #include "posenc/xlnet.hpp"
 
@@ -88,6 +89,47 @@ void scores_impl(const XlnetPlan::Impl& P, std::span<const T> q, std::span<const
   }
 }
 
+// ef (posenc/xlnet.hpp, Segment term): per row (h, i) the two values in T, sequentially from e = 0, then the row.
+template <class T>
+void segment_impl(const XlnetPlan::Impl& P, std::span<const T> q, std::size_t Lq, std::size_t Lk,
+                  std::span<const std::int64_t> types, std::span<T> out, const TableOptions& o) {
+  check_xlnet_lengths(Lq, Lk);
+  if (types.size() != Lq)
+    throw Error(kWhere, "token_types", std::to_string(types.size()) + " entries",
+                "exactly query_length = " + std::to_string(Lq) +
+                    " (the segment term needs the queries' types; the memory keys have type 0)");
+  const std::size_t H = P.spec.heads, d = P.spec.d_head;
+  const std::size_t total = core::check_bias_geometry(kWhere, H, {.query_length = Lq, .key_length = Lk});
+  if (q.size() != H * Lq * d)  // H * Lq * d <= kXlnetMaxHeads 2^30 kXlnetMaxHeadDim < 2^54: no overflow
+    throw Error(kWhere, "q", std::to_string(q.size()) + " elements",
+                "exactly heads * query_length * d_head = " + std::to_string(H * Lq * d) + " elements");
+  if (out.size() != total)
+    throw Error(kWhere, "out", std::to_string(out.size()) + " elements",
+                "exactly heads * query_length * key_length = " + std::to_string(total) + " elements");
+  const std::size_t past = Lk - Lq;
+  const T* sb = P.sb.get<T>();
+  const T* seg = P.seg.get<T>();
+  core::parallel_for(H * Lq, core::thread_count(o, total), [&](int, std::size_t r) {
+    const std::size_t h = r / Lq, i = r % Lq;
+    const T* qi = q.data() + r * d;
+    const T* s = sb + h * d;
+    const T* g0 = seg + h * d;         // seg_embed[0][h]: same segment
+    const T* g1 = seg + (H + h) * d;   // seg_embed[1][h]: different segment
+    T same = 0, other = 0;
+    for (std::size_t e = 0; e < d; ++e) {
+      const T x = qi[e] + s[e];
+      same += x * g0[e];
+      other += x * g1[e];
+    }
+    const std::int64_t t = types[i];
+    T* row = out.data() + r * Lk;
+    // Memory keys have type 0 (mem_pad); key j >= past has the type of query j - past.
+    const T mem = t != 0 ? other : same;
+    for (std::size_t j = 0; j < past; ++j) row[j] = mem;
+    for (std::size_t j = past; j < Lk; ++j) row[j] = types[j - past] != t ? other : same;
+  });
+}
+
 }  // namespace
 
 XlnetPlan::XlnetPlan(const XlnetSpec& spec, const XlnetWeights& weights) {
@@ -122,6 +164,15 @@ void XlnetPlan::scores(std::span<const double> q, std::span<const double> k, con
                        std::span<const std::int64_t> types, std::optional<double> scale, std::span<double> out,
                        const TableOptions& o, RelativeScoresForm form) const {
   scores_impl(*impl_, q, k, g, types, scale, out, o, form);
+}
+
+void XlnetPlan::segment_term(std::span<const float> q, std::size_t Lq, std::size_t Lk,
+                             std::span<const std::int64_t> types, std::span<float> out, const TableOptions& o) const {
+  segment_impl(*impl_, q, Lq, Lk, types, out, o);
+}
+void XlnetPlan::segment_term(std::span<const double> q, std::size_t Lq, std::size_t Lk,
+                             std::span<const std::int64_t> types, std::span<double> out, const TableOptions& o) const {
+  segment_impl(*impl_, q, Lq, Lk, types, out, o);
 }
 
 std::size_t xlnet_scores_size(const XlnetSpec& s, const BiasGeometry& g) {

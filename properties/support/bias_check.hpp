@@ -57,8 +57,10 @@ inline void describe_geometry(CheckReport& rep, const BiasTensorInput& in) {
 // `threads` threads (0: OpenMP's default; dynamic schedule), each thread adding to its own copy of rep.references;
 // js lists the row's keys to check: every key except those holding -inf where a causal mask puts it (a key after
 // the query, or a padding key), which are counted in rep.input["masked_entries"]. Merges the threads' results.
+// masks_hold_inf = false: a quantity no mask applies to (XLNet's segment term ef): every key is checked, so a -inf
+// anywhere is an entry that fails (its class), and masked_entries is 0.
 template <class Row>
-void scan_bias_tensor(CheckReport& rep, const BiasTensorInput& in, int threads, Row&& row) {
+void scan_bias_tensor(CheckReport& rep, const BiasTensorInput& in, int threads, Row&& row, bool masks_hold_inf = true) {
   const std::size_t Lq = in.query_length, Lk = in.key_length;
   const int nt = threads > 0 ? std::min(threads, omp_get_num_procs()) : omp_get_max_threads();
   std::vector<std::vector<CheckAccumulator>> local(static_cast<std::size_t>(std::max(nt, 1)), rep.references);
@@ -72,7 +74,8 @@ void scan_bias_tensor(CheckReport& rep, const BiasTensorInput& in, int threads, 
     std::size_t n = 0;  // the row's keys to check, in keys[t] (allocated before the parallel region)
     for (std::size_t j = 0; j < Lk; ++j) {
       const double y = in.values[(h * Lq + i) * Lk + j];
-      if (y == -std::numeric_limits<double>::infinity() && (j > qi || (!in.key_mask.empty() && in.key_mask[j] == 0)))
+      if (masks_hold_inf && y == -std::numeric_limits<double>::infinity() &&
+          (j > qi || (!in.key_mask.empty() && in.key_mask[j] == 0)))
         ++masked[t];
       else
         keys[t][n++] = j;

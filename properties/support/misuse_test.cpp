@@ -671,6 +671,27 @@ TEST(Misuse, XlnetSpecsWeightsTablesAndCalls) {
   EXPECT_ERROR_NAMING(plan.scores(std::span<const float>(q), std::span<const float>(k).first(7), g, {}, std::nullopt, std::span<float>(sc.data(), 12)), "k");
   EXPECT_ERROR_NAMING(plan.scores(std::span<const float>(q), k, g, {}, INFINITY, std::span<float>(sc.data(), 12)), "scale");
   EXPECT_EQ(sc.back(), 7.0f) << "a refused call wrote past what it was given";
+  // segment_term: every throw path (lengths, token types required and counted, q, out), f32 and f64
+  const std::vector<std::int64_t> three{0, 1, 0};
+  std::vector<float> ef(3 * 4 + 1, 7.0f);
+  const std::span<const float> q32(q);
+  const std::span<float> ef32(ef.data(), 12);
+  EXPECT_ERROR_NAMING(plan.segment_term(q32, 3, 0, three, ef32), "key_length");
+  EXPECT_ERROR_NAMING(plan.segment_term(q32, 5, 4, three, ef32), "query_length");
+  EXPECT_ERROR_NAMING(plan.segment_term(q32, 0, 4, three, ef32), "query_length");
+  EXPECT_ERROR_NAMING(plan.segment_term(q32, 3, 4, types, ef32), "token_types");
+  EXPECT_ERROR_NAMING(plan.segment_term(q32, 3, 4, {}, ef32), "token_types");
+  EXPECT_ERROR_NAMING(plan.segment_term(q32.first(5), 3, 4, three, ef32), "q");
+  EXPECT_ERROR_NAMING(plan.segment_term(q32, 3, 4, three, std::span<float>(ef.data(), 11)), "out");
+  EXPECT_ERROR_NAMING(plan.segment_term(q32, 3, 4, three, std::span<float>(ef.data(), 13)), "out");
+  EXPECT_EQ(ef.back(), 7.0f) << "a refused call wrote past what it was given";
+  std::vector<double> q64(3 * 2), ef64(3 * 4 + 1, 7.0);
+  const std::span<double> ef64s(ef64.data(), 12);
+  EXPECT_ERROR_NAMING(plan.segment_term(std::span<const double>(q64), 3, 5000000000, three, ef64s), "key_length");
+  EXPECT_ERROR_NAMING(plan.segment_term(std::span<const double>(q64), 4, 4, three, ef64s), "token_types");
+  EXPECT_ERROR_NAMING(plan.segment_term(std::span<const double>(q64).first(4), 3, 4, three, ef64s), "q");
+  EXPECT_ERROR_NAMING(plan.segment_term(std::span<const double>(q64), 3, 4, three, std::span<double>(ef64.data(), 3)), "out");
+  EXPECT_EQ(ef64.back(), 7.0) << "a refused call wrote past what it was given";
   std::vector<double> x(3 * 7), y(3 * 4 + 1, 7.0);
   EXPECT_ERROR_NAMING(posenc::xlnet_rel_shift(std::span<const double>(x), 3, 7, 4, std::span<double>(y.data(), 11)), "out");
   EXPECT_ERROR_NAMING(posenc::xlnet_rel_shift(std::span<const double>(x), 3, 7, 7, std::span<double>(y.data(), 12)), "key_length");

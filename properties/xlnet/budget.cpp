@@ -4,6 +4,7 @@
 // share (support/relative_budget.hpp), with the segment term among the terms.
 #include "xlnet/budget.hpp"
 
+#include <cmath>
 #include <string>
 #include <utility>
 #include <vector>
@@ -57,6 +58,48 @@ std::vector<std::pair<R, BudgetRow>> make_rows() {
        .metric = {MetricKind::bitwise, DType::f64, 1.0, "bitwise against -inf"}, .bound = 0.0,
        .why = "written as -inf before the content gemm adds a finite product (-inf + finite = -inf): never the "
               "rel_shift's junk (HF subtracts 1e30 instead)."});
+  const std::string seg_domain = "d_head <= 12, heads 1 .. 3, Lq <= Lk <= 600 (memory up to 300), token types 0 .. 3, "
+                                 "weights and q of |v| <= 1 (float32 numbers), 1 to 3 threads";
+  const std::string seg_why =
+      "T = sum_e (q_e + s_e) g_e (exact: the oracle with every other weight 0 and scale 1), S = sum_e |q_e + s_e| "
+      "|g_e| (its score_magnitude). x_e = RN(q_e + s_e) = (q_e + s_e)(1 + delta_e), |delta_e| <= u; the sum "
+      "acc = RN(acc + RN(x_e g_e)) from e = 0 (lib/ is built with -ffp-contract=off: no product is fused) puts at most "
+      "d roundings on each term (its product and the d - 1 additions after it; the first addition, to 0, is exact): "
+      "x_e g_e (1 + theta_d), |theta_d| <= gamma_d (Higham, Accuracy and Stability, Lemma 3.1). (1 + delta)(1 + "
+      "theta_d) = 1 + theta_{d+1} (Lemma 3.3), so |ef - T| <= gamma_{d+1}(u) S, gamma_n = n u / (1 - n u), u = 2^-24 "
+      "(f32) / 2^-53 (f64), as long as nothing underflows. A product in the subnormal range is rounded with an "
+      "absolute error up to half the smallest subnormal instead (2^-150 f32, 2^-1075 f64; a sum or an add that "
+      "lands there is exact), and one such error is carried by at most d - 1 later roundings: (2 d + 1) 2^-150 "
+      "(2^-1075) covers the d products with room. The second einsum (one-hot seg_mat times the two values) is exact. "
+      "Metric: |ef - T| / (gamma_{d+1}(u) S + (2 d + 1) 2^-150), at most 1.";
+  add(R::segment_f32,
+      {.quantity = "XlnetPlan::segment_term: ef[h][i][j] = <RN32(q_i + r_s_bias_h), seg_embed[s(i, j)][h]>, unscaled",
+       .dtype = "f32", .regime = "exact, emulated", .domain = seg_domain,
+       .metric = {MetricKind::ratio, DType::f32, 0.0, "|ef - T| / (gamma_{d+1}(2^-24) S + (2d + 1) 2^-150)"},
+       .bound = 1.0, .why = seg_why});
+  add(R::segment_f64,
+      {.quantity = "XlnetPlan::segment_term: ef[h][i][j] = <RN64(q_i + r_s_bias_h), seg_embed[s(i, j)][h]>, unscaled",
+       .dtype = "f64", .regime = "exact, emulated", .domain = seg_domain,
+       .metric = {MetricKind::ratio, DType::f64, 0.0, "|ef - T| / (gamma_{d+1}(2^-53) S + (2d + 1) 2^-1075)"},
+       .bound = 1.0, .why = seg_why});
+  add(R::check_segment_envelope,
+      {.quantity = "posenc check xlnet --what ef: a user's ef[h][i][j] against the exact T = <q_i + r_s_bias_h, "
+                   "seg_embed[s(i, j)][h]> of the q and weights given",
+       .dtype = "f16, bf16, f32, f64 (the stored type)", .regime = "exact, emulated",
+       .domain = "any d_head, heads, lengths, token types; the inputs taken as the exact numbers the user's code used",
+       .metric = {MetricKind::ratio, DType::f32, 0.0, "|ef - T| / E, E = 1.01 (gamma_{d+1}(u) S + (2d + 1) 2^(emin - p))"},
+       .bound = 1.0,
+       .why = "What a real implementation of HF's ef may do: q_head + r_s_bias as one add in the stored type (or "
+              "wider), then the einsum's contraction over d in any order (a BLAS kernel's blocking, pairwise, "
+              "reversed), with or without FMA, in the stored type's precision or wider. In any summation tree each "
+              "term x_e g_e meets at most d roundings (its product, unless fused, and at most d - 1 additions on its "
+              "path to the root; a fused product removes one), and the add one more: |ef - T| <= gamma_{d+1}(u) S "
+              "(Higham Lemmas 3.1, 3.3), u the stored type's unit roundoff (a wider accumulation rounded once to the "
+              "stored type: gamma_{d+1}(u_wide) S + u |T| (1 + ...) stays below it for d >= 1), plus the absolute "
+              "underflow term (2 d + 1) 2^(emin - p) of xlnet.segment.*. T is the oracle's exact value and S its "
+              "score_magnitude (a double never below the real S); the factor 1.01 covers the double evaluation of "
+              "gamma and of E itself (a few roundings of 2^-53 each) with room. The second einsum is exact: every "
+              "entry of a row is one of the row's two values. No mask applies to ef: a -inf anywhere fails."});
   add(R::identity,
       {.quantity = "a law of the definition on the oracle (segment relabelling, translation, direction)", .dtype = "mp",
        .regime = "exact, emulated", .domain = domain,
@@ -70,4 +113,10 @@ std::vector<std::pair<R, BudgetRow>> make_rows() {
 const BudgetRegistration<R> kRegistration(make_rows);
 
 }  // namespace
+
+double segment_error_bound(DType t, std::size_t d, double S) {
+  const int p = precision_bits(t);
+  const double u = std::ldexp(1.0, -p), n = static_cast<double>(d) + 1;
+  return n * u / (1 - n * u) * S + (2 * static_cast<double>(d) + 1) * std::ldexp(1.0, min_exponent(t) - p);
+}
 }  // namespace posenc::test

@@ -3,6 +3,8 @@
 // sinusoidal check rows (the table is that scheme's xlnet table).
 #pragma once
 
+#include <cstddef>
+
 #include "support/budget.hpp"
 
 #define POSENC_XLNET_ROWS(X)                                  \
@@ -15,10 +17,18 @@
   X(scores_f32, "xlnet.scores.f32")                           \
   X(scores_f64, "xlnet.scores.f64")                           \
   X(masked, "xlnet.scores.masked.bitwise")                    \
+  X(segment_f32, "xlnet.segment.f32")                         \
+  X(segment_f64, "xlnet.segment.f64")                         \
+  X(check_segment_envelope, "xlnet.check.segment.envelope")   \
   X(identity, "xlnet.identity.oracle")
 
 namespace posenc::test {
 
 POSENC_BUDGET_KEYS(XlnetRow, "xlnet", POSENC_XLNET_ROWS)
+
+// The a-priori bound of the segment term ef = sum_e RN(q_e + s_e) g_e summed in type t over d terms, any order, with
+// or without FMA (rows xlnet.segment.* and xlnet.check.segment.envelope: the analysis is in their why):
+//   gamma_{d+1}(u) S + (2 d + 1) 2^(emin - p),  u = 2^-p, S = sum_e |q_e + s_e| |g_e|.
+double segment_error_bound(DType t, std::size_t d, double S);
 
 }  // namespace posenc::test

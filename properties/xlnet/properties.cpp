@@ -7,7 +7,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <cstring>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -367,6 +369,97 @@ POSENC_PROPERTY(Xlnet, SegmentTermSeesOnlySameOrDifferent,
     }
 }
 
+// ---- the segment term ef alone ------------------------------------------------------------------------------
+
+struct Ef {
+  std::vector<float> f32;
+  std::vector<double> f64;
+  bool same_bits(const Ef& o) const {
+    return std::memcmp(f32.data(), o.f32.data(), f32.size() * sizeof(float)) == 0 &&
+           std::memcmp(f64.data(), o.f64.data(), f64.size() * sizeof(double)) == 0;
+  }
+};
+
+Ef run_segment(const XlnetPlan& plan, const Call& c, const std::vector<double>& q, const TableOptions& o = {}) {
+  const std::size_t n = plan.spec().heads * c.Lq * c.Lk;
+  const std::vector<float> q32(q.begin(), q.end());
+  Ef e{std::vector<float>(n), std::vector<double>(n)};
+  plan.segment_term(std::span<const float>(q32), c.Lq, c.Lk, c.types, std::span<float>(e.f32), o);
+  plan.segment_term(std::span<const double>(q), c.Lq, c.Lk, c.types, std::span<double>(e.f64), o);
+  return e;
+}
+
+// The oracle of ef: the spec's bi copy (uni leaves j > q_i undefined in score; ef does not depend on attn_type) with
+// every weight but r_s_bias and seg_embed 0; its score with k = 0 and scale 1 is then exactly <q_i + s_h, g> (a dyadic
+// number, correctly rounded at 256 bits) and its score_magnitude is S = sum_e |q_e + s_e| |g_e|.
+rf::XlnetOracle segment_oracle(const XlnetSpec& s, const XlnetWeights& w) {
+  XlnetSpec b = s;
+  b.attn_type = XlnetAttnType::bi;
+  b.same_length = false;
+  const std::size_t hd = s.heads * s.d_head;
+  return rf::XlnetOracle(b, XlnetWeights{std::vector<double>(hd, 0.0), std::vector<double>(hd, 0.0), w.r_s_bias,
+                                         w.seg_embed, std::vector<double>(s.d_model * hd, 0.0)});
+}
+
+// XLNET-SEGMENT-2
+POSENC_PROPERTY(Xlnet, SegmentTermIsTheSegmentDotProductWithinBudget,
+                {"XLNET-SEGMENT-2", "xlnet",
+                 "XlnetPlan::segment_term is HF's ef (rel_attn_core, unscaled, no mask): ef[h][i][j] = <q_i + "
+                 "r_s_bias_h, seg_embed[s(i, j)][h]>, s(i, j) = 1 iff t_i != type(j), memory keys type 0; f32 and f64 "
+                 "within xlnet.segment.{f32,f64} (gamma_{d+1}(u) S + (2d + 1) 2^(emin - p)) of the oracle's exact value "
+                 "at sampled entries of random calls (memory up to 300, token types 0 .. 3, heads 1 .. 3, d_head <= 12, "
+                 "bi and uni); bit-identical for 1 and 2 or 3 threads; at every memory key bit for bit the value at a "
+                 "key of type 0 of the same row",
+                 kConv, Oracle::reference, {R::segment_f32, R::segment_f64}}) {
+  XlnetSpec s = *spec_gen(8, 12);
+  s.heads = std::min<std::size_t>(s.heads, 3);  // presets bring 12 or 16
+  const bool big = *rc::gen::inRange(0, 3) == 0;  // big calls: enough entries (>= 2^15) for the threads to start
+  Call c = big ? *call_gen(300, 300) : *call_gen(48, 16);
+  c.key_mask.clear();
+  std::mt19937_64 rng(*rc::gen::arbitrary<std::uint64_t>());
+  c.types.resize(c.Lq);
+  for (auto& t : c.types) t = static_cast<std::int64_t>(rng() % 4);
+  const XlnetWeights w = weights_gen(s);
+  const XlnetPlan plan(s, w);
+  const std::size_t H = s.heads, d = s.d_head, Lq = c.Lq, Lk = c.Lk, M = Lk - Lq;
+  const std::vector<double> q = relative::random_values(H * Lq * d);
+  const TableOptions one{.threads = 1}, many{.threads = *rc::gen::inRange(2, 4)};
+  const Ef a = run_segment(plan, c, q, one), b = run_segment(plan, c, q, many);
+  RC_ASSERT(a.same_bits(b));
+  tag(claim, std::string(M > 0 ? "memory" : "no memory") + (H * Lq * Lk >= (std::size_t{1} << 15) ? " threads" : ""));
+  count_case(claim);
+  // Memory keys have type 0: their entries are those of a type-0 key of the row, bit for bit.
+  std::size_t zero_key = Lk;
+  for (std::size_t j = M; j < Lk && zero_key == Lk; ++j)
+    if (c.types[j - M] == 0) zero_key = j;
+  if (M > 0 && zero_key < Lk) {
+    tag(claim, "memory next to a type-0 key");
+    for (std::size_t r = 0; r < H * Lq; ++r)
+      for (std::size_t j = 0; j < M; ++j) {
+        RC_ASSERT(std::memcmp(&a.f32[r * Lk + j], &a.f32[r * Lk + zero_key], sizeof(float)) == 0);
+        RC_ASSERT(std::memcmp(&a.f64[r * Lk + j], &a.f64[r * Lk + zero_key], sizeof(double)) == 0);
+      }
+  }
+  const rf::XlnetOracle o = segment_oracle(s, w);
+  const std::vector<double> zero(d, 0.0);
+  std::vector<std::size_t> must{0, Lk - 1, M};
+  if (M > 0) must.push_back(M - 1);
+  for (std::size_t h = 0; h < H; ++h)
+    for (std::size_t i : sample_indices(Lq, 4))
+      for (std::size_t j : sample_indices(Lk, 6, must)) {
+        const auto qi = std::span<const double>(q).subspan((h * Lq + i) * d, d);
+        const Real r = o.score(qi, zero, h, i, j, Lq, Lk, c.types, 1.0);
+        const double S = o.score_magnitude(qi, zero, h, i, j, Lq, Lk, c.types, 1.0);
+        const std::size_t at = (h * Lq + i) * Lk + j;
+        auto what = [&] {
+          return label(s) + " " + c.label() + " h=" + std::to_string(h) + " i=" + std::to_string(i) +
+                 " j=" + std::to_string(j) + " S=" + std::to_string(S);
+        };
+        if (auto f = check(claim, R::segment_f32, a.f32[at], r, what, segment_error_bound(DType::f32, d, S))) RC_FAIL(*f);
+        if (auto f = check(claim, R::segment_f64, a.f64[at], r, what, segment_error_bound(DType::f64, d, S))) RC_FAIL(*f);
+      }
+}
+
 // XLNET-DIR-1
 POSENC_CLAIM_TEST(XlnetDirection, BiScoresTellAKeyBeforeTheQueryFromOneAfterIt,
                   {"XLNET-DIR-1", "xlnet",
@@ -494,6 +587,125 @@ POSENC_CLAIM_TEST(XlnetCheck, CheckPassesRightTablesAndRefusesWrongOnes,
   off[600 * dm + 10] += 1e-4;
   EXPECT_FALSE(run_check(em, Lq, Lk, off, DType::f32).passed()) << "one entry off by 1e-4 passed";
   for (int i = 0; i < 9; ++i) count_case(claim);
+}
+
+// What a user's code may do for ef: x_e = RN32(q_e + s_e) (or q_e alone: r_s_bias left out), one of several sums of
+// x_e g_e in float32, and the one-hot selection (possibly wrong: same/other swapped, memory keys given the query's
+// type).
+namespace user_ef {
+
+float forward(const float* x, const float* g, std::size_t d) {
+  float acc = 0;
+  for (std::size_t e = 0; e < d; ++e) acc += x[e] * g[e];
+  return acc;
+}
+float reverse(const float* x, const float* g, std::size_t d) {
+  float acc = 0;
+  for (std::size_t e = d; e-- > 0;) acc += x[e] * g[e];
+  return acc;
+}
+float fma_chain(const float* x, const float* g, std::size_t d) {
+  float acc = 0;
+  for (std::size_t e = 0; e < d; ++e) acc = std::fma(x[e], g[e], acc);
+  return acc;
+}
+float pairwise(const float* x, const float* g, std::size_t d) {
+  if (d == 1) return x[0] * g[0];
+  const std::size_t h = d / 2;
+  return pairwise(x, g, h) + pairwise(x + h, g + h, d - h);
+}
+
+struct Mistakes {
+  bool swap = false, no_bias = false, memory_query_type = false;
+};
+
+template <class Sum>
+std::vector<double> compute(const XlnetSpec& s, const XlnetWeights& w, const std::vector<double>& q,
+                            const std::vector<std::int64_t>& t, std::size_t Lk, Sum&& sum, Mistakes m = {}) {
+  const std::size_t H = s.heads, d = s.d_head, Lq = t.size(), M = Lk - Lq;
+  std::vector<double> out(H * Lq * Lk);
+  std::vector<float> x(d), g0(d), g1(d);
+  for (std::size_t h = 0; h < H; ++h) {
+    for (std::size_t e = 0; e < d; ++e) {
+      g0[e] = static_cast<float>(w.seg_embed[h * d + e]);
+      g1[e] = static_cast<float>(w.seg_embed[(H + h) * d + e]);
+    }
+    for (std::size_t i = 0; i < Lq; ++i) {
+      for (std::size_t e = 0; e < d; ++e)
+        x[e] = static_cast<float>(q[(h * Lq + i) * d + e]) + (m.no_bias ? 0.0f : static_cast<float>(w.r_s_bias[h * d + e]));
+      const float same = sum(x.data(), g0.data(), d), other = sum(x.data(), g1.data(), d);
+      for (std::size_t j = 0; j < Lk; ++j) {
+        const std::int64_t tj = j < M ? (m.memory_query_type ? t[i] : 0) : t[j - M];
+        const bool different = (t[i] != tj) != m.swap;
+        out[(h * Lq + i) * Lk + j] = different ? other : same;
+      }
+    }
+  }
+  return out;
+}
+
+}  // namespace user_ef
+
+// XLNET-CHECK-2
+POSENC_CLAIM_TEST(XlnetCheck, SegmentCheckPassesAnySummationAndRefusesWrongTerms,
+                  {"XLNET-CHECK-2", "xlnet",
+                   "posenc check xlnet --what ef passes posenc's own f32 and f64 ef and float32 ef summed in reverse "
+                   "order, as an FMA chain and pairwise, all within xlnet.check.segment.envelope; it refuses same / "
+                   "other swapped, r_s_bias left out, the memory keys given the query's type instead of 0, one entry "
+                   "off by 1e-3 relative and a -inf entry (after the query: no mask applies to ef)",
+                   "DESIGN.md (posenc check); " + kConv, Oracle::reference, {R::check_segment_envelope}}) {
+  const XlnetSpec s{.d_model = 4, .heads = 2, .d_head = 24};
+  const std::size_t H = s.heads, d = s.d_head, Lq = 40, M = 24, Lk = M + Lq;
+  std::mt19937_64 rng(20261128);
+  auto values = [&](std::size_t n) {
+    std::uniform_int_distribution<int> pick(-100000, 100000);
+    std::vector<double> v(n);
+    for (double& x : v) x = static_cast<float>(pick(rng) * 1e-5);
+    return v;
+  };
+  const XlnetWeights w{values(H * d), values(H * d), values(H * d), values(2 * H * d), values(s.d_model * H * d)};
+  const std::vector<double> q = values(H * Lq * d);
+  std::vector<std::int64_t> t(Lq);
+  for (std::size_t i = 0; i < Lq; ++i) t[i] = static_cast<std::int64_t>(rng() % 4);
+  t[0] = 0;
+  t[1] = 2;  // both kinds of query
+  const XlnetPlan plan(s, w);
+  const Call c{Lq, Lk, {}, t};
+  const Ef own = run_segment(plan, c, q);
+  auto run = [&](const std::vector<double>& ef, DType stored) {
+    const BiasTensorInput in{ef, H, Lq, Lk, {}, stored, {}};
+    return xlnet::check_segment_term(s, {w.r_s_bias, w.seg_embed}, q, t, in, 2);
+  };
+  const CheckReport r32 = run(std::vector<double>(own.f32.begin(), own.f32.end()), DType::f32);
+  EXPECT_EQ(r32.references.at(0).name(), "float32 steps in any order");
+  check_verdict(claim, r32, 0, "own f32");
+  check_verdict(claim, run(own.f64, DType::f64), 0, "own f64");
+  using namespace user_ef;
+  check_verdict(claim, run(compute(s, w, q, t, Lk, forward), DType::f32), 0, "forward float32");
+  check_verdict(claim, run(compute(s, w, q, t, Lk, reverse), DType::f32), 0, "reverse order");
+  check_verdict(claim, run(compute(s, w, q, t, Lk, fma_chain), DType::f32), 0, "fma chain");
+  check_verdict(claim, run(compute(s, w, q, t, Lk, pairwise), DType::f32), 0, "pairwise");
+  EXPECT_FALSE(run(compute(s, w, q, t, Lk, forward, {.swap = true}), DType::f32).passed()) << "same / other swapped passed";
+  EXPECT_FALSE(run(compute(s, w, q, t, Lk, forward, {.no_bias = true}), DType::f32).passed()) << "no r_s_bias passed";
+  EXPECT_FALSE(run(compute(s, w, q, t, Lk, forward, {.memory_query_type = true}), DType::f32).passed())
+      << "memory keys of the query's type passed";
+  std::vector<double> off(own.f32.begin(), own.f32.end());
+  std::size_t big = 0;
+  for (std::size_t e = 0; e < off.size(); ++e)
+    if (std::fabs(off[e]) > std::fabs(off[big])) big = e;
+  off[big] = static_cast<float>(off[big] * (1 + 1e-3));
+  EXPECT_FALSE(run(off, DType::f32).passed()) << "one entry off by 1e-3 relative passed";
+  std::vector<double> inf(own.f32.begin(), own.f32.end());
+  inf[Lk - 1] = -INFINITY;  // head 0, query 0, the last key: after the query (a causal mask's place)
+  EXPECT_FALSE(run(inf, DType::f32).passed()) << "a -inf entry passed";
+  for (int i = 0; i < 11; ++i) count_case(claim);
+  const BiasTensorInput good{own.f64, H, Lq, Lk, {}, DType::f64, {}};
+  expect_error(claim, "token_types", [&] { xlnet::check_segment_term(s, {w.r_s_bias, w.seg_embed}, q, std::span(t).first(3), good); }, "3 types");
+  expect_error(claim, "q", [&] { xlnet::check_segment_term(s, {w.r_s_bias, w.seg_embed}, std::span(q).first(5), t, good); }, "short q");
+  expect_error(claim, "seg_embed", [&] { xlnet::check_segment_term(s, {w.r_s_bias, {1.0}}, q, t, good); }, "short seg_embed");
+  BiasTensorInput masked = good;
+  masked.key_mask.assign(Lk, 1);
+  expect_error(claim, "key_mask", [&] { xlnet::check_segment_term(s, {w.r_s_bias, w.seg_embed}, q, t, masked); }, "a key mask");
 }
 
 // ---- errors -------------------------------------------------------------------------------------------------

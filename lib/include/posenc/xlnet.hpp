@@ -1,5 +1,6 @@
 // posenc/xlnet.hpp — fast XLNet relative attention (the content stream of HF's XLNetRelativeAttention): the sinusoid
-// table of a call, the row each score entry reads, pre-softmax scores with the relative segment term through cblas
+// table of a call, the row each score entry reads, the segment term ef alone, pre-softmax scores with the relative
+// segment term through cblas
 // (posenc/relative_attention.hpp), and the code's rel_shift_bnij itself. Definition: posenc/xlnet_spec.hpp;
 // geometry and key mask: posenc/bias.hpp.
 //
@@ -19,6 +20,20 @@
 //   P_h by one gemm per head; then the blas or the direct form. -inf where undefined, where uni's mask (same_length
 //   included) hides the key, and at keys the geometry's key_mask hides (HF subtracts 1e30 there instead). scale
 //   std::nullopt = 1/sqrt(d_head). Error bound: budget rows xlnet.scores.* (properties/xlnet/budget.cpp).
+// Segment term. segment_term(q, Lq, Lk, token_types, out): HF's ef (rel_attn_core: einsum("ibnd,snd->ibns", q_head +
+//   r_s_bias, seg_embed), then einsum("ijbs,ibns->bnij", seg_mat, .)) alone, unscaled and unmasked, [heads][Lq][Lk]:
+//     ef[h][i][j] = <RN_T(q_i + r_s_bias_h), seg_embed[s(i, j)][h]>,  s(i, j) = 1 iff t_i != type(j) (memory keys:
+//     type 0), token_types exactly Lq entries (there is no segment term without them).
+//   Per row (h, i) the two values (same, different segment) are computed once, in T: x_e = RN_T(q_e + s_e) (the
+//   code's q_head + r_s_bias, one add), then acc = 0, acc = RN_T(acc + RN_T(x_e g_e)) for e = 0 .. d_head - 1 in that
+//   order, products never fused (lib/ is built with -ffp-contract=off; claim XLNET-SEGMENT-2 would see a fused one
+//   only as a smaller error); the row is then filled with them (the second einsum is exact: one-hot times a value
+//   plus 0 times the other). Rows split over threads statically: the same bits for any thread count. Error bound
+//   (Higham Lemma 3.3 on the add and the d_head-term sum): |ef - T| <= gamma_{d_head+1}(u) S + (2 d_head + 1) 2^-150
+//   (f32; 2^-1075 for f64), T = sum_e (q_e + s_e) g_e exact, S = sum_e |q_e + s_e| |g_e| (budget rows
+//   xlnet.segment.f32 / .f64, claim XLNET-SEGMENT-2). Errors name "key_length" / "query_length"
+//   (check_xlnet_lengths), "token_types" (not exactly Lq entries), "q" (not heads * Lq * d_head values) or "out" (not
+//   heads * Lq * Lk values).
 // rel_shift. xlnet_rel_shift(x, Lq, rows, Lk, out) is modeling_xlnet.py's rel_shift_bnij of one [Lq][rows] matrix
 //   (viewed [rows][Lq], first row dropped, viewed [Lq][rows - 1], the first Lk columns kept), bit for bit: out[i][j]
 //   = x[i][Lq - i + j], which for uni's j > q_i is the code's junk x[i + 1][j - q_i - 1].
@@ -62,6 +77,13 @@ class XlnetPlan {
   void scores(std::span<const double> q, std::span<const double> k, const BiasGeometry&,
               std::span<const std::int64_t> token_types, std::optional<double> scale, std::span<double> out,
               const TableOptions& = {}, RelativeScoresForm = RelativeScoresForm::blas) const;
+
+  // ef[h][i][j] (header: Segment term): out.size() == heads * query_length * key_length, q [heads][Lq][d_head],
+  // token_types exactly query_length entries.
+  void segment_term(std::span<const float> q, std::size_t query_length, std::size_t key_length,
+                    std::span<const std::int64_t> token_types, std::span<float> out, const TableOptions& = {}) const;
+  void segment_term(std::span<const double> q, std::size_t query_length, std::size_t key_length,
+                    std::span<const std::int64_t> token_types, std::span<double> out, const TableOptions& = {}) const;
 
   struct Impl;
 
