@@ -60,10 +60,25 @@ bool unused_here(const A& a) {
 // --scaling)"), which reads as if that were the option's range. Such a field states the range of the first spec
 // that uses it, found by setting one enumeration field of the default to each of its values in turn (e.g.
 // --scaling yarn), followed by when it applies: "a real in [0.001, 1e+06] (only with --scaling yarn)".
+// A field used by the default whose range depends on a switch (a bool field) also states the range with the switch
+// flipped: "an integer in [4, 65536] (bidirectional: ...); with --bidirectional false: an integer in [2, 65536] (...)".
 template <DescribedSpec Spec, class F>
 std::string help_accepted_text(const F& f, const Spec& d) {
   const auto here = accepted_of(f, d);
-  if (!spec_options_detail::unused_here(here)) return accepted_text(f, d);
+  if (!spec_options_detail::unused_here(here)) {
+    std::string text = accepted_text(f, d);
+    for_each_field<Spec>([&](const auto& g) {
+      using G = std::remove_cvref_t<decltype(g)>;
+      if constexpr (std::is_same_v<typename G::value_type, bool>) {
+        Spec s = d;
+        s.*(g.member) = !(d.*(g.member));
+        const std::string other = accepted_text(f, s);
+        if (other != accepted_text(f, d) && !spec_options_detail::unused_here(accepted_of(f, s)))
+          text += "; with " + std::string(g.flag) + (s.*(g.member) ? " true: " : " false: ") + other;
+      }
+    });
+    return text;
+  }
   std::string in_use;
   for_each_field<Spec>([&](const auto& g) {
     using G = std::remove_cvref_t<decltype(g)>;

@@ -1428,5 +1428,13 @@ if grep -qF 'a real in [1, 1]' help.txt || grep -qF 'an integer in [0, 0]' help.
   fail "check rope --help states a range of one value: $(grep -E '\[1, 1\]|\[0, 0\]|\[32, 32\]' help.txt | head -3)"
 elif ! grep -q 'only with --scaling yarn' help.txt; then fail "check rope --help does not say when --beta-fast applies"
 else pass; fi
+scenario "index t5 --help: a range that depends on a switch is stated for both settings; the decoder accepts 2 buckets"
+"$POSENC" index t5 --help >help.txt
+if ! grep -qF 'with --bidirectional false: an integer in [2, 65536]' help.txt; then
+  fail "index t5 --help does not state the decoder's --num-buckets range: $(grep -F -- '--num-buckets' help.txt)"
+elif ! "$POSENC" index t5 --preset t5-decoder --num-buckets 2 --max-distance 4 --key-length 4 --format csv >/dev/null; then
+  fail "index t5 --preset t5-decoder --num-buckets 2 refused"
+else pass; fi
+refused 2 --num-buckets "= 3 is out of range" index t5 --preset t5-encoder --num-buckets 3
 
 finish
