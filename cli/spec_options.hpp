@@ -186,8 +186,16 @@ class SpecOptions {
       validate(s);
       return s;
     } catch (const Error& e) {
-      throw with_typed_text(renamed(e));
+      throw with_typed_text(from_spec_file(e, renamed(e)));
     }
+  }
+
+  // An error about a field whose value came from the --spec file (its flag not typed) names the file's field:
+  // "--spec 's.json': \"heads\" = 0 is out of range" rather than a flag the user never typed.
+  Error from_spec_file(const Error& field_error, const Error& flag_error) const {
+    const std::string flag = flag_of(field_error.parameter());
+    if (flag.empty() || given(flag) || !given("--spec")) return flag_error;
+    return field_error.renamed("--spec '" + text_excerpt(spec_file_) + "': \"" + field_error.parameter() + "\"");
   }
 
   // An error about a flag the user gave shows the text typed ("--base = '1e999' ..."), and what it was read as

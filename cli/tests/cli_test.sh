@@ -1381,9 +1381,9 @@ refused 1 --spec "more than 128 deep" table sinusoidal --spec deep-spec.json --o
 refused 1 --spec "more than 128 deep" bias alibi --spec deep-spec.json --key-length 4 --out out.npy
 refused 1 --config "more than 128 deep" freqs rope --config deep-config.json --out out.json
 refused 1 --weights "more than 128 deep" bias fire --preset fire --weights deep-weights.json --key-length 8 --out out.npy
-refused 2 --dim "wrong JSON type" table sinusoidal --spec nested-128.json --out out.npy
+refused 2 --spec "\"dim\" = .* wrong JSON type" table sinusoidal --spec nested-128.json --out out.npy
 # values and keys of a user's file: short excerpts, control bytes escaped
-refused 2 --dim 'chars\)' table sinusoidal --spec long-spec.json --out out.npy
+refused 2 --spec 'chars\)' table sinusoidal --spec long-spec.json --out out.npy
 refused 2 'x1b' "not a field" table sinusoidal --spec esc-key.json --out out.npy
 refused 2 'rope_scaling' "x1b" freqs rope --config esc-config.json --out out.json
 # 3. --out '' (an unset shell variable) is not stdout
@@ -1413,7 +1413,7 @@ scenario "setup: hdr.bin is a 128-byte .npy preamble and header"
 [[ $(wc -c <hdr.bin) -eq 128 ]] && pass || fail "hdr.bin has $(wc -c <hdr.bin) bytes"
 refused 1 --in "trailing bytes" check sinusoidal --preset vaswani --dim 8 --in <(cat hdr.bin /dev/zero) --out out.json
 # 5. out of range, named, and one rule for numbers
-refused 2 --heads "out of range; accepted: an integer in \[1, " bias alibi --spec heads.json --key-length 4 --out out.npy
+refused 2 --spec "\"heads\" = -1 is out of range; accepted: an integer in \[1, " bias alibi --spec heads.json --key-length 4 --out out.npy
 refused 2 --base "decimal" table sinusoidal --base=0x1p3 --out out.npy
 refused 2 --dim "decimal" table sinusoidal --dim=0x10 --out out.npy
 refused 2 --threads "decimal" table sinusoidal --threads=0x2 --out out.npy
@@ -1436,5 +1436,9 @@ elif ! "$POSENC" index t5 --preset t5-decoder --num-buckets 2 --max-distance 4 -
   fail "index t5 --preset t5-decoder --num-buckets 2 refused"
 else pass; fi
 refused 2 --num-buckets "= 3 is out of range" index t5 --preset t5-encoder --num-buckets 3
+# 8. a bad value inside a --spec file is named as the file's field, not as a flag the user never typed
+printf '{"heads": 0}' >spec0.json
+refused 2 --spec '"heads" = 0 is out of range' bias alibi --spec spec0.json --query-length 2 --key-length 2
+refused 2 --heads "= 0 is out of range" bias alibi --spec spec0.json --heads 0 --query-length 2 --key-length 2
 
 finish
