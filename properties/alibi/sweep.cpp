@@ -19,7 +19,7 @@
 #include "posenc/reference/alibi.hpp"
 #include "support/sweep.hpp"
 
-namespace {
+namespace sweep_alibi {  // its own namespace: the sweeps are compiled together (posenc_unity)
 
 using namespace posenc;
 using namespace posenc::test;
@@ -36,7 +36,6 @@ std::vector<std::int64_t> grid(int steps_per_octave) {
   return {g.begin(), g.end()};
 }
 
-}  // namespace
 
 POSENC_SWEEP(alibi) {
   const bool smoke = ctx.mode == SweepMode::smoke, long_mode = ctx.mode == SweepMode::extended;
@@ -109,3 +108,5 @@ POSENC_SWEEP(alibi) {
     }
   }
 }
+
+}  // namespace sweep_alibi

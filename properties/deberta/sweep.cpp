@@ -21,14 +21,13 @@
 #include "support/harness.hpp"
 #include "support/sweep.hpp"
 
-namespace {
+namespace sweep_deberta {  // its own namespace: the sweeps are compiled together (posenc_unity)
 
 using namespace posenc;
 using namespace posenc::test;
 using nlohmann::json;
 namespace rf = posenc::reference;
 
-}  // namespace
 
 POSENC_SWEEP(deberta) {
   const bool smoke = ctx.mode == SweepMode::smoke, long_mode = ctx.mode == SweepMode::extended;
@@ -107,3 +106,5 @@ POSENC_SWEEP(deberta) {
     std::fprintf(stderr, "%-18s scores L=%zu  (%.0f s)\n", name.c_str(), L, ctx.elapsed_seconds());
   }
 }
+
+}  // namespace sweep_deberta

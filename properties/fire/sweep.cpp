@@ -24,7 +24,7 @@
 #include "posenc/reference/fire.hpp"
 #include "support/sweep.hpp"
 
-namespace {
+namespace sweep_fire {  // its own namespace: the sweeps are compiled together (posenc_unity)
 
 using namespace posenc;
 using namespace posenc::test;
@@ -56,7 +56,6 @@ FireWeights torch_like(std::size_t heads, std::size_t width) {
   return w;
 }
 
-}  // namespace
 
 POSENC_SWEEP(fire) {
   const bool smoke = ctx.mode == SweepMode::smoke, long_mode = ctx.mode == SweepMode::extended;
@@ -112,3 +111,5 @@ POSENC_SWEEP(fire) {
     }
   }
 }
+
+}  // namespace sweep_fire

@@ -20,7 +20,7 @@
 #include "posenc/reference/kerple.hpp"
 #include "support/sweep.hpp"
 
-namespace {
+namespace sweep_kerple {  // its own namespace: the sweeps are compiled together (posenc_unity)
 
 using namespace posenc;
 using namespace posenc::test;
@@ -48,7 +48,6 @@ KerpleWeights spread(std::size_t heads) {
   return w;
 }
 
-}  // namespace
 
 POSENC_SWEEP(kerple) {
   const bool smoke = ctx.mode == SweepMode::smoke, long_mode = ctx.mode == SweepMode::extended;
@@ -102,3 +101,5 @@ POSENC_SWEEP(kerple) {
     }
   }
 }
+
+}  // namespace sweep_kerple

@@ -11,12 +11,11 @@
 #include "posenc/learned.hpp"
 #include "support/sweep.hpp"
 
-namespace {
+namespace sweep_learned {  // its own namespace: the sweeps are compiled together (posenc_unity)
 
 using namespace posenc;
 using namespace posenc::test;
 
-}  // namespace
 
 POSENC_SWEEP(learned) {
   const bool smoke = ctx.mode == SweepMode::smoke;
@@ -47,3 +46,5 @@ POSENC_SWEEP(learned) {
     std::fprintf(stderr, "%-8s ids and rows  (%.0f s)\n", std::string(info.name).c_str(), ctx.elapsed_seconds());
   }
 }
+
+}  // namespace sweep_learned

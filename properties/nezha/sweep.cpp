@@ -23,7 +23,7 @@
 #include "support/harness.hpp"
 #include "support/sweep.hpp"
 
-namespace {
+namespace sweep_nezha {  // its own namespace: the sweeps are compiled together (posenc_unity)
 
 using namespace posenc;
 using namespace posenc::test;
@@ -136,7 +136,6 @@ void measure_spec(SweepContext& ctx, const NezhaSpec& base, const std::string& n
                base.max_relative_position, d, rs.size(), d, ctx.elapsed_seconds());
 }
 
-}  // namespace
 
 POSENC_SWEEP(nezha) {
   const bool smoke = ctx.mode == SweepMode::smoke, long_mode = ctx.mode == SweepMode::extended;
@@ -146,3 +145,5 @@ POSENC_SWEEP(nezha) {
   wide.max_relative_position = kNezhaMaxRelative;
   measure_spec(ctx, wide, "K=2^20 (nezha-cn-base otherwise)", steps);
 }
+
+}  // namespace sweep_nezha

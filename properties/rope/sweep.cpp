@@ -18,7 +18,7 @@
 #include "rope/measure.hpp"
 #include "support/sweep.hpp"
 
-namespace {
+namespace sweep_rope {  // its own namespace: the sweeps are compiled together (posenc_unity)
 
 using namespace posenc;
 using namespace posenc::test;
@@ -39,7 +39,6 @@ std::vector<std::size_t> pairs_of(std::size_t h, std::size_t n) {
   return out;
 }
 
-}  // namespace
 
 POSENC_SWEEP(rope) {
   const bool smoke = ctx.mode == SweepMode::smoke, long_mode = ctx.mode == SweepMode::extended;
@@ -95,3 +94,5 @@ POSENC_SWEEP(rope) {
     }
   }
 }
+
+}  // namespace sweep_rope

@@ -21,7 +21,7 @@
 #include "support/harness.hpp"
 #include "support/sweep.hpp"
 
-namespace {
+namespace sweep_shaw {  // its own namespace: the sweeps are compiled together (posenc_unity)
 
 using namespace posenc;
 using namespace posenc::test;
@@ -39,7 +39,6 @@ std::vector<std::int64_t> grid(int steps_per_octave, std::int64_t top) {
   return {g.begin(), g.end()};
 }
 
-}  // namespace
 
 POSENC_SWEEP(shaw) {
   const bool smoke = ctx.mode == SweepMode::smoke, long_mode = ctx.mode == SweepMode::extended;
@@ -146,3 +145,5 @@ POSENC_SWEEP(shaw) {
                  ctx.elapsed_seconds());
   }
 }
+
+}  // namespace sweep_shaw

@@ -20,7 +20,7 @@
 #include "sinusoidal/measure.hpp"
 #include "support/sweep.hpp"
 
-namespace {
+namespace sweep_sinusoidal {  // its own namespace: the sweeps are compiled together (posenc_unity)
 
 using namespace posenc;
 using namespace posenc::test;
@@ -37,7 +37,6 @@ std::vector<std::int64_t> grid(const SinusoidalSpec& s, int steps_per_octave) {
   return {g.begin(), g.end()};
 }
 
-}  // namespace
 
 POSENC_SWEEP(sinusoidal) {
   namespace cs = posenc::cases::sinusoidal;
@@ -135,3 +134,5 @@ POSENC_SWEEP(sinusoidal) {
   }
 
 }
+
+}  // namespace sweep_sinusoidal

@@ -18,14 +18,13 @@
 #include "support/sweep.hpp"
 #include "t5/budget.hpp"
 
-namespace {
+namespace sweep_t5 {  // its own namespace: the sweeps are compiled together (posenc_unity)
 
 using namespace posenc;
 using namespace posenc::test;
 using nlohmann::json;
 namespace rf = posenc::reference;
 
-}  // namespace
 
 POSENC_SWEEP(t5) {
   const bool smoke = ctx.mode == SweepMode::smoke, long_mode = ctx.mode == SweepMode::extended;
@@ -64,3 +63,5 @@ POSENC_SWEEP(t5) {
     }
   }
 }
+
+}  // namespace sweep_t5

@@ -20,7 +20,7 @@
 #include "support/sweep.hpp"
 #include "tener/budget.hpp"
 
-namespace {
+namespace sweep_tener {  // its own namespace: the sweeps are compiled together (posenc_unity)
 
 using namespace posenc;
 using namespace posenc::test;
@@ -111,7 +111,6 @@ void measure_scores(SweepContext& ctx, const TenerSpec& base, const std::string&
                rows, cols, ctx.elapsed_seconds());
 }
 
-}  // namespace
 
 POSENC_SWEEP(tener) {
   const bool smoke = ctx.mode == SweepMode::smoke, long_mode = ctx.mode == SweepMode::extended;
@@ -125,3 +124,5 @@ POSENC_SWEEP(tener) {
       measure_scores(ctx, s, std::string(info.name), rows, cols);
     }
 }
+
+}  // namespace sweep_tener

@@ -22,7 +22,7 @@
 #include "support/sweep.hpp"
 #include "transformer_xl/budget.hpp"
 
-namespace {
+namespace sweep_transformer_xl {  // its own namespace: the sweeps are compiled together (posenc_unity)
 
 using namespace posenc;
 using namespace posenc::test;
@@ -120,7 +120,6 @@ void measure_scores(SweepContext& ctx, const TransformerXlSpec& base, const std:
                name.c_str(), Lq, dm, d, rows, cols, ctx.elapsed_seconds());
 }
 
-}  // namespace
 
 POSENC_SWEEP(transformer_xl) {
   const bool smoke = ctx.mode == SweepMode::smoke, long_mode = ctx.mode == SweepMode::extended;
@@ -138,3 +137,5 @@ POSENC_SWEEP(transformer_xl) {
       measure_scores(ctx, s, name, rows, cols);
     }
 }
+
+}  // namespace sweep_transformer_xl

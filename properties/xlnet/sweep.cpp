@@ -22,7 +22,7 @@
 #include "support/sweep.hpp"
 #include "xlnet/budget.hpp"
 
-namespace {
+namespace sweep_xlnet {  // its own namespace: the sweeps are compiled together (posenc_unity)
 
 using namespace posenc;
 using namespace posenc::test;
@@ -127,7 +127,6 @@ void measure_scores(SweepContext& ctx, const XlnetSpec& base, const std::string&
                name.c_str(), Lq, dm, d, rows, cols, ctx.elapsed_seconds());
 }
 
-}  // namespace
 
 POSENC_SWEEP(xlnet) {
   const bool smoke = ctx.mode == SweepMode::smoke, long_mode = ctx.mode == SweepMode::extended;
@@ -145,3 +144,5 @@ POSENC_SWEEP(xlnet) {
       measure_scores(ctx, s, name, rows, cols);
     }
 }
+
+}  // namespace sweep_xlnet
