@@ -34,7 +34,6 @@ rc::Gen<T> weighted_choice(std::vector<std::pair<int, rc::Gen<T>>> choices) {
   });
 }
 
-std::int64_t lower_limit(const SinusoidalSpec& s) { return s.signed_positions ? -max_abs_position(s) : 0; }
 
 // Log-uniform integer in [lo, hi] (lo >= 0), with its binade as region.
 rc::Gen<PositionCase> gen_log_uniform(std::int64_t lo, std::int64_t hi) {
@@ -196,7 +195,7 @@ std::vector<PositionCase> hard_positions(const SinusoidalSpec& spec, std::size_t
     std::lock_guard lock(m);
     if (auto it = cache.find(key); it != cache.end()) return it->second;
   }
-  const std::int64_t lim = max_abs_position(spec), lo = lower_limit(spec);
+  const std::int64_t lim = max_abs_position(spec), lo = min_position(spec);
   std::map<std::int64_t, std::string> pos;
   auto add = [&](std::int64_t p, const std::string& region) {
     if (p < lo || p > lim) return;
@@ -231,11 +230,11 @@ std::vector<PositionCase> hard_positions(const SinusoidalSpec& spec, std::size_t
 }
 
 rc::Gen<PositionCase> gen_position(const SinusoidalSpec& spec) {
-  return gen_position(spec, lower_limit(spec), max_abs_position(spec));
+  return gen_position(spec, min_position(spec), max_abs_position(spec));
 }
 
 rc::Gen<PositionCase> gen_position(const SinusoidalSpec& spec, std::int64_t lo, std::int64_t hi) {
-  lo = std::max(lo, lower_limit(spec));
+  lo = std::max(lo, min_position(spec));
   hi = std::min(hi, max_abs_position(spec));
   std::vector<PositionCase> pool;
   for (const auto& c : hard_positions(spec))

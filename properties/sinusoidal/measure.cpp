@@ -19,7 +19,6 @@ namespace rf = posenc::reference;
 using R = SinusoidalRow;
 constexpr unsigned kBits = rf::kDefaultBits;
 
-std::int64_t lower_limit(const SinusoidalSpec& s) { return s.signed_positions ? -max_abs_position(s) : 0; }
 
 bool is_zero_column(const SinusoidalSpec& s, std::size_t c) { return c >= 2 * pair_count(s); }
 
@@ -33,7 +32,7 @@ std::vector<T> fast_row(const SinusoidalSpec& s, std::int64_t p, std::size_t off
     return out;
   }
   offset = std::min<std::size_t>(offset, 63);
-  const std::int64_t lo = lower_limit(s);
+  const std::int64_t lo = min_position(s);
   if (p - static_cast<std::int64_t>(offset) < lo) offset = static_cast<std::size_t>(p - lo);
   std::vector<T> out((offset + 1) * d);
   sinusoidal_table(s, p - static_cast<std::int64_t>(offset), offset + 1, std::span<T>(out));

@@ -55,10 +55,9 @@ const std::vector<RowRef> kTableRows{R::table_exact_f32_scaled,    R::table_exac
                                      R::table_emulated_f32_scaled, R::table_emulated_f32_kernel, R::table_emulated_f64_scaled,
                                      R::table_emulated_f64_kernel, R::table_range,               R::table_exact_values};
 
-std::int64_t lower_limit(const SinusoidalSpec& s) { return s.signed_positions ? -max_abs_position(s) : 0; }
 
 bool in_range(const SinusoidalSpec& s, std::int64_t a, std::int64_t b) {  // [a, b] accepted
-  return a >= lower_limit(s) && b <= max_abs_position(s) && a <= b;
+  return a >= min_position(s) && b <= max_abs_position(s) && a <= b;
 }
 
 bool contains_padding(const SinusoidalSpec& s, std::int64_t a, std::int64_t b) {

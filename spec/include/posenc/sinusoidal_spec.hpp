@@ -96,6 +96,11 @@ constexpr std::int64_t max_abs_position(const SinusoidalSpec& s) noexcept {
   return by_angle < static_cast<double>(kMaxPosition) ? static_cast<std::int64_t>(by_angle) : kMaxPosition;
 }
 
+// Smallest position accepted: -max_abs_position(s) with signed_positions, else 0.
+constexpr std::int64_t min_position(const SinusoidalSpec& s) noexcept {
+  return s.signed_positions ? -max_abs_position(s) : 0;
+}
+
 template <>
 struct SpecTraits<SinusoidalSpec> {
   using S = SinusoidalSpec;
