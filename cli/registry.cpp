@@ -49,10 +49,17 @@ bool add_scheme_registration(const char* name, SchemeRegistration fn) {
   return true;
 }
 
-void register_all_schemes(Registry& reg) {
+void register_schemes(Registry& reg, int argc, const char* const* argv) {
   auto& r = registrations();
   std::sort(r.begin(), r.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
-  for (const auto& [name, fn] : r) fn(reg);
+  const std::string verb = argc >= 3 ? argv[1] : "", scheme = argc >= 3 ? argv[2] : "";
+  const auto named = std::find_if(r.begin(), r.end(), [&](const auto& e) { return e.first == scheme; });
+  if (named != r.end()) {
+    named->second(reg);
+    if (reg.has(verb, scheme)) return;
+  }
+  for (auto it = r.begin(); it != r.end(); ++it)
+    if (it != named) it->second(reg);
 }
 
 Registry::Registry(CLI::App& app) : app_(app) {
@@ -91,6 +98,11 @@ CLI::App* Registry::command(const std::string& verb_name, const std::string& sch
   c->allow_extras(false);  // (inherited from the verb otherwise) an unknown flag of a scheme command is an error
   c->parse_complete_callback([c] { check_files(*c); });  // runs before the command's own callback
   return c;
+}
+
+bool Registry::has(const std::string& verb_name, const std::string& scheme) const {
+  const auto it = verbs_of_.find(scheme);
+  return it != verbs_of_.end() && std::find(it->second.begin(), it->second.end(), verb_name) != it->second.end();
 }
 
 Json Registry::list() const {

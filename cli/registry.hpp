@@ -55,6 +55,8 @@ class Registry {
   // `posenc <verb> <scheme>`; creates the verb (a scheme's own verb needs its description on first use).
   CLI::App* command(const std::string& verb, const std::string& scheme, const std::string& description,
                     const std::string& verb_description = {});
+  // Whether `posenc <verb> <scheme>` is registered.
+  bool has(const std::string& verb, const std::string& scheme) const;
   // The schemes with their verbs, as `posenc list --format json` prints them.
   Json list() const;
   CLI::App& app() { return app_; }
@@ -67,10 +69,14 @@ class Registry {
   std::map<std::string, std::vector<std::string>> verbs_of_;  // scheme -> verbs
 };
 
-// Every scheme file defines one registration function with POSENC_CLI_SCHEME(<name>); main() calls them all.
+// Every scheme file defines one registration function with POSENC_CLI_SCHEME(<name>); main() calls
+// register_schemes, which calls them all, or only the one a command line needs: registering every scheme builds
+// ~900 options, a quarter of the CLI's start-up, and `posenc <verb> <scheme> ...` reaches that scheme's commands
+// only. Every other command line (list, info, --help, a verb without a scheme, an unknown scheme, a scheme without
+// that verb, whose errors name the schemes that have it) gets them all.
 using SchemeRegistration = void (*)(Registry&);
 bool add_scheme_registration(const char* name, SchemeRegistration);
-void register_all_schemes(Registry&);
+void register_schemes(Registry&, int argc, const char* const* argv);
 void register_general_commands(Registry&);  // list, info (general_commands.cpp)
 
 }  // namespace posenc::cli

@@ -9,6 +9,11 @@ import math
 import sys
 from pathlib import Path
 
+import fake_cli
+from fake_cli import write_fake  # noqa: F401  (the tests' one way to write a fake CLI)
+
+fake_cli.install()  # fake CLIs run in this process (fake_cli.py)
+
 RUN_ID = "0123456789ab@2025-01-01T11:55:00Z"
 META = {"commit": "0123456789abcdef0123456789abcdef01234567", "run_id": RUN_ID, "compiler": "GNU 12.2.0",
         "flags": "-O3 -march=native -fopenmp", "build_type": "Release", "blas_library": "OpenBLAS 0.3.21",

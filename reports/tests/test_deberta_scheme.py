@@ -21,7 +21,7 @@ sys.path.insert(0, str(HERE))
 
 from posenc_report import schemes  # noqa: E402
 from posenc_report.schemes import deberta  # noqa: E402
-from samples import FakeCliTest, cli_has_scheme  # noqa: E402
+from samples import FakeCliTest, cli_has_scheme, write_fake  # noqa: E402
 
 REPO = HERE.parent.parent
 CLI = REPO / "build" / "cli" / "posenc"
@@ -175,13 +175,6 @@ def table_rows(markdown: str) -> list:
     return [[c.strip() for c in line.strip().strip("|").split("|")] for line in markdown.splitlines()
             if line.startswith("| ") and not line.startswith("| i |") and not line.startswith("| ---")]
 
-
-def write_fake(directory: str, name: str, text: str) -> str:
-    path = os.path.join(directory, name)
-    with open(path, "w") as f:
-        f.write(f"#!{sys.executable}\n" + text)
-    os.chmod(path, 0o755)
-    return path
 
 
 V3 = {"position_buckets": 256, "max_relative_positions": 512, "clamp": False, "regime": "hf"}

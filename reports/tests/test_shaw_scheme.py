@@ -21,7 +21,7 @@ sys.path.insert(0, str(HERE))
 
 from posenc_report import bench, schemes, summary  # noqa: E402
 from posenc_report.schemes import shaw  # noqa: E402
-from samples import FakeCliTest, bench_entry, cli_has_scheme  # noqa: E402
+from samples import FakeCliTest, bench_entry, cli_has_scheme, write_fake  # noqa: E402
 
 REPO = HERE.parent.parent
 CLI = REPO / "build" / "cli" / "posenc"
@@ -145,13 +145,6 @@ def table_rows(markdown: str) -> list:
             if line.startswith("| ") and not line.startswith("| i (q_i)") and not line.startswith("| ---")
             and not line.startswith("| preset")]
 
-
-def write_fake(directory: str, name: str, text: str) -> str:
-    path = os.path.join(directory, name)
-    with open(path, "w") as f:
-        f.write(f"#!{sys.executable}\n" + text)
-    os.chmod(path, 0o755)
-    return path
 
 
 class ShawModuleTest(FakeCliTest):
