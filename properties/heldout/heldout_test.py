@@ -1248,6 +1248,7 @@ else:
 #    exactly (Fraction arithmetic, the double log decided against float32 boundaries; entries it cannot decide are
 #    left out and counted). --mlp-sum fma against the Haswell kernel and both against Prescott's are reported only:
 #    Haswell's FMA kernel sums most outputs as one FMA chain over k but not every output in every shape.
+import functools
 from fractions import Fraction
 
 
@@ -1279,17 +1280,29 @@ def rn32_ln(u):
     return f if lo == f == hi else None
 
 
-def fire_x(c, mult, init_l, eps, q, j):
-    """The correctly rounded float32 steps of fire_spec.hpp's x at (q, j), or None where a log is undecided."""
-    c32, e32 = f32(c), f32(eps)
+@functools.lru_cache(maxsize=None)
+def fire_numerator(c32, d):
+    """RN32(ln(RN32(|RN32(c d)|) + 1)) for the distance d = q - j (None when undecided)."""
+    t = abs(rn32_exact(Fraction(c32) * d))
+    return rn32_ln(rn32_exact(Fraction(t) + 1))
+
+
+@functools.lru_cache(maxsize=None)
+def fire_denominator(c32, e32, mult, init_l, q):
+    """RN32(RN32(ln(RN32(|RN32(c N)|) + 1)) + eps), N = max(q, |RN32(mult init_l)|) (None when undecided)."""
     thr = abs(rn32_exact(Fraction(f32(mult)) * Fraction(f32(init_l))))
-    t = abs(rn32_exact(Fraction(c32) * (q - j)))
-    l = rn32_ln(rn32_exact(Fraction(t) + 1))
     N = max(float(q), thr)
     n = rn32_ln(rn32_exact(Fraction(abs(rn32_exact(Fraction(c32) * Fraction(N)))) + 1))
-    if l is None or n is None:
+    return None if n is None else rn32_exact(Fraction(n) + Fraction(e32))
+
+
+def fire_x(c, mult, init_l, eps, q, j):
+    """The correctly rounded float32 steps of fire_spec.hpp's x at (q, j), or None where a log is undecided (the
+    numerator's steps depend on q - j only and the denominator's on q only, so each is computed once)."""
+    c32, e32 = f32(c), f32(eps)
+    l, den = fire_numerator(c32, q - j), fire_denominator(c32, e32, mult, init_l, q)
+    if l is None or den is None:
         return None
-    den = rn32_exact(Fraction(n) + Fraction(e32))
     return rn32_exact(Fraction(l) / Fraction(den))
 
 
