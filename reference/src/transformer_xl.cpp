@@ -24,27 +24,7 @@ constexpr unsigned kEmuBits = 64;  // holds every float32 step exactly
 using detail::raw;
 
 // An mpfr_t of any precision, cleared on scope exit, movable (so it can live in a vector).
-class Num {
- public:
-  explicit Num(mpfr_prec_t prec) { mpfr_init2(v_, std::max<mpfr_prec_t>(prec, MPFR_PREC_MIN)); }
-  Num(Num&& o) noexcept {
-    mpfr_init2(v_, MPFR_PREC_MIN);
-    mpfr_swap(v_, o.v_);
-  }
-  Num& operator=(Num&& o) noexcept {
-    mpfr_swap(v_, o.v_);
-    return *this;
-  }
-  Num(const Num&) = delete;
-  Num& operator=(const Num&) = delete;
-  ~Num() { mpfr_clear(v_); }
-  mpfr_ptr get() { return v_; }
-  mpfr_srcptr get() const { return v_; }
-  mpfr_prec_t prec() const { return mpfr_get_prec(v_); }
-
- private:
-  mpfr_t v_;
-};
+using Num = detail::Mp;  // an mpfr_t of a working precision (mpfr_util.hpp)
 
 // ---- validation ------------------------------------------------------------------------------------------------
 
