@@ -10,7 +10,6 @@
 #include "registry.hpp"
 
 namespace posenc::cli {
-namespace {
 
 void print_json(const Json& j) {
   Output out("-", false);
@@ -20,13 +19,14 @@ void print_json(const Json& j) {
   out.commit();
 }
 
+namespace {
 std::string text_of(const Json& v) {
   if (v.is_string()) return v.get<std::string>();
   if (v.is_null()) return "none";
   return v.dump();
 }
+}  // namespace
 
-// Prints `text` after `indent` spaces, wrapped at 100 columns on spaces.
 void print_wrapped(std::FILE* f, std::size_t indent, const std::string& text) {
   const std::size_t width = indent < 60 ? 100 - indent : 40;
   std::size_t pos = 0;
@@ -41,6 +41,8 @@ void print_wrapped(std::FILE* f, std::size_t indent, const std::string& text) {
     while (pos < text.size() && text[pos] == ' ') ++pos;
   }
 }
+
+namespace {
 
 void print_list_text(const Json& doc) {
   Output out("-", false);

@@ -16,6 +16,7 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
+#include <cstdio>
 #include <map>
 #include <string>
 #include <vector>
@@ -78,6 +79,11 @@ using SchemeRegistration = void (*)(Registry&);
 bool add_scheme_registration(const char* name, SchemeRegistration);
 void register_schemes(Registry&, int argc, const char* const* argv);
 void register_general_commands(Registry&);  // list, info (general_commands.cpp)
+void register_budget_command(Registry&);    // budget (budget_command.cpp: the program links the budget table)
+// Shared by the general commands: JSON on stdout (2-space indent); `text` after `indent` spaces, wrapped at 100
+// columns on spaces.
+void print_json(const Json&);
+void print_wrapped(std::FILE*, std::size_t indent, const std::string& text);
 
 }  // namespace posenc::cli
 

@@ -15,7 +15,7 @@ CLI_TEST_DIR=$(cd "$(dirname "$0")" && pwd)
 source "$CLI_TEST_DIR/harness.sh" cli
 
 # ---- --help works for every command ----------------------------------------------------------------
-for cmd in "" "list" "info" "table" "freqs" "shift" "check" "identify" "table sinusoidal" "freqs sinusoidal" "shift sinusoidal" \
+for cmd in "" "list" "info" "budget" "table" "freqs" "shift" "check" "identify" "table sinusoidal" "freqs sinusoidal" "shift sinusoidal" \
            "check sinusoidal" "identify sinusoidal"; do
   # shellcheck disable=SC2086
   if out=$("$POSENC" $cmd --help 2>&1) && grep -q "Usage:" <<<"$out"; then pass; else fail "posenc $cmd --help"; fi
@@ -168,6 +168,27 @@ if "$POSENC" list | grep -q "fairseq"; then pass; else fail "list (text)"; fi
 if "$POSENC" info --format json >i.json && "$PY" -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["build"]["version"] and "core" in d["blas"]' i.json
 then pass; else fail "info --format json"; fi
 
+# ---- budget: the rows of the budget table, one scheme's, one row with its analysis ------------------------------
+if "$POSENC" budget --format json >b.json && "$POSENC" budget --scheme t5 --format json >bt.json &&
+   "$POSENC" budget --row rope.check.envelope >br.txt && "$PY" - b.json bt.json br.txt "$POSENC" <<'PYEOF'
+import json, subprocess, sys
+doc, t5, row = json.load(open(sys.argv[1])), json.load(open(sys.argv[2])), open(sys.argv[3]).read()
+rows = doc["rows"]
+assert doc["count"] == len(rows) >= 180, doc["count"]
+assert len({r["id"] for r in rows}) == len(rows), "row ids repeat"
+for r in rows:
+    assert r["id"].startswith(r["scheme"] + ".") and r["why"] and r["quantity"] and r["metric"]["text"], r["id"]
+    assert r["metric"]["kind"] in ("kernel", "scaled", "absolute", "ratio", "bitwise", "value"), r
+    assert r["bound"] >= 0, r
+by_id = {r["id"]: r for r in rows}
+assert by_id["rope.check.envelope"]["bound"] == 1 and by_id["t5.bucket.exact.bitwise"]["bound"] == 0
+assert {r["scheme"] for r in t5["rows"]} == {"t5"} and t5["count"] == sum(r["scheme"] == "t5" for r in rows)
+assert row.startswith("rope.check.envelope  <= 1  (") and "why: posenc's emulation" in row, row[:200]
+text = subprocess.run([sys.argv[4], "budget"], capture_output=True, text=True, check=True).stdout
+assert sum(line.startswith(tuple(by_id)) for line in text.splitlines()) == len(rows)
+PYEOF
+then pass; else fail "budget (json, --scheme, --row, text)"; fi
+
 # ---- bad inputs: one line on stderr, nothing on stdout, non-zero status, no file ---------------------
 expect_error() {  # expect_error STATUS ARGS...
   local want=$1; shift
@@ -183,6 +204,9 @@ expect_error() {  # expect_error STATUS ARGS...
   if compgen -G "out.*" >/dev/null || compgen -G "*.tmp-*" >/dev/null; then fail "posenc $*: left an output file"; return; fi
   pass
 }
+expect_error 2 budget --scheme nope
+if grep -q "accepted: alibi | deberta" stderr.txt; then pass; else fail "budget --scheme nope: names the schemes"; fi
+expect_error 2 budget --row nope
 T="table sinusoidal"
 # shellcheck disable=SC2086
 {
