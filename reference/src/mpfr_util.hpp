@@ -1,11 +1,16 @@
-// reference/src/mpfr_util.hpp — what the oracles' Ziv loops share: raw access to a Real's mpfr_t and an mpfr_t of any
-// precision cleared on scope exit (working values may exceed kMaxBits, which make_real refuses). Internal to
-// reference/src.
+// reference/src/mpfr_util.hpp — what the oracles' Ziv loops share: raw access to a Real's mpfr_t, an mpfr_t of any
+// precision cleared on scope exit (working values may exceed kMaxBits, which make_real refuses), and exact sums and
+// products of terms (the relative-score oracles). Internal to reference/src.
 #pragma once
 
 #include <mpfr.h>
 
 #include <algorithm>
+#include <bit>
+#include <cstddef>
+#include <stdexcept>
+#include <utility>
+#include <vector>
 
 #include "posenc/reference/mp.hpp"
 
@@ -37,5 +42,70 @@ class Mp {
  private:
   mpfr_t v_;
 };
+
+}  // namespace posenc::reference::detail
+
+// ---- exact arithmetic on terms (the relative-score oracles: Shaw, Transformer-XL, XLNet, TENER) -----------------
+namespace posenc::reference::detail {
+
+// x y for doubles, exactly (106 bits), appended to terms unless zero.
+inline void push_product(std::vector<Mp>& terms, double x, double y) {
+  if (x == 0.0 || y == 0.0) return;
+  Mp t(106);
+  mpfr_set_d(t.get(), x, MPFR_RNDN);  // exact
+  if (mpfr_mul_d(t.get(), t.get(), y, MPFR_RNDN) != 0)
+    throw std::logic_error("oracle: a product of two doubles was rounded");
+  terms.push_back(std::move(t));
+}
+
+// a b exactly (precision of a + precision of b), appended to terms unless zero.
+inline void push_product(std::vector<Mp>& terms, mpfr_srcptr a, mpfr_srcptr b) {
+  if (mpfr_zero_p(a) || mpfr_zero_p(b)) return;
+  Mp t(mpfr_get_prec(a) + mpfr_get_prec(b));
+  if (mpfr_mul(t.get(), a, b, MPFR_RNDN) != 0) throw std::logic_error("oracle: an exact product was rounded");
+  terms.push_back(std::move(t));
+}
+
+// v x exactly (v any number, x a double), appended to terms unless zero.
+inline void push_scaled(std::vector<Mp>& terms, mpfr_srcptr v, double x) {
+  if (x == 0.0 || mpfr_zero_p(v)) return;
+  Mp p(mpfr_get_prec(v) + 53);
+  if (mpfr_mul_d(p.get(), v, x, MPFR_RNDN) != 0) throw std::logic_error("oracle: a product with a double was rounded");
+  terms.push_back(std::move(p));
+}
+
+// The exact sum of finite terms: |sum| < n 2^top and the sum is a multiple of 2^low, so top - low + bit_width(n) + 1
+// bits hold it (checked: mpfr_sum's ternary value is 0). No terms, or only zeros: +0.
+inline Mp exact_sum(std::vector<Mp>& terms) {
+  mpfr_exp_t top = 0, low = 0;
+  bool any = false;
+  for (const Mp& t : terms) {
+    if (mpfr_zero_p(t.get())) continue;
+    const mpfr_exp_t e = mpfr_get_exp(t.get());
+    const mpfr_exp_t lsb = e - static_cast<mpfr_exp_t>(t.prec());  // t is a multiple of 2^lsb
+    top = any ? std::max(top, e) : e;
+    low = any ? std::min(low, lsb) : lsb;
+    any = true;
+  }
+  if (!any) {
+    Mp z(2);
+    mpfr_set_zero(z.get(), 1);
+    return z;
+  }
+  const auto n = static_cast<unsigned long>(terms.size());
+  Mp out(static_cast<mpfr_prec_t>(top - low) + static_cast<mpfr_prec_t>(std::bit_width(n)) + 1);
+  std::vector<mpfr_ptr> ptrs;
+  ptrs.reserve(terms.size());
+  for (Mp& t : terms) ptrs.push_back(t.get());
+  if (mpfr_sum(out.get(), ptrs.data(), n, MPFR_RNDN) != 0) throw std::logic_error("oracle: an exact sum was rounded");
+  return out;
+}
+
+// m when d = m^2, else 0.
+inline unsigned long exact_root(std::size_t d) {
+  unsigned long m = 0;
+  while ((m + 1) * (m + 1) <= d) ++m;
+  return m * m == d ? m : 0;
+}
 
 }  // namespace posenc::reference::detail

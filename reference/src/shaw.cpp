@@ -23,8 +23,10 @@ constexpr double kDropBelow = -0x1p29;   // keys with Delta_j below this are dro
 
 using detail::raw;
 
-// An mpfr_t of any precision, cleared on scope exit, movable (so it can live in a vector).
 using Num = detail::Mp;  // an mpfr_t of a working precision (mpfr_util.hpp)
+using detail::exact_root;
+using detail::exact_sum;
+using detail::push_product;
 
 // ---- validation ----------------------------------------------------------------------------------------------
 
@@ -109,44 +111,6 @@ bool visible_of(const ShawMask& mask, std::size_t i, std::size_t j, std::size_t 
 
 // ---- exact arithmetic ----------------------------------------------------------------------------------------
 
-// x * y exactly (106 bits), appended to terms unless zero.
-void push_product(std::vector<Num>& terms, double x, double y) {
-  if (x == 0.0 || y == 0.0) return;
-  Num t(106);
-  mpfr_set_d(t.get(), x, MPFR_RNDN);  // exact
-  if (mpfr_mul_d(t.get(), t.get(), y, MPFR_RNDN) != 0)
-    throw std::logic_error("shaw reference: a product of two doubles was rounded");
-  terms.push_back(std::move(t));
-}
-
-// The exact sum of the terms (each a finite number): a precision from their exponents (header), mpfr_sum.
-Num exact_sum(std::vector<Num>& terms) {
-  mpfr_exp_t top = 0, low = 0;
-  bool any = false;
-  for (const Num& t : terms) {
-    if (mpfr_zero_p(t.get())) continue;
-    const mpfr_exp_t e = mpfr_get_exp(t.get());
-    const mpfr_exp_t lsb = e - static_cast<mpfr_exp_t>(mpfr_get_prec(t.get()));  // t is a multiple of 2^lsb
-    top = any ? std::max(top, e) : e;
-    low = any ? std::min(low, lsb) : lsb;
-    any = true;
-  }
-  if (!any) {
-    Num z(2);
-    mpfr_set_zero(z.get(), 1);
-    return z;
-  }
-  // |sum| < n 2^top <= 2^(top + bit_width(n)), a multiple of 2^low.
-  const auto n = static_cast<unsigned long>(terms.size());
-  Num out(static_cast<mpfr_prec_t>(top - low) + static_cast<mpfr_prec_t>(std::bit_width(n)) + 1);
-  std::vector<mpfr_ptr> ptrs;
-  ptrs.reserve(terms.size());
-  for (Num& t : terms) ptrs.push_back(t.get());
-  if (mpfr_sum(out.get(), ptrs.data(), n, MPFR_RNDN) != 0)
-    throw std::logic_error("shaw reference: an exact sum was rounded");
-  return out;
-}
-
 // a - b exactly.
 Num exact_difference(const Num& a, const Num& b) {
   std::vector<Num> terms;
@@ -156,13 +120,6 @@ Num exact_difference(const Num& a, const Num& b) {
   terms.push_back(std::move(x));
   terms.push_back(std::move(y));
   return exact_sum(terms);
-}
-
-// m when d = m^2, else 0.
-unsigned long exact_root(std::size_t d) {
-  unsigned long m = 0;
-  while ((m + 1) * (m + 1) <= d) ++m;
-  return m * m == d ? m : 0;
 }
 
 // out (its own precision p) = scale * x: a given scale or a perfect-square head_dim with one rounding; else

@@ -23,6 +23,10 @@ using detail::raw;
 
 // An mpfr_t of any precision, cleared on scope exit, movable (terms of an exact sum live in a vector).
 using Num = detail::Mp;  // an mpfr_t of a working precision (mpfr_util.hpp)
+using detail::exact_root;
+using detail::exact_sum;
+using detail::push_product;
+using detail::push_scaled;
 
 // ---- validation ------------------------------------------------------------------------------------------------
 
@@ -165,52 +169,6 @@ Real entry(const TenerSpec& s, std::int64_t t, std::size_t m, std::size_t length
 
 // ---- exact sums ------------------------------------------------------------------------------------------------
 
-// x * y exactly (106 bits), appended to terms unless zero.
-void push_product(std::vector<Num>& terms, double x, double y) {
-  if (x == 0.0 || y == 0.0) return;
-  Num p(106);
-  mpfr_set_d(p.get(), x, MPFR_RNDN);
-  if (mpfr_mul_d(p.get(), p.get(), y, MPFR_RNDN) != 0)
-    throw std::logic_error("tener oracle: a product of two doubles was rounded");
-  terms.push_back(std::move(p));
-}
-
-// v * x exactly (v any number, x a double), appended to terms unless zero.
-void push_scaled(std::vector<Num>& terms, mpfr_srcptr v, double x) {
-  if (x == 0.0 || mpfr_zero_p(v)) return;
-  Num p(mpfr_get_prec(v) + 53);
-  if (mpfr_mul_d(p.get(), v, x, MPFR_RNDN) != 0)
-    throw std::logic_error("tener oracle: a product with a double was rounded");
-  terms.push_back(std::move(p));
-}
-
-// The exact sum of finite terms: a precision covering every bit (top exponent - lowest bit + carries), mpfr_sum.
-Num exact_sum(std::vector<Num>& terms) {
-  mpfr_exp_t top = 0, low = 0;
-  bool any = false;
-  for (const Num& t : terms) {
-    if (mpfr_zero_p(t.get())) continue;
-    const mpfr_exp_t e = mpfr_get_exp(t.get());
-    const mpfr_exp_t lsb = e - static_cast<mpfr_exp_t>(mpfr_get_prec(t.get()));
-    top = any ? std::max(top, e) : e;
-    low = any ? std::min(low, lsb) : lsb;
-    any = true;
-  }
-  if (!any) {
-    Num z(2);
-    mpfr_set_zero(z.get(), 1);
-    return z;
-  }
-  const auto n = static_cast<unsigned long>(terms.size());
-  Num out(static_cast<mpfr_prec_t>(top - low) + static_cast<mpfr_prec_t>(std::bit_width(n)) + 1);
-  std::vector<mpfr_ptr> ptrs;
-  ptrs.reserve(terms.size());
-  for (Num& t : terms) ptrs.push_back(t.get());
-  if (mpfr_sum(out.get(), ptrs.data(), n, MPFR_RNDN) != 0)
-    throw std::logic_error("tener oracle: an exact sum was rounded");
-  return out;
-}
-
 // x + y + z for doubles, exactly.
 Num exact_sum3(double x, double y, double z) {
   std::vector<Num> terms;
@@ -221,13 +179,6 @@ Num exact_sum3(double x, double y, double z) {
     terms.push_back(std::move(n));
   }
   return exact_sum(terms);
-}
-
-// m when d = m^2, else 0.
-unsigned long exact_root(std::size_t d) {
-  unsigned long m = 0;
-  while ((m + 1) * (m + 1) <= d) ++m;
-  return m * m == d ? m : 0;
 }
 
 }  // namespace

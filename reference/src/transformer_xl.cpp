@@ -23,8 +23,9 @@ constexpr unsigned kEmuBits = 64;  // holds every float32 step exactly
 
 using detail::raw;
 
-// An mpfr_t of any precision, cleared on scope exit, movable (so it can live in a vector).
 using Num = detail::Mp;  // an mpfr_t of a working precision (mpfr_util.hpp)
+using detail::exact_root;
+using detail::exact_sum;
 
 // ---- validation ------------------------------------------------------------------------------------------------
 
@@ -106,33 +107,6 @@ Num from_double(double x) {
   return t;
 }
 
-// The exact sum of the terms: |sum| < n 2^top, a multiple of 2^low, so top - low + bit_width(n) + 1 bits hold it.
-Num exact_sum(std::vector<Num>& terms) {
-  mpfr_exp_t top = 0, low = 0;
-  bool any = false;
-  for (const Num& t : terms) {
-    if (mpfr_zero_p(t.get())) continue;
-    const mpfr_exp_t e = mpfr_get_exp(t.get());
-    const mpfr_exp_t lsb = e - static_cast<mpfr_exp_t>(t.prec());
-    top = any ? std::max(top, e) : e;
-    low = any ? std::min(low, lsb) : lsb;
-    any = true;
-  }
-  if (!any) {
-    Num z(2);
-    mpfr_set_zero(z.get(), 1);
-    return z;
-  }
-  const auto n = static_cast<unsigned long>(terms.size());
-  Num out(static_cast<mpfr_prec_t>(top - low) + static_cast<mpfr_prec_t>(std::bit_width(n)) + 1);
-  std::vector<mpfr_ptr> ptrs;
-  ptrs.reserve(terms.size());
-  for (Num& t : terms) ptrs.push_back(t.get());
-  if (mpfr_sum(out.get(), ptrs.data(), n, MPFR_RNDN) != 0)
-    throw std::logic_error("transformer_xl reference: an exact sum was rounded");
-  return out;
-}
-
 // x + y of two doubles, exactly.
 Num exact_add(double x, double y) {
   std::vector<Num> t;
@@ -152,13 +126,6 @@ Num exact_mul(const Num& a, mpfr_srcptr y) {
 Num exact_mul_d(const Num& a, double y) {
   const Num yy = from_double(y);
   return exact_mul(a, yy.get());
-}
-
-// m when d = m^2, else 0.
-unsigned long exact_root(std::size_t d) {
-  unsigned long m = 0;
-  while ((m + 1) * (m + 1) <= d) ++m;
-  return m * m == d ? m : 0;
 }
 
 // ---- the table R ------------------------------------------------------------------------------------------------

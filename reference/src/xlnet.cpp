@@ -20,8 +20,10 @@ constexpr mpfr_prec_t kZivLimit = mpfr_prec_t{1} << 20;
 
 using detail::raw;
 
-// An mpfr_t of any precision, cleared on scope exit, movable (so it can live in a vector).
 using Num = detail::Mp;  // an mpfr_t of a working precision (mpfr_util.hpp)
+using detail::exact_root;
+using detail::exact_sum;
+using detail::push_product;
 
 // ---- validation ----------------------------------------------------------------------------------------------
 
@@ -187,61 +189,11 @@ Real table_value(const XlnetSpec& s, std::int64_t p, std::size_t m, unsigned bit
 
 // ---- exact arithmetic ----------------------------------------------------------------------------------------
 
-// x * y exactly (106 bits), appended to terms unless zero.
-void push_product(std::vector<Num>& terms, double x, double y) {
-  if (x == 0.0 || y == 0.0) return;
-  Num t(106);
-  mpfr_set_d(t.get(), x, MPFR_RNDN);  // exact
-  if (mpfr_mul_d(t.get(), t.get(), y, MPFR_RNDN) != 0)
-    throw std::logic_error("xlnet oracle: a product of two doubles was rounded");
-  terms.push_back(std::move(t));
-}
-
-// a * b exactly (precision of a + precision of b), appended to terms unless zero.
-void push_product(std::vector<Num>& terms, mpfr_srcptr a, mpfr_srcptr b) {
-  if (mpfr_zero_p(a) || mpfr_zero_p(b)) return;
-  Num t(mpfr_get_prec(a) + mpfr_get_prec(b));
-  if (mpfr_mul(t.get(), a, b, MPFR_RNDN) != 0) throw std::logic_error("xlnet oracle: an exact product was rounded");
-  terms.push_back(std::move(t));
-}
-
 std::vector<mpfr_ptr> pointers(std::vector<Num>& terms) {
   std::vector<mpfr_ptr> p;
   p.reserve(terms.size());
   for (Num& t : terms) p.push_back(t.get());
   return p;
-}
-
-// The exact sum of finite terms: |sum| < n 2^top and the sum is a multiple of 2^low, so top - low + bit_width(n) + 1
-// bits hold it (checked: mpfr_sum's ternary value is 0).
-Num exact_sum(std::vector<Num>& terms) {
-  mpfr_exp_t top = 0, low = 0;
-  bool any = false;
-  for (const Num& t : terms) {
-    if (mpfr_zero_p(t.get())) continue;
-    const mpfr_exp_t e = mpfr_get_exp(t.get());
-    const mpfr_exp_t lsb = e - static_cast<mpfr_exp_t>(mpfr_get_prec(t.get()));
-    top = any ? std::max(top, e) : e;
-    low = any ? std::min(low, lsb) : lsb;
-    any = true;
-  }
-  if (!any) {
-    Num z(2);
-    mpfr_set_zero(z.get(), 1);
-    return z;
-  }
-  const auto n = static_cast<unsigned long>(terms.size());
-  Num out(static_cast<mpfr_prec_t>(top - low) + static_cast<mpfr_prec_t>(std::bit_width(n)) + 1);
-  std::vector<mpfr_ptr> ptrs = pointers(terms);
-  if (mpfr_sum(out.get(), ptrs.data(), n, MPFR_RNDN) != 0) throw std::logic_error("xlnet oracle: an exact sum was rounded");
-  return out;
-}
-
-// n when d = n^2, else 0.
-unsigned long exact_root(std::size_t d) {
-  unsigned long n = 0;
-  while ((n + 1) * (n + 1) <= d) ++n;
-  return n * n == d ? n : 0;
 }
 
 // ---- the score -----------------------------------------------------------------------------------------------
