@@ -34,12 +34,20 @@ namespace {
 
 using R = FireRow;
 
-std::vector<std::pair<R, BudgetRow>> make_rows() {
-  std::vector<std::pair<R, BudgetRow>> r;
-  auto add = [&r](R key, BudgetRow row) { r.emplace_back(key, std::move(row)); };
-  const std::string all =
-      "heads 1 .. 65536, width 1 .. 4096, weights |v| <= 1e6, eps in [1e-12, 1], positions 0 <= q, j < 2^24";
+using Rows = std::vector<std::pair<R, BudgetRow>>;
 
+// Appends a row under its key.
+auto adder(Rows& r) {
+  return [&r](R key, BudgetRow row) { r.emplace_back(key, std::move(row)); };
+}
+
+const std::string kAllDomain =
+    "heads 1 .. 65536, width 1 .. 4096, weights |v| <= 1e6, eps in [1e-12, 1], positions 0 <= q, j < 2^24";
+
+// The bias: exact, the cramming float32 steps (fused and unfused), identities, the emulated bias against the exact one, its magnitude.
+void bias_rows(Rows& r) {
+  const auto add = adder(r);
+  const std::string& all = kAllDomain;
   add(R::bias_exact_f32,
       {.quantity = "bias MLP_h(x), float32 output, exact regime", .dtype = "f32", .regime = "exact", .domain = all,
        .metric = {MetricKind::ratio, DType::f32, 0.0, "|y - b| / (ulp32(b) / 2 + (w + 16) 2^-112 S)"},
@@ -119,6 +127,12 @@ std::vector<std::pair<R, BudgetRow>> make_rows() {
     add(t == DType::f32 ? R::scores_f32 : R::scores_f64,
         fused_scores_row(t, "FirePlan", "exact, cramming", all,
                          "b~ the plan's own bias value (held to its own rows)"));
+}
+
+// What `posenc check fire` holds a user's numbers to.
+void check_rows(Rows& r) {
+  const auto add = adder(r);
+  const std::string& all = kAllDomain;
   // ---- what `posenc check fire` holds a user's numbers to ------------------------------------------------------
   for (DType t : {DType::f16, DType::bf16, DType::f32, DType::f64}) {
     const std::string ts(to_string(t));
@@ -175,6 +189,12 @@ std::vector<std::pair<R, BudgetRow>> make_rows() {
        .bound = 0.0,
        .why = "the same float32 steps: products exact in double and rounded once, IEEE float32 sums, quotient and "
               "fma, logs rounded by MPFR at 24 bits: every step correctly rounded, as the oracle's."});
+}
+
+Rows make_rows() {
+  Rows r;
+  bias_rows(r);
+  check_rows(r);
   return r;
 }
 

@@ -38,11 +38,19 @@ const double kRot = kE64 + 2 * kU;  // per unit of S, one exact-regime rotation 
 // (E64 + 4u)(1 + u) = 8.505 u (1 + u).
 const double kRotAttention = kE64 + 4 * kU;
 
-std::vector<std::pair<R, BudgetRow>> make_rows() {
-  std::vector<std::pair<R, BudgetRow>> r;
-  auto add = [&r](R key, BudgetRow row) { r.emplace_back(key, std::move(row)); };
-  const std::string all = "|p| <= 2^40, layouts, partial rotary, base in [2, 1e7], every preset and generated spec";
+using Rows = std::vector<std::pair<R, BudgetRow>>;
 
+// Appends a row under its key.
+auto adder(Rows& r) {
+  return [&r](R key, BudgetRow row) { r.emplace_back(key, std::move(row)); };
+}
+
+const std::string kAllDomain =
+    "|p| <= 2^40, layouts, partial rotary, base in [2, 1e7], every preset and generated spec";
+
+// The frequency vector: exact, emulated float32, RoFormer.
+void frequency_rows(Rows& r) {
+  const auto add = adder(r);
   add(R::frequency_exact_f64,
       {.quantity = "theta_k = base^(-2k/r) as returned by rope_frequencies (exact regime)",
        .dtype = "f64", .regime = "exact", .domain = "base in [2, 1e7], rotary_dim <= 512",
@@ -74,6 +82,12 @@ std::vector<std::pair<R, BudgetRow>> make_rows() {
               "2^-110 relative of a double midpoint (numpy's real float64 pow is a libm call within a few ulp: the "
               "envelope row rope.check.roformer.envelope)." +
               std::string(kCorrectlyRoundedSteps)});
+}
+
+// The cos/sin caches: exact (with and without an attention factor), emulated, RoFormer.
+void cache_rows(Rows& r) {
+  const auto add = adder(r);
+  const std::string& all = kAllDomain;
   add(R::cache_exact_f32,
       {.quantity = "cos / sin cache entry, float32 output", .dtype = "f32", .regime = "exact", .domain = all,
        .metric = {MetricKind::scaled, DType::f32, 1.0, "err_S (S = 1), ulp_f32"},
@@ -146,6 +160,12 @@ std::vector<std::pair<R, BudgetRow>> make_rows() {
               "only where its float64 value lies that close to a float32 rounding boundary (rope.check.roformer."
               "envelope)." +
               std::string(kCorrectlyRoundedSteps)});
+}
+
+// Rotations: exact, emulated float32 and 16-bit, RoFormer; identities.
+void apply_rows(Rows& r) {
+  const auto add = adder(r);
+  const std::string& all = kAllDomain;
   add(R::apply_exact_f32,
       {.quantity = "rotated channel R(p)x, float32 data, exact regime", .dtype = "f32", .regime = "exact",
        .domain = all + ", x in float32 with |x| <= 1e4",
@@ -223,6 +243,12 @@ std::vector<std::pair<R, BudgetRow>> make_rows() {
               "channels are never written; a permutation of channels permutes the same arithmetic on the same "
               "(c, s); views change addresses, not operations; positions are independent of each other and of "
               "the thread that computes them (fixed chunks, anchors at fixed multiples)."});
+}
+
+// Composition, K-shift drift, scores, the emulated caches against the exact ones, laws on the oracle.
+void law_rows(Rows& r) {
+  const auto add = adder(r);
+  const std::string& all = kAllDomain;
   add(R::compose_f64,
       {.quantity = "R(a) R(b) x and R(-p) R(p) x against the exact R(a + b) x, x, f64, exact regime",
        .dtype = "f64", .regime = "exact", .domain = all + ", |a|, |b| <= 2^39",
@@ -288,6 +314,11 @@ std::vector<std::pair<R, BudgetRow>> make_rows() {
        .bound = std::ldexp(1.0, -200),
        .why = "both sides are formed at >= 256 bits from values correct to ~2^-(256 - log2 p) and |x| <= 1e4: "
               "their difference is below 2^-200 unless the identity is false."});
+}
+
+// What `posenc check rope` holds a user's numbers to.
+void check_rows(Rows& r) {
+  const auto add = adder(r);
   // ---- what `posenc check rope` holds a user's numbers to ---------------------------------------------------
   for (DType t : {DType::f16, DType::bf16, DType::f32, DType::f64}) {
     const std::string ts(to_string(t));
@@ -374,6 +405,15 @@ std::vector<std::pair<R, BudgetRow>> make_rows() {
               "one binade above its bound): |y - e| <= E_y = |x_a| (E_c + ulp_T(|c_e| + E_c)) + |x_b| (E_s + "
               "ulp_T(|s_e| + E_s)) + 2 ulp_T(A) + 2 ulp_T(B) + 2 ulp_T(A + B). An FMA (one rounding fewer) lies "
               "inside. Channels >= rotary_dim must equal x bit for bit (E = 0)."});
+}
+
+Rows make_rows() {
+  Rows r;
+  frequency_rows(r);
+  cache_rows(r);
+  apply_rows(r);
+  law_rows(r);
+  check_rows(r);
   return r;
 }
 

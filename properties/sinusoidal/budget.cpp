@@ -37,11 +37,20 @@ const double kE64 = 2 * kSqrt2 * kEpsSc + std::ldexp(1.0, -54) + std::ldexp(1.0,
 const double kE32 = std::ldexp(1.0, -25) + kE64;
 const double kUlp64 = std::ldexp(1.0, -52), kUlp32 = std::ldexp(1.0, -23);
 
-std::vector<std::pair<R, BudgetRow>> make_rows() {
-  std::vector<std::pair<R, BudgetRow>> r;
-  auto add = [&r](R key, BudgetRow row) { r.emplace_back(key, std::move(row)); };
-  const std::string all = "|p| <= max_abs_position(spec) (2^40 for every preset), every preset and generated spec";
+using Rows = std::vector<std::pair<R, BudgetRow>>;
 
+// Appends a row under its key.
+auto adder(Rows& r) {
+  return [&r](R key, BudgetRow row) { r.emplace_back(key, std::move(row)); };
+}
+
+const std::string kAllDomain =
+    "|p| <= max_abs_position(spec) (2^40 for every preset), every preset and generated spec";
+
+// Omega_k and the table entries, exact and emulated; exact values.
+void frequency_and_table_rows(Rows& r) {
+  const auto add = adder(r);
+  const std::string& all = kAllDomain;
   add(R::frequency_exact_f64, {.quantity = "omega_k as returned by sinusoidal_frequencies",
      .dtype = "f64",
      .regime = "exact",
@@ -150,7 +159,11 @@ std::vector<std::pair<R, BudgetRow>> make_rows() {
      .bound = 0.0,
      .why = "Exact claim: theta = 0 reduces to x = 0, where the polynomials return exactly 0 and 1 and the complex "
                "product with J[0] = (0, 1) is exact; zero columns and rows are stored, not computed."});
+}
 
+// The shift operator T(k): entries, application, composition, orthogonality.
+void shift_rows(Rows& r) {
+  const auto add = adder(r);
   add(R::shift_operator_f64, {.quantity = "T(k) entries cos(k w_i), sin(k w_i) (ShiftOperator, dense f64)",
      .dtype = "f64",
      .regime = "exact",
@@ -223,7 +236,12 @@ std::vector<std::pair<R, BudgetRow>> make_rows() {
      .metric = {MetricKind::scaled, DType::f32, 1.0, "err_S (S = 1)"},
      .bound = (2 * kSqrt2 * (std::ldexp(1.0, -25) + kEpsSc) + 2 * std::pow(std::ldexp(1.0, -25) + kEpsSc, 2)) / kUlp32,
      .why = "Entries within 2^-25 + eps_sc: 2 sqrt2 (2^-25 + eps_sc) = 0.71 ulp_f32(1)."});
+}
 
+// Norms, dot products, Gram matrices and the distinctness margin of fast rows.
+void norm_dot_gram_rows(Rows& r) {
+  const auto add = adder(r);
+  const std::string& all = kAllDomain;
   const double dot32 = (2 * kSqrt2 * kE32 + 2 * kE32 * kE32) * std::ldexp(1.0, 24);
   const double dot64 = (2 * kSqrt2 * kE64 + 2 * kE64 * kE64) * std::ldexp(1.0, 53);
   const std::string dot_why =
@@ -295,7 +313,12 @@ std::vector<std::pair<R, BudgetRow>> make_rows() {
      .why = "||PE(p) - PE(q)||^2 = 2 sum_i (1 - cos((q-p) w_i)) depends on k = q - p only; each fast row is "
                "within sqrt(d) E of its true row, so fast rows are distinct whenever the true distance exceeds "
                "2 sqrt(d) E. The minimum over k < N is measured on the fast rows (row 0 vs row k)."});
+}
 
+// Laws on the oracle; bitwise reproducibility.
+void identity_and_reproducibility_rows(Rows& r) {
+  const auto add = adder(r);
+  const std::string& all = kAllDomain;
   add(R::identity_oracle, {.quantity = "laws checked on the oracle at 256 bits",
      .dtype = "mp",
      .regime = "exact, emulated",
@@ -316,8 +339,11 @@ std::vector<std::pair<R, BudgetRow>> make_rows() {
        .why = "Exact claim. Anchors sit at multiples of B (a function of h only), so a row is one complex multiply of "
               "the same anchor and J values whatever range, list or split contains it; emulated rows depend on p "
               "alone; work is split at block boundaries, so the thread count decides only who computes a block."});
+}
 
-  // ---- what `posenc check` holds a user's numbers to ----------------------------------------------------
+// What `posenc check` holds a user's numbers to.
+void check_rows(Rows& r) {
+  const auto add = adder(r);
   const std::string check_why =
       "A table whose entries are the exact values rounded once to the type has |y - r| <= ulp(r)/2 <= ulp(1)/4 "
       "(|r| < 1; r = +-1 is exact), i.e. err_S <= 0.25. The bound 0.5 (|y - r| <= ulp(1)/2 = 2^-p) leaves "
@@ -361,7 +387,15 @@ std::vector<std::pair<R, BudgetRow>> make_rows() {
               "conversions are IEEE operations, correctly rounded in every implementation, and get no allowance. "
               "E is computed per entry by reference::emulation_envelope; a ratio <= 1 means 'within the "
               "envelope', 0 means bit-identical."});
+}
 
+Rows make_rows() {
+  Rows r;
+  frequency_and_table_rows(r);
+  shift_rows(r);
+  norm_dot_gram_rows(r);
+  identity_and_reproducibility_rows(r);
+  check_rows(r);
   return r;
 }
 
