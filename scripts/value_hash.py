@@ -8,7 +8,8 @@
 Configurations: every `Example:` line of every `posenc <verb> <scheme> --help` that reads no input file, that line
 with each of the scheme's presets instead of its own, and with `--dtype f64` where the command takes it; plus the
 relative-attention scores (Transformer-XL, XLNet, TENER) in both forms, with and without memory, masks and segment
-terms, from inputs drawn here by a fixed generator. Outputs are .npy (every bit of every value) or, for commands
+terms, and the other verbs that read inputs (RoPE apply and scores per layout, ALiBi, KERPLE, FIRE, T5, Shaw, DeBERTa
+and NEZHA scores, T5's and FIRE's bias), from inputs drawn here by a fixed generator. Outputs are .npy (every bit of every value) or, for commands
 whose output is a verdict or a list, their JSON with the run-dependent members (paths, timing) removed. A command
 that refuses a combination is recorded as refused (with its exit status), so a change in what is accepted shows too.
 Standard library only; a run takes about a minute on 2 cores."""
@@ -23,7 +24,9 @@ import struct
 import subprocess
 import sys
 import tempfile
+from pathlib import Path
 
+ROOT = Path(__file__).resolve().parent.parent
 VERBS = ("table", "freqs", "index", "bias", "apply", "scores", "ids", "shift")
 
 
@@ -74,6 +77,53 @@ def relative_configs(d: str) -> dict:
         out[f"scores tener long {form}"] = ["scores", "tener", *te, "--q", q300, "--k", k300, *f]
     out["scores xlnet ef"] = ["scores", "xlnet", "--what", "ef", "--heads", str(H), "--d-head", str(dh), "--q", q5,
                               "--k", k9, "--r-s-bias", s, "--seg-embed", seg, "--token-types", "00111"]
+    return out
+
+
+def file_configs(d: str) -> dict:
+    """{name: argv} of the other verbs that read inputs (apply, scores, t5's bias, FIRE's weights), inputs written
+    into d (FIRE's weights: the fixtures in cli/tests/data)."""
+    def npy(name, shape, seed):
+        path = os.path.join(d, name)
+        write_npy(path, shape, seed)
+        return path
+
+    fire_w = str(ROOT / "cli" / "tests" / "data" / "fire_h4_w8.json")
+    q, k = npy("bq.npy", (4, 6, 16), 21), npy("bk.npy", (4, 9, 16), 22)
+    v = npy("bv.npy", (4, 9, 16), 23)
+    table = npy("t5table.npy", (32, 4), 24)
+    keyt, valt = npy("keyt.npy", (9, 16), 25), npy("valt.npy", (9, 16), 26)
+    pk, pq = npy("pk.npy", (4, 8, 16), 27), npy("pq.npy", (4, 8, 16), 28)
+    nq, nk, nv = npy("nq.npy", (12, 6, 64), 29), npy("nk.npy", (12, 9, 64), 30), npy("nv.npy", (12, 9, 64), 31)
+    x = npy("x.npy", (7, 2, 64), 32)
+    rq, rk = npy("rq.npy", (6, 64), 33), npy("rk.npy", (9, 64), 34)
+    out = {}
+    for preset in ("hf-llama", "gpt-j", "ggml-neox", "roformer"):
+        out[f"apply rope {preset}"] = ["apply", "rope", "--preset", preset, "--head-dim", "64", "--in", x,
+                                       "--positions", "3:10"]
+        out[f"apply rope {preset} far"] = ["apply", "rope", "--preset", preset, "--head-dim", "64", "--in", x,
+                                           "--positions", "1000000:1000007"]
+        out[f"scores rope {preset}"] = ["scores", "rope", "--preset", preset, "--head-dim", "64", "--q", rq, "--k", rk,
+                                        "--q-positions", "100:106"]
+    for preset in ("gpt-neox", "bloom", "mpt"):
+        out[f"scores alibi {preset}"] = ["scores", "alibi", "--preset", preset, "--heads", "4", "--q", q, "--k", k]
+    out["scores kerple"] = ["scores", "kerple", "--preset", "kerple-log", "--heads", "4", "--bias-p", "1.2",
+                            "--bias-a", "0.05", "--q", q, "--k", k]
+    for order in ("fma", "unfused"):
+        out[f"bias fire {order}"] = ["bias", "fire", "--preset", "fire", "--weights", fire_w, "--key-length", "9",
+                                     "--mlp-sum", order]
+    out["scores fire"] = ["scores", "fire", "--preset", "fire", "--weights", fire_w, "--heads", "4", "--q", q, "--k", k]
+    for preset in ("t5-encoder", "t5-decoder"):
+        out[f"bias t5 {preset}"] = ["bias", "t5", "--preset", preset, "--heads", "4", "--table", table,
+                                    "--key-length", "40"]
+        out[f"scores t5 {preset}"] = ["scores", "t5", "--preset", preset, "--heads", "4", "--table", table, "--q", q,
+                                      "--k", k]
+    out["scores shaw t2t"] = ["scores", "shaw", "--preset", "t2t", "--max-relative-position", "4", "--head-dim", "16",
+                              "--key-table", keyt, "--value-table", valt, "--q", q, "--k", k, "--v", v]
+    out["scores deberta"] = ["scores", "deberta", "--position-buckets", "4", "--max-relative-positions", "4",
+                             "--heads", "4", "--head-dim", "16", "--pos-key", pk, "--pos-query", pq, "--q", q, "--k", k]
+    out["scores nezha"] = ["scores", "nezha", "--preset", "nezha-cn-base", "--q", nq, "--k", nk]
+    out["scores nezha output"] = ["scores", "nezha", "--preset", "nezha-cn-base", "--q", nq, "--k", nk, "--v", nv]
     return out
 
 
@@ -132,7 +182,7 @@ def main(argv: list) -> int:
         return 2
     posenc = os.path.abspath(argv[0])
     with tempfile.TemporaryDirectory() as d:
-        configs = {**example_configs(posenc), **relative_configs(d)}
+        configs = {**example_configs(posenc), **relative_configs(d), **file_configs(d)}
         hashes = {name: digest(posenc, cmd, d) for name, cmd in sorted(configs.items())}
     refused = sum(v.startswith("refused") for v in hashes.values())
     print(f"value_hash.py: {len(hashes)} configurations ({len(hashes) - refused} with values, {refused} refused)")
