@@ -12,7 +12,8 @@ terms, and the other verbs that read inputs (RoPE apply and scores per layout, A
 and NEZHA scores, T5's and FIRE's bias), from inputs drawn here by a fixed generator. Outputs are .npy (every bit of every value) or, for commands
 whose output is a verdict or a list, their JSON with the run-dependent members (paths, timing) removed. A command
 that refuses a combination is recorded as refused (with its exit status), so a change in what is accepted shows too.
-Standard library only; a run takes about a minute on 2 cores."""
+Compare runs on one machine with one OpenBLAS core (`posenc info`): scores that go through BLAS depend on the kernels
+it picks. Standard library only; a run takes about a minute on 2 cores."""
 from __future__ import annotations
 
 import hashlib
