@@ -34,19 +34,14 @@ namespace {
 
 using R = FireRow;
 
-using Rows = std::vector<std::pair<R, BudgetRow>>;
-
-// Appends a row under its key.
-auto adder(Rows& r) {
-  return [&r](R key, BudgetRow row) { r.emplace_back(key, std::move(row)); };
-}
+using Rows = BudgetRows<R>;
 
 const std::string kAllDomain =
     "heads 1 .. 65536, width 1 .. 4096, weights |v| <= 1e6, eps in [1e-12, 1], positions 0 <= q, j < 2^24";
 
 // The bias: exact, the cramming float32 steps (fused and unfused), identities, the emulated bias against the exact one, its magnitude.
 void bias_rows(Rows& r) {
-  const auto add = adder(r);
+  const auto add = row_adder(r);
   const std::string& all = kAllDomain;
   add(R::bias_exact_f32,
       {.quantity = "bias MLP_h(x), float32 output, exact regime", .dtype = "f32", .regime = "exact", .domain = all,
@@ -131,7 +126,7 @@ void bias_rows(Rows& r) {
 
 // What `posenc check fire` holds a user's numbers to.
 void check_rows(Rows& r) {
-  const auto add = adder(r);
+  const auto add = row_adder(r);
   const std::string& all = kAllDomain;
   // ---- what `posenc check fire` holds a user's numbers to ------------------------------------------------------
   for (DType t : {DType::f16, DType::bf16, DType::f32, DType::f64}) {

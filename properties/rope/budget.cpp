@@ -38,19 +38,14 @@ const double kRot = kE64 + 2 * kU;  // per unit of S, one exact-regime rotation 
 // (E64 + 4u)(1 + u) = 8.505 u (1 + u).
 const double kRotAttention = kE64 + 4 * kU;
 
-using Rows = std::vector<std::pair<R, BudgetRow>>;
-
-// Appends a row under its key.
-auto adder(Rows& r) {
-  return [&r](R key, BudgetRow row) { r.emplace_back(key, std::move(row)); };
-}
+using Rows = BudgetRows<R>;
 
 const std::string kAllDomain =
     "|p| <= 2^40, layouts, partial rotary, base in [2, 1e7], every preset and generated spec";
 
 // The frequency vector: exact, emulated float32, RoFormer.
 void frequency_rows(Rows& r) {
-  const auto add = adder(r);
+  const auto add = row_adder(r);
   add(R::frequency_exact_f64,
       {.quantity = "theta_k = base^(-2k/r) as returned by rope_frequencies (exact regime)",
        .dtype = "f64", .regime = "exact", .domain = "base in [2, 1e7], rotary_dim <= 512",
@@ -86,7 +81,7 @@ void frequency_rows(Rows& r) {
 
 // The cos/sin caches: exact (with and without an attention factor), emulated, RoFormer.
 void cache_rows(Rows& r) {
-  const auto add = adder(r);
+  const auto add = row_adder(r);
   const std::string& all = kAllDomain;
   add(R::cache_exact_f32,
       {.quantity = "cos / sin cache entry, float32 output", .dtype = "f32", .regime = "exact", .domain = all,
@@ -164,7 +159,7 @@ void cache_rows(Rows& r) {
 
 // Rotations: exact, emulated float32 and 16-bit, RoFormer; identities.
 void apply_rows(Rows& r) {
-  const auto add = adder(r);
+  const auto add = row_adder(r);
   const std::string& all = kAllDomain;
   add(R::apply_exact_f32,
       {.quantity = "rotated channel R(p)x, float32 data, exact regime", .dtype = "f32", .regime = "exact",
@@ -247,7 +242,7 @@ void apply_rows(Rows& r) {
 
 // Composition, K-shift drift, scores, the emulated caches against the exact ones, laws on the oracle.
 void law_rows(Rows& r) {
-  const auto add = adder(r);
+  const auto add = row_adder(r);
   const std::string& all = kAllDomain;
   add(R::compose_f64,
       {.quantity = "R(a) R(b) x and R(-p) R(p) x against the exact R(a + b) x, x, f64, exact regime",
@@ -318,7 +313,7 @@ void law_rows(Rows& r) {
 
 // What `posenc check rope` holds a user's numbers to.
 void check_rows(Rows& r) {
-  const auto add = adder(r);
+  const auto add = row_adder(r);
   // ---- what `posenc check rope` holds a user's numbers to ---------------------------------------------------
   for (DType t : {DType::f16, DType::bf16, DType::f32, DType::f64}) {
     const std::string ts(to_string(t));

@@ -37,19 +37,14 @@ const double kE64 = 2 * kSqrt2 * kEpsSc + std::ldexp(1.0, -54) + std::ldexp(1.0,
 const double kE32 = std::ldexp(1.0, -25) + kE64;
 const double kUlp64 = std::ldexp(1.0, -52), kUlp32 = std::ldexp(1.0, -23);
 
-using Rows = std::vector<std::pair<R, BudgetRow>>;
-
-// Appends a row under its key.
-auto adder(Rows& r) {
-  return [&r](R key, BudgetRow row) { r.emplace_back(key, std::move(row)); };
-}
+using Rows = BudgetRows<R>;
 
 const std::string kAllDomain =
     "|p| <= max_abs_position(spec) (2^40 for every preset), every preset and generated spec";
 
 // Omega_k and the table entries, exact and emulated; exact values.
 void frequency_and_table_rows(Rows& r) {
-  const auto add = adder(r);
+  const auto add = row_adder(r);
   const std::string& all = kAllDomain;
   add(R::frequency_exact_f64, {.quantity = "omega_k as returned by sinusoidal_frequencies",
      .dtype = "f64",
@@ -163,7 +158,7 @@ void frequency_and_table_rows(Rows& r) {
 
 // The shift operator T(k): entries, application, composition, orthogonality.
 void shift_rows(Rows& r) {
-  const auto add = adder(r);
+  const auto add = row_adder(r);
   add(R::shift_operator_f64, {.quantity = "T(k) entries cos(k w_i), sin(k w_i) (ShiftOperator, dense f64)",
      .dtype = "f64",
      .regime = "exact",
@@ -240,7 +235,7 @@ void shift_rows(Rows& r) {
 
 // Norms, dot products, Gram matrices and the distinctness margin of fast rows.
 void norm_dot_gram_rows(Rows& r) {
-  const auto add = adder(r);
+  const auto add = row_adder(r);
   const std::string& all = kAllDomain;
   const double dot32 = (2 * kSqrt2 * kE32 + 2 * kE32 * kE32) * std::ldexp(1.0, 24);
   const double dot64 = (2 * kSqrt2 * kE64 + 2 * kE64 * kE64) * std::ldexp(1.0, 53);
@@ -317,7 +312,7 @@ void norm_dot_gram_rows(Rows& r) {
 
 // Laws on the oracle; bitwise reproducibility.
 void identity_and_reproducibility_rows(Rows& r) {
-  const auto add = adder(r);
+  const auto add = row_adder(r);
   const std::string& all = kAllDomain;
   add(R::identity_oracle, {.quantity = "laws checked on the oracle at 256 bits",
      .dtype = "mp",
@@ -343,7 +338,7 @@ void identity_and_reproducibility_rows(Rows& r) {
 
 // What `posenc check` holds a user's numbers to.
 void check_rows(Rows& r) {
-  const auto add = adder(r);
+  const auto add = row_adder(r);
   const std::string check_why =
       "A table whose entries are the exact values rounded once to the type has |y - r| <= ulp(r)/2 <= ulp(1)/4 "
       "(|r| < 1; r = +-1 is exact), i.e. err_S <= 0.25. The bound 0.5 (|y - r| <= ulp(1)/2 = 2^-p) leaves "

@@ -120,6 +120,15 @@ constexpr K row_of_dtype(DType t, K f16, K bf16, K f32, K f64) {
 // is built on first use and throws std::logic_error if a key has no row or two, or two schemes share an id.
 void register_budget_rows(std::string_view scheme, std::span<const std::string_view> ids,
                           std::function<std::vector<std::pair<std::size_t, BudgetRow>>()> make);
+// A scheme's rows as its budget.cpp builds them (in groups: one function per group of rows), and the call that
+// appends one under its key: `const auto add = row_adder(rows); add(Key::x, {...});`.
+template <class K>
+using BudgetRows = std::vector<std::pair<K, BudgetRow>>;
+template <class K>
+auto row_adder(BudgetRows<K>& rows) {
+  return [&rows](K key, BudgetRow row) { rows.emplace_back(key, std::move(row)); };
+}
+
 template <BudgetKey K>
 struct BudgetRegistration {
   explicit BudgetRegistration(std::vector<std::pair<K, BudgetRow>> (*make)()) {
