@@ -52,6 +52,7 @@ function(posenc_discover_scheme_tests target part env timeout)
   include(GoogleTest)
   get_property(schemes GLOBAL PROPERTY POSENC_SCHEMES)
   get_property(prefixes GLOBAL PROPERTY POSENC_SCHEME_TEST_PREFIXES)
+  math(EXPR timeout "${timeout} * ${POSENC_TEST_TIMEOUT_SCALE}")
   set(all_prefixes)
   foreach(name prefix IN ZIP_LISTS schemes prefixes)
     gtest_discover_tests(${target} TEST_FILTER "${prefix}*" TEST_PREFIX "${part}." DISCOVERY_TIMEOUT 120

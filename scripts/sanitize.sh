@@ -12,6 +12,8 @@
 #  2. ThreadSanitizer: posenc's worker pool through the public API (posenc_api_tests: concurrent host
 #     threads, tables, RoPE caches and rotations) built into build-tsan/. (libgomp is not instrumented, which is
 #     one reason the library's threads are its own; the oracles' OpenMP loops in properties/ are not run here.)
+#  Every ctest entry's timeout is 10 times the Release suite's here (POSENC_TEST_TIMEOUT_SCALE): the suite runs
+#     several times slower under the sanitizers, more so with coverage counters.
 #  ci: the bounded form .ci/run uses (the whole-suite ASan run above took ~35 min of ctest plus a ~25 min build
 #     on 2 cores, and with the Release build and suite it pushed CI past its 90 min at 422683d): ASan+UBSan over the
 #     public API only (posenc_api_tests: misuse of every public function, the worker pool from host threads; and
@@ -50,7 +52,7 @@ configure() {  # configure BUILD_DIR FLAGS
   local build=$1 flags=$2
   mkdir -p "$build"
   cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPOSENC_BUILD_TESTS=ON \
-    -DPOSENC_BUILD_BENCHMARKS=OFF -DPOSENC_BUILD_CLI=ON \
+    -DPOSENC_BUILD_BENCHMARKS=OFF -DPOSENC_BUILD_CLI=ON -DPOSENC_TEST_TIMEOUT_SCALE=10 \
     "-DCMAKE_CXX_FLAGS=$flags" "-DCMAKE_EXE_LINKER_FLAGS=$flags" "-DCMAKE_SHARED_LINKER_FLAGS=$flags" \
     "-DCMAKE_MODULE_LINKER_FLAGS=$flags" >"$build/configure.log" 2>&1 || { cat "$build/configure.log"; return 1; }
 }
