@@ -29,7 +29,7 @@
 // regime_label(output bytes). scores: items_per_second = L^2 scores, flops = 2 L^2 d as a rate (the same nominal
 // count for both variants), label regime_label(output bytes).
 //
-// Size policy (suites.hpp). bias: H = 32 and L from the case table (properties/alibi/cases.hpp): L:512 (32 MiB
+// Size policy (suites.hpp). bias: H = 32 and L from the case table (schemes/alibi/cases.hpp): L:512 (32 MiB
 // f32, 64 MiB f64) is the size the issue names although it lies in the shared-L3 range (label l3: less stable run
 // to run); L:4096 (2 GiB f32, 4 GiB f64, label dram). One output buffer (scratch slot 0) serves every variant:
 // the L:512 cases run first, then scores (64 MiB), then the L:4096 f32 cases, then f64, so the 2 GiB buffer is
@@ -69,7 +69,7 @@
 #include <vector>
 
 // Relative to this file: the benchmark target does not have properties/ on its include path.
-#include "../properties/alibi/cases.hpp"
+#include "schemes/alibi/cases.hpp"
 #include "baselines.hpp"
 #include "bias_bench.hpp"
 #include "posenc/alibi.hpp"

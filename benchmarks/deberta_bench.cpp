@@ -34,7 +34,7 @@
 #include <vector>
 
 // Relative to this file: the benchmark target does not have properties/ on its include path.
-#include "../properties/deberta/cases.hpp"
+#include "schemes/deberta/cases.hpp"
 #include "baselines.hpp"
 #include "bias_bench.hpp"
 #include "posenc/deberta.hpp"

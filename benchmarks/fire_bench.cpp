@@ -40,7 +40,7 @@
 // bytes). scores: items_per_second = L^2 scores, flops = 2 L^2 d as a rate (the same nominal count for both variants),
 // label regime_label(output bytes).
 //
-// Size policy (suites.hpp). bias: H and L from the case table (properties/fire/cases.hpp: kBenchHeads,
+// Size policy (suites.hpp). bias: H and L from the case table (schemes/fire/cases.hpp: kBenchHeads,
 // kBenchLengths): L:512 (32 MiB f32 at H = 32, label l3: less stable run to run) is kept as ALiBi's and KERPLE's are;
 // L:4096 (2 GiB f32, 4 GiB f64, label dram). One output buffer (scratch slot 0) serves every variant, smallest first
 // (L:512, then scores, then the L:4096 f32 cases, then f64), so the large buffer is pre-faulted once and grows once.
@@ -83,7 +83,7 @@
 #include <vector>
 
 // Relative to this file: the benchmark target does not have properties/ on its include path.
-#include "../properties/fire/cases.hpp"
+#include "schemes/fire/cases.hpp"
 #include "baselines.hpp"
 #include "bias_bench.hpp"
 #include "posenc/fire.hpp"

@@ -35,7 +35,7 @@
 // regime_label(output bytes). scores: items_per_second = L^2 scores, flops = 2 L^2 d as a rate (the same nominal
 // count for both variants), label regime_label(output bytes).
 //
-// Size policy (suites.hpp), as ALiBi's. bias: H = 32 and L from the case table (properties/kerple/cases.hpp): L:512
+// Size policy (suites.hpp), as ALiBi's. bias: H = 32 and L from the case table (schemes/kerple/cases.hpp): L:512
 // (32 MiB f32, 64 MiB f64) lies in the shared-L3 range (label l3: less stable run to run) and is kept as ALiBi's
 // is; L:4096 (2 GiB f32, 4 GiB f64, label dram). One output buffer (scratch slot 0) serves every variant: the L:512
 // cases run first, then scores (64 MiB), then the L:4096 f32 cases, then f64, so the 2 GiB buffer is allocated and
@@ -80,7 +80,7 @@
 #include <vector>
 
 // Relative to this file: the benchmark target does not have properties/ on its include path.
-#include "../properties/kerple/cases.hpp"
+#include "schemes/kerple/cases.hpp"
 #include "baselines.hpp"
 #include "bias_bench.hpp"
 #include "posenc/kerple.hpp"

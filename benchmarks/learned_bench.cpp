@@ -1,6 +1,6 @@
 // benchmarks/learned_bench.cpp — learned absolute positions: the row gather (LearnedPlan::rows) and the id maps
 // (position_ids), each with its in-run baselines (DESIGN.md §5). Names follow suites.hpp; sizes come from the case
-// table (properties/learned/cases.hpp, section "Benchmarks").
+// table (schemes/learned/cases.hpp, section "Benchmarks").
 //
 // Families and variants
 //   rows/<variant>/rows:<R>/dim:<d>/L:<L>/threads:1   L rows of a float64 table [R][d] written to a dense [L][d]
@@ -61,7 +61,7 @@
 #include <vector>
 
 // Relative to this file: the benchmark target does not have properties/ on its include path.
-#include "../properties/learned/cases.hpp"
+#include "schemes/learned/cases.hpp"
 #include "baselines.hpp"
 #include "bias_bench.hpp"
 #include "posenc/learned.hpp"

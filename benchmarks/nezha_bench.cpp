@@ -29,7 +29,7 @@
 #include <vector>
 
 // Relative to this file: the benchmark target does not have properties/ on its include path.
-#include "../properties/nezha/cases.hpp"
+#include "schemes/nezha/cases.hpp"
 #include "baselines.hpp"
 #include "bias_bench.hpp"
 #include "posenc/nezha.hpp"

@@ -36,7 +36,7 @@
 // items_per_second = T * heads * d; cache: bytes_per_second = output bytes, items_per_second = output values.
 // label: regime_label of the tensor / output bytes (suites.hpp).
 //
-// Size policy (suites.hpp). apply: T from the case table (properties/rope/cases.hpp): T:1024 (16 MiB f32, 32 MiB
+// Size policy (suites.hpp). apply: T from the case table (schemes/rope/cases.hpp): T:1024 (16 MiB f32, 32 MiB
 // f64) is the size the issue names, in the shared-L3 range (label l3: less stable run to run), T:32768 (512 MiB,
 // label dram) is f32 only. cache: T:1024 (512 KiB pairs, 1 MiB hf: label cache) and 512 MiB outputs (pairs
 // T:1048576, hf T:524288: label dram). Cache-sized cases run before DRAM-sized ones, so a variant's 512 MiB
@@ -72,7 +72,7 @@
 #include <vector>
 
 // Relative to this file: the benchmark target does not have properties/ on its include path.
-#include "../properties/rope/cases.hpp"
+#include "schemes/rope/cases.hpp"
 #include "baselines.hpp"
 #include "posenc/rope.hpp"
 #include "suites.hpp"

@@ -32,7 +32,7 @@
 #include <vector>
 
 // Relative to this file: the benchmark target does not have properties/ on its include path.
-#include "../properties/shaw/cases.hpp"
+#include "schemes/shaw/cases.hpp"
 #include "baselines.hpp"
 #include "bias_bench.hpp"
 #include "posenc/shaw.hpp"

@@ -35,7 +35,7 @@
 #include <vector>
 
 // Relative to this file: the benchmark target does not have properties/ on its include path.
-#include "../properties/t5/cases.hpp"
+#include "schemes/t5/cases.hpp"
 #include "baselines.hpp"
 #include "bias_bench.hpp"
 #include "posenc/t5.hpp"

@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-#include "../properties/tener/cases.hpp"
+#include "schemes/tener/cases.hpp"
 #include "posenc/tener.hpp"
 #include "relative_bench.hpp"
 

@@ -16,7 +16,7 @@
 #include <vector>
 
 // Relative to this file: the benchmark target does not have properties/ on its include path.
-#include "../properties/transformer_xl/cases.hpp"
+#include "schemes/transformer_xl/cases.hpp"
 #include "posenc/transformer_xl.hpp"
 #include "relative_bench.hpp"
 

@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-#include "../properties/xlnet/cases.hpp"
+#include "schemes/xlnet/cases.hpp"
 #include "posenc/xlnet.hpp"
 #include "relative_bench.hpp"
 

@@ -1,6 +1,6 @@
 // cli/bias_check_input.hpp — what every `posenc check <bias scheme>` reads the same way: the user's bias tensor
 // (--in, --key-mask) and the error for a tensor whose heads differ from the spec's. Header-only and included by the
-// scheme files alone: it uses the checkers' input type (properties/support/bias_check.hpp, in posenc_accuracy, which
+// scheme files alone: it uses the checkers' input type (verify/bias_check.hpp, in posenc_verify, which
 // the program links and posenc_cli_core does not).
 #pragma once
 
@@ -11,7 +11,7 @@
 #include "bias_verbs.hpp"
 #include "npy_reader.hpp"
 #include "posenc/error.hpp"
-#include "support/bias_check.hpp"
+#include "verify/bias_check.hpp"
 #include "verbs.hpp"
 
 namespace posenc::cli {
@@ -19,13 +19,13 @@ namespace posenc::cli {
 // The bias tensor: --in (`path`, already read into `a`) of shape [heads, Lq, Lk] (or [Lq, Lk]: one head) with
 // --key-mask; UsageError naming --in for another shape or Lq > Lk, and --key-mask for a mask of another length than
 // Lk. describe: file, stored type and shape. The caller checks the heads against its spec.
-inline test::BiasTensorInput read_bias_tensor(const NpyArray& a, const std::string& path,
+inline verify::BiasTensorInput read_bias_tensor(const NpyArray& a, const std::string& path,
                                        const std::optional<std::string>& key_mask) {
   const std::vector<std::size_t>& sh = a.shape;
   const std::string file = "--in: '" + path + "' holds an array of shape " + shape_text(sh);
   if (sh.size() != 3 && sh.size() != 2)
     throw UsageError(file + "; accepted: [heads, query_length, key_length] (or [query_length, key_length]: one head)");
-  test::BiasTensorInput in;
+  verify::BiasTensorInput in;
   in.values = a.values;
   in.heads = sh.size() == 3 ? sh[0] : 1;
   in.query_length = sh[sh.size() - 2];

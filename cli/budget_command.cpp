@@ -1,5 +1,5 @@
-// `posenc budget`: the rows of the budget table (properties/support/budget.hpp), which the program links with the
-// checkers (posenc_accuracy); one line per row, or a row with its error analysis, or JSON.
+// `posenc budget`: the rows of the budget table (verify/budget.hpp), which the program links with the
+// checkers (posenc_verify); one line per row, or a row with its error analysis, or JSON.
 #include <cstdio>
 #include <memory>
 #include <set>
@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "args.hpp"
-#include "budget.hpp"
+#include "verify/budget.hpp"
 #include "output.hpp"
 #include "posenc/describe.hpp"
 #include "posenc/json_text.hpp"
@@ -20,19 +20,19 @@ struct BudgetQuery {
   std::string scheme, row, format = "text";
 };
 
-Json row_json(const test::BudgetRow& r) {
+Json row_json(const verify::BudgetRow& r) {
   return {{"id", r.id},         {"scheme", r.scheme}, {"quantity", r.quantity}, {"dtype", r.dtype},
           {"regime", r.regime}, {"domain", r.domain},
-          {"metric", {{"kind", std::string(test::to_string(r.metric.kind))},
+          {"metric", {{"kind", std::string(verify::to_string(r.metric.kind))},
                       {"unit", std::string(to_string(r.metric.unit))},
                       {"scale", r.metric.scale},
-                      {"text", test::metric_text(r.metric)}}},
+                      {"text", verify::metric_text(r.metric)}}},
           {"bound", r.bound},   {"why", r.why}};
 }
 
 // The rows a query selects; a --scheme or --row that names nothing is a usage error listing what exists.
-std::vector<const test::BudgetRow*> select_rows(const BudgetQuery& q) {
-  const auto rows = test::budget_rows();
+std::vector<const verify::BudgetRow*> select_rows(const BudgetQuery& q) {
+  const auto rows = verify::budget_rows();
   std::set<std::string> schemes;
   for (const auto& r : rows) schemes.insert(r.scheme);
   if (!q.scheme.empty() && !schemes.count(q.scheme)) {
@@ -40,7 +40,7 @@ std::vector<const test::BudgetRow*> select_rows(const BudgetQuery& q) {
     for (const auto& s : schemes) names += (names.empty() ? "" : " | ") + s;
     throw UsageError("--scheme: '" + text_excerpt(q.scheme) + "' has no budget rows; accepted: " + names);
   }
-  std::vector<const test::BudgetRow*> out;
+  std::vector<const verify::BudgetRow*> out;
   for (const auto& r : rows)
     if ((q.scheme.empty() || r.scheme == q.scheme) && (q.row.empty() || r.id == q.row)) out.push_back(&r);
   if (!q.row.empty() && out.empty())
@@ -50,11 +50,11 @@ std::vector<const test::BudgetRow*> select_rows(const BudgetQuery& q) {
   return out;
 }
 
-void print_budget_text(const std::vector<const test::BudgetRow*>& rows, bool with_analysis) {
+void print_budget_text(const std::vector<const verify::BudgetRow*>& rows, bool with_analysis) {
   Output out("-", false);
   std::FILE* f = out.file();
-  for (const test::BudgetRow* r : rows) {
-    std::fprintf(f, "%s  <= %.17g  (%s)\n", r->id.c_str(), r->bound, test::metric_text(r->metric).c_str());
+  for (const verify::BudgetRow* r : rows) {
+    std::fprintf(f, "%s  <= %.17g  (%s)\n", r->id.c_str(), r->bound, verify::metric_text(r->metric).c_str());
     print_wrapped(f, 4, r->quantity + "; " + r->dtype + "; regime " + r->regime + "; domain: " + r->domain);
     if (with_analysis) print_wrapped(f, 4, "why: " + r->why);
   }
@@ -79,7 +79,7 @@ void register_budget_command(Registry& reg) {
     Json doc;
     doc["count"] = rows.size();
     doc["rows"] = Json::array();
-    for (const test::BudgetRow* r : rows) doc["rows"].push_back(row_json(*r));
+    for (const verify::BudgetRow* r : rows) doc["rows"].push_back(row_json(*r));
     print_json(doc);
   });
 }

@@ -10,7 +10,7 @@
 #     and the budget rows (data built once at start-up) compiled at POSENC_TEST_OPT (default -O1); the CLI's
 #     per-scheme registration files (argument glue) at POSENC_GLUE_OPT (default -O1). What is timed or held to a
 #     bound keeps the build type's level: lib/ (the fast code), reference/ (the oracles), the checkers
-#     (posenc_accuracy), the measuring harnesses (posenc_test_support) and the CLI's readers and writers.
+#     (posenc_verify), the measuring harnesses (posenc_test_support) and the CLI's readers and writers.
 #     (Incidentally, -O1 on the budget rows also avoids GCC 12's -O3 false -Wmaybe-uninitialized on the
 #     destructors of their string temporaries.)
 #   * posenc_unity(<target>): unity builds of the targets whose files each parse the same heavy headers (the CLI's

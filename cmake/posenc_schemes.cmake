@@ -8,13 +8,13 @@
 #     lib/include/posenc/<name>.hpp, lib/src/<name>.cpp                    posenc::posenc
 #     reference/include/posenc/reference/<name>.hpp, reference/src/<name>.cpp   posenc::reference
 #     reference/tests/<name>_oracle_test.cpp                               posenc_oracle_tests
-#     properties/<name>/budget.hpp, budget.cpp                             posenc_accuracy (the budget table)
-#     properties/<name>/cases.hpp                                          the case table (properties, sweep, benchmarks)
+#     schemes/<name>/budget.hpp, budget.cpp                                posenc_verify (the budget table)
+#     schemes/<name>/cases.hpp                                             the case table (claims, sweep, benchmarks)
+#     schemes/<name>/check.cpp, check.hpp                                  posenc check / identify (posenc_verify)
 #     properties/<name>/properties.cpp (+ other .cpp: support code)        posenc_properties
 #     properties/<name>/sweep.cpp                                          posenc_accuracy_sweep
 #     benchmarks/<name>_bench.cpp                                          posenc_bench
 #     cli/schemes/<name>.cpp                                               posenc (CLI)
-#     properties/<name>/check.cpp, check.hpp                              posenc check / identify (posenc_accuracy)
 # GoogleTest suites of a scheme start with <TestPrefix> (e.g. Sinusoidal, SinusoidalOracleEmulated): ctest
 # discovers each test and labels it "<part>:<name>", so `ctest -L sinusoidal` runs one scheme.
 

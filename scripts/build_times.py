@@ -16,7 +16,8 @@ PARTS = (  # (part, a substring of the object's path); the first match wins
     ("claims (posenc_properties)", "posenc_properties.dir/"),
     ("oracle self-tests", "posenc_oracle_tests.dir/"),
     ("oracles (posenc_reference)", "posenc_reference.dir/"),
-    ("budget rows + checkers (posenc_accuracy)", "posenc_accuracy.dir/"),
+    ("budget rows + checkers (posenc_verify)", "posenc_verify.dir/"),
+    ("budget rows + checkers (posenc_verify)", "posenc_accuracy.dir/"),  # its name before 2026-11-28
     ("measuring harnesses (posenc_test_support)", "posenc_test_support.dir/"),
     ("accuracy sweep", "posenc_accuracy_sweep.dir/"),
     ("API/misuse/config tests", "posenc_api_tests.dir/"),

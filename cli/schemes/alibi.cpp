@@ -17,7 +17,7 @@
 #include <string>
 #include <vector>
 
-#include "alibi/check.hpp"
+#include "schemes/alibi/check.hpp"
 #include "args.hpp"
 #include "bias_check_input.hpp"
 #include "bias_verbs.hpp"
@@ -162,20 +162,20 @@ void run_check(CheckFlags& f, CLI::App* app) {
   const std::vector<std::size_t>& sh = a.shape;
   const std::string file = "--in: '" + f.in.path + "' holds an array of shape " + shape_text(sh);
   const TableOptions opts = parse_threads(f.threads);
-  test::CheckReport rep;
+  verify::CheckReport rep;
   try {
     check_ulp_allowance(app, "--ulp-pow", f.ulp_pow);
-    const test::alibi::EnvelopeAllowance allowance{f.ulp_pow};
+    const verify::alibi::EnvelopeAllowance allowance{f.ulp_pow};
     const Json describe = {{"file", f.in.path}, {"stored", std::string(to_string(a.stored))}, {"shape", shape_text(sh)}};
     if (f.slopes) {
       if (sh.size() != 1) throw UsageError(file + "; accepted with --slopes: one slope per head, shape (heads,)");
       const Spec s = f.spec.build();
-      rep = test::alibi::check_slopes(s, a.values, dtype_of(a.stored), describe, allowance);
+      rep = verify::alibi::check_slopes(s, a.values, dtype_of(a.stored), describe, allowance);
     } else {
-      const test::alibi::BiasInput in = read_bias_tensor(a, f.in.path, f.key_mask);
+      const verify::alibi::BiasInput in = read_bias_tensor(a, f.in.path, f.key_mask);
       const Spec s = f.spec.build();
       if (in.heads != s.heads) throw heads_mismatch(kScheme, f.spec.given("--heads"), s.heads, in.heads);
-      rep = test::alibi::check_bias(s, in, allowance, opts.threads);
+      rep = verify::alibi::check_bias(s, in, allowance, opts.threads);
     }
   } catch (const Error& e) {
     throw SpecOptions<Spec>::renamed(e);

@@ -18,7 +18,7 @@
 
 #include "args.hpp"
 #include "bias_verbs.hpp"
-#include "deberta/check.hpp"
+#include "schemes/deberta/check.hpp"
 #include "output.hpp"
 #include "posenc/deberta.hpp"
 #include "posenc/deberta_spec.hpp"
@@ -235,14 +235,14 @@ void run_check(CheckFlags& f) {
   if (a.shape.size() != 2 && !three)
     throw UsageError("--in: '" + f.in_path + "' holds an array of shape " + shape_text(a.shape) +
                      "; accepted: a matrix [query_length, key_length] (or HF's [1, query_length, key_length])");
-  test::CheckReport rep;
+  verify::CheckReport rep;
   try {
     const Spec s = f.spec.build();
-    test::deberta::IndexInput in{a.values, a.shape[three ? 1 : 0], a.shape[three ? 2 : 1],
-                                 c2p ? test::deberta::IndexKind::position : test::deberta::IndexKind::relative, {}};
+    verify::deberta::IndexInput in{a.values, a.shape[three ? 1 : 0], a.shape[three ? 2 : 1],
+                                 c2p ? verify::deberta::IndexKind::position : verify::deberta::IndexKind::relative, {}};
     in.describe["file"] = f.in_path;
     in.describe["shape"] = a.shape;
-    rep = test::deberta::check_index(s, in);
+    rep = verify::deberta::check_index(s, in);
   } catch (const Error& e) {
     if (e.parameter() == "query_length" || e.parameter() == "key_length")
       throw e.renamed("--in (its " + e.parameter() + ", " + e.value() + ")");

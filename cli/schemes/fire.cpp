@@ -45,7 +45,7 @@
 
 #include "args.hpp"
 #include "bias_verbs.hpp"
-#include "fire/check.hpp"
+#include "schemes/fire/check.hpp"
 #include "output.hpp"
 #include "posenc/error.hpp"
 #include "posenc/fire.hpp"
@@ -570,7 +570,7 @@ void run_check(CheckFlags& f, CLI::App* app) {
     throw UsageError(file + "; accepted: [heads, query_length, key_length] (or [query_length, key_length]: one head)");
   const Loaded w = load(f.spec, f.weights, app);
   const Spec& s = w.spec;
-  test::fire::BiasInput in;
+  verify::fire::BiasInput in;
   in.values = a.values;
   in.heads = sh.size() == 3 ? sh[0] : 1;
   in.query_length = sh[sh.size() - 2];
@@ -593,10 +593,10 @@ void run_check(CheckFlags& f, CLI::App* app) {
   if (!in.key_mask.empty() && in.key_mask.size() != in.key_length)
     throw UsageError("--key-mask: " + std::to_string(in.key_mask.size()) + " entries; accepted: one per key, " +
                      std::to_string(in.key_length) + " (the last dimension of --in)");
-  const test::fire::EnvelopeAllowance allowance{f.ulp, !f.fixed_order};
-  test::CheckReport rep;
+  const verify::fire::EnvelopeAllowance allowance{f.ulp, !f.fixed_order};
+  verify::CheckReport rep;
   try {
-    rep = test::fire::check_bias(s, w.file.weights, in, allowance, opts.threads);
+    rep = verify::fire::check_bias(s, w.file.weights, in, allowance, opts.threads);
   } catch (const Error& e) {
     const std::string& p = e.parameter();
     if (p == "key_mask") throw e.renamed("--key-mask");

@@ -18,7 +18,7 @@
 #include "args.hpp"
 #include "bias_check_input.hpp"
 #include "bias_verbs.hpp"
-#include "kerple/check.hpp"
+#include "schemes/kerple/check.hpp"
 #include "output.hpp"
 #include "posenc/error.hpp"
 #include "posenc/kerple.hpp"
@@ -196,15 +196,15 @@ struct CheckFlags {
 void run_check(CheckFlags& f, CLI::App* app) {
   const NpyArray a = f.in.read();
   const TableOptions opts = parse_threads(f.threads);
-  test::CheckReport rep;
+  verify::CheckReport rep;
   try {
     check_ulp_allowance(app, "--ulp", f.ulp);
-    const test::kerple::EnvelopeAllowance allowance{f.ulp, !f.no_fused};
-    const test::kerple::BiasInput in = read_bias_tensor(a, f.in.path, f.key_mask);
+    const verify::kerple::EnvelopeAllowance allowance{f.ulp, !f.no_fused};
+    const verify::kerple::BiasInput in = read_bias_tensor(a, f.in.path, f.key_mask);
     const Spec s = f.spec.build();
     if (in.heads != s.heads) throw heads_mismatch(kScheme, f.spec.given("--heads"), s.heads, in.heads);
     const KerpleWeights w = f.weights.build(s);
-    rep = test::kerple::check_bias(s, w, in, allowance, opts.threads);
+    rep = verify::kerple::check_bias(s, w, in, allowance, opts.threads);
   } catch (const Error& e) {
     const Error w = f.weights.renamed(e);
     throw SpecOptions<Spec>::renamed(w.parameter() == "key_mask" ? w.renamed("--key-mask") : w);

@@ -22,7 +22,7 @@
 
 #include "args.hpp"
 #include "bias_verbs.hpp"
-#include "learned/check.hpp"
+#include "schemes/learned/check.hpp"
 #include "npy_reader.hpp"
 #include "output.hpp"
 #include "posenc/error.hpp"
@@ -525,12 +525,12 @@ void run_check(CheckFlags& f) {
   if ((sh.size() != 1 && sh.size() != 2) || a.values.empty())
     throw UsageError("--in: '" + f.in_path + "' holds an array of shape " + shape_text(sh) +
                      "; accepted: position ids [L] or [batch, L], L >= 1");
-  test::CheckReport rep;
+  verify::CheckReport rep;
   IdInputs in;
   try {
     const Spec s = f.spec.build();
     in = f.ids.read(s, IdsShape{sh.size() == 2 ? sh[0] : 1, sh.back(), sh.size() == 2, "--in"});
-    test::learned::IdsInput input;
+    verify::learned::IdsInput input;
     input.ids = a.values;
     input.batch = in.batch;
     input.length = in.length;
@@ -541,7 +541,7 @@ void run_check(CheckFlags& f) {
     if (!in.tokens_flag.empty())
       input.describe["tokens"] = in.tokens_flag == "--tokens" ? f.ids.tokens : f.ids.tokens_file;
     if (!in.mask_flag.empty()) input.describe["attention_mask"] = in.mask_flag == "--mask" ? f.ids.mask : f.ids.mask_file;
-    rep = test::learned::check_ids(s, input);
+    rep = verify::learned::check_ids(s, input);
   } catch (const Error& e) {
     if (e.parameter() == "ids") throw Error(e.where(), "--in", e.value(), e.accepted(), e.problem());
     throw in.renamed(e, IdInputs::kNoRow);

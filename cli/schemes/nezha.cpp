@@ -16,7 +16,7 @@
 
 #include "args.hpp"
 #include "bias_verbs.hpp"
-#include "nezha/check.hpp"
+#include "schemes/nezha/check.hpp"
 #include "output.hpp"
 #include "posenc/error.hpp"
 #include "posenc/nezha.hpp"
@@ -150,7 +150,7 @@ void run_check(CheckFlags& f, CLI::App* app) {
   check_ulp_allowance(app, "--ulp-exp", f.ulp_exp);
   check_ulp_allowance(app, "--ulp-trig", f.ulp_trig);
   const TableOptions opts = parse_threads(f.threads);
-  test::CheckReport rep;
+  verify::CheckReport rep;
   try {
     Spec s = f.spec.build();
     // The table's shape gives K and depth unless the flags (or --spec) say otherwise (then the shapes must agree).
@@ -159,9 +159,9 @@ void run_check(CheckFlags& f, CLI::App* app) {
       if (!f.spec.given("--max-relative-position") && a.shape[0] % 2 == 1) s.max_relative_position = a.shape[0] / 2;
       validate(s);
     }
-    test::nezha::TableInput in{a.values, a.shape[0], a.shape[1], dtype_of(a.stored), {}};
+    verify::nezha::TableInput in{a.values, a.shape[0], a.shape[1], dtype_of(a.stored), {}};
     in.describe = {{"file", f.in.path}, {"stored", std::string(to_string(a.stored))}, {"shape", shape_text(a.shape)}};
-    rep = test::nezha::check_table(s, in, reference::EnvelopeAllowance{f.ulp_exp, f.ulp_trig}, opts.threads);
+    rep = verify::nezha::check_table(s, in, reference::EnvelopeAllowance{f.ulp_exp, f.ulp_trig}, opts.threads);
   } catch (const Error& e) {
     throw SpecOptions<Spec>::renamed(e);
   }

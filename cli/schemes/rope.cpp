@@ -33,7 +33,7 @@
 #include "posenc/rope_config.hpp"
 #include "posenc/rope_spec.hpp"
 #include "registry.hpp"
-#include "rope/check.hpp"
+#include "schemes/rope/check.hpp"
 #include "spec_options.hpp"
 #include "verbs.hpp"
 
@@ -663,11 +663,11 @@ struct CheckFlags {
 template <class Check>
 void report_check(CheckFlags& f, CLI::App* app, Check&& check) {
   const TableOptions opts = parse_threads(f.threads);
-  test::CheckReport rep;
+  verify::CheckReport rep;
   try {
     check_ulp_allowance(app, "--ulp-pow", f.ulp_pow);
     check_ulp_allowance(app, "--ulp-trig", f.ulp_trig);
-    rep = check(test::rope::EnvelopeAllowance{f.ulp_pow, f.ulp_trig}, opts.threads);
+    rep = check(verify::rope::EnvelopeAllowance{f.ulp_pow, f.ulp_trig}, opts.threads);
   } catch (const Error& e) {
     if (e.parameter() == "positions")  // a position the check does not cover (xPos: beyond 55 scale_base)
       throw UsageError("--positions: '" + (f.positions.empty() ? std::string("(default)") : f.positions) + "' holds " +
@@ -705,7 +705,7 @@ void run_check_rotated(CheckFlags& f, CLI::App* app) {
     throw Error(kScheme, f.spec.given("--head-dim") ? "--head-dim" : "head_dim (from " + f.spec.start_flag() + ")",
                 std::to_string(s.head_dim), "the last dimension of --in, " + std::to_string(y.shape.back()),
                 "differs from the input");
-  test::rope::RotatedInput input;
+  verify::rope::RotatedInput input;
   input.x = x.values;
   input.y = y.values;
   input.tokens = tokens;
@@ -717,9 +717,9 @@ void run_check_rotated(CheckFlags& f, CLI::App* app) {
                                   "token");
   input.describe = {{"file", f.in.path}, {"stored", std::string(to_string(y.stored))}, {"shape", shape_text(y.shape)},
                     {"x", f.x_path}, {"x_stored", std::string(to_string(x.stored))}};
-  report_check(f, app, [&](const test::rope::EnvelopeAllowance& allowance, int threads) {
+  report_check(f, app, [&](const verify::rope::EnvelopeAllowance& allowance, int threads) {
     try {
-      return test::rope::check_rotated(s, input, allowance, threads);
+      return verify::rope::check_rotated(s, input, allowance, threads);
     } catch (const Error& e) {
       if (e.parameter() != "x") throw;
       throw UsageError("--x: '" + f.x_path + "' " + e.problem() + " " + e.value() + "; accepted: " + e.accepted());
@@ -744,7 +744,7 @@ void run_check(CheckFlags& f, CLI::App* app) {
   f.spec.cache_rotary_dim = a.cols();
   const Spec s = f.spec.build();
   const std::size_t n = hf ? a.rows() / 2 : a.rows();
-  test::rope::CacheInput input;
+  verify::rope::CacheInput input;
   input.values = a.values;
   input.rows = a.rows();
   input.cols = a.cols();
@@ -755,8 +755,8 @@ void run_check(CheckFlags& f, CLI::App* app) {
       "a cache of " + std::to_string(n) + " positions (shape " + shape_text(sh) + ", form " + f.form + ")",
       hf ? "row of each block" : "row");
   input.describe = {{"file", f.in.path}, {"stored", std::string(to_string(a.stored))}, {"shape", shape_text(sh)}};
-  report_check(f, app, [&](const test::rope::EnvelopeAllowance& allowance, int threads) {
-    return test::rope::check_cache(s, input, allowance, threads);
+  report_check(f, app, [&](const verify::rope::EnvelopeAllowance& allowance, int threads) {
+    return verify::rope::check_cache(s, input, allowance, threads);
   });
 }
 

@@ -21,7 +21,7 @@
 #include "posenc/shaw.hpp"
 #include "posenc/shaw_spec.hpp"
 #include "registry.hpp"
-#include "shaw/check.hpp"
+#include "schemes/shaw/check.hpp"
 #include "spec_options.hpp"
 #include "verbs.hpp"
 
@@ -159,13 +159,13 @@ void run_check(CheckFlags& f) {
   if (a.shape.size() != 2)
     throw UsageError("--in: '" + f.in_path + "' holds an array of shape " + shape_text(a.shape) +
                      "; accepted: an index matrix [query_length, key_length]");
-  test::CheckReport rep;
+  verify::CheckReport rep;
   try {
     const Spec s = f.spec.build();
-    test::shaw::IndexInput in{a.values, a.shape[0], a.shape[1], {}};
+    verify::shaw::IndexInput in{a.values, a.shape[0], a.shape[1], {}};
     in.describe["file"] = f.in_path;
     in.describe["shape"] = a.shape;
-    rep = test::shaw::check_index(s, in);
+    rep = verify::shaw::check_index(s, in);
   } catch (const Error& e) {
     if (e.parameter() == "query_length" || e.parameter() == "key_length")
       throw e.renamed("--in (its " + e.parameter() + ", " + e.value() + ")");

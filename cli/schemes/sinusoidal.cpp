@@ -22,7 +22,7 @@
 #include "posenc/sinusoidal.hpp"
 #include "posenc/sinusoidal_spec.hpp"
 #include "registry.hpp"
-#include "sinusoidal/check.hpp"
+#include "schemes/sinusoidal/check.hpp"
 #include "spec_options.hpp"
 #include "verbs.hpp"
 
@@ -311,9 +311,9 @@ void run_shift(const ShiftFlags& f) {
 // ---- check and identify ------------------------------------------------------------------------------
 
 // The user's table as rows x cols with one position per row (--positions, default 0 .. rows-1).
-test::sinusoidal::TableInput table_input(const NpyArray& a, const InputFlags& in, const std::string& positions_text,
+verify::sinusoidal::TableInput table_input(const NpyArray& a, const InputFlags& in, const std::string& positions_text,
                                          bool positions_given) {
-  test::sinusoidal::TableInput t;
+  verify::sinusoidal::TableInput t;
   t.values = a.values;
   t.rows = a.rows();
   t.cols = a.cols();
@@ -352,8 +352,8 @@ void run_check(const CheckFlags& f, CLI::App* app) {
   const TableOptions opts = parse_threads(f.threads);
   check_ulp_allowance(app, "--ulp-exp", f.ulp_exp);
   check_ulp_allowance(app, "--ulp-trig", f.ulp_trig);
-  const test::CheckReport rep =
-      test::sinusoidal::check_table(s, input, reference::EnvelopeAllowance{f.ulp_exp, f.ulp_trig}, opts.threads);
+  const verify::CheckReport rep =
+      verify::sinusoidal::check_table(s, input, reference::EnvelopeAllowance{f.ulp_exp, f.ulp_trig}, opts.threads);
   f.report.write(rep.to_json(), rep.to_markdown());
   exit_status() = rep.passed() ? 0 : 1;
 }
@@ -372,7 +372,7 @@ void run_identify(const IdentifyFlags& f, CLI::App* app) {
       throw Error(kScheme, "--dim", f.dim, "the table's last dimension, " + std::to_string(a.cols()), "differs from the table");
   }
   const auto input = table_input(a, f.in, f.positions, app->count("--positions") > 0);
-  const auto id = test::sinusoidal::identify_table(input);
+  const auto id = verify::sinusoidal::identify_table(input);
   f.report.write(id.to_json(), id.to_markdown());
   exit_status() = id.matched ? 0 : 1;
 }

@@ -26,7 +26,7 @@
 #include "posenc/t5_spec.hpp"
 #include "registry.hpp"
 #include "spec_options.hpp"
-#include "t5/check.hpp"
+#include "schemes/t5/check.hpp"
 #include "verbs.hpp"
 
 // (A namespace of its own: the scheme files are compiled together, cmake/posenc_build.cmake posenc_unity.)
@@ -213,14 +213,14 @@ struct CheckFlags {
 void run_check(CheckFlags& f, CLI::App* app) {
   const NpyArray a = f.in.read();
   const TableOptions opts = parse_threads(f.threads);
-  test::CheckReport rep;
+  verify::CheckReport rep;
   try {
     check_ulp_allowance(app, "--ulp", f.ulp);
-    test::t5::BiasInput in = read_bias_tensor(a, f.in.path, f.key_mask);
+    verify::t5::BiasInput in = read_bias_tensor(a, f.in.path, f.key_mask);
     in.describe["table"] = f.table.path;
     const Spec s = f.spec.build();
     if (in.heads != s.heads) throw heads_mismatch(kScheme, f.spec.given("--heads"), s.heads, in.heads);
-    rep = test::t5::check_bias(s, f.table.build(s), in, test::t5::EnvelopeAllowance{f.ulp}, opts.threads);
+    rep = verify::t5::check_bias(s, f.table.build(s), in, verify::t5::EnvelopeAllowance{f.ulp}, opts.threads);
   } catch (const Error& e) {
     throw SpecOptions<Spec>::renamed(e.parameter() == "key_mask" ? e.renamed("--key-mask") : e);
   }

@@ -21,9 +21,10 @@
 #include "posenc/error.hpp"
 #include "posenc/tener.hpp"
 #include "registry.hpp"
+#include "relative_table_check.hpp"
 #include "relative_verbs.hpp"
 #include "spec_options.hpp"
-#include "tener/check.hpp"
+#include "schemes/tener/check.hpp"
 #include "verbs.hpp"
 
 // (A namespace of its own: the scheme files are compiled together, cmake/posenc_build.cmake posenc_unity.)
@@ -172,32 +173,14 @@ struct CheckFlags {
 };
 
 void run_check(CheckFlags& f, CLI::App* app) {
-  const NpyArray a = f.check.in.read();
-  if (a.shape.size() != 2)
-    throw UsageError("--in: '" + f.check.in.path + "' holds an array of shape " + shape_text(a.shape) +
-                     "; accepted: a table [2L, d_head] (pos_embed of one call)");
-  const auto [ulp_func, ulp_trig] = f.check.allowance(app);
-  const reference::EnvelopeAllowance allowance{ulp_func, ulp_trig};
-  const TableOptions opts = parse_threads(f.check.threads);
-  test::CheckReport rep;
-  try {
-    Spec s = f.spec.build();
-    if (!f.spec.given("--spec") && !f.spec.given("--preset") && !f.spec.given("--d-head")) {
-      s.d_head = a.shape[1];
-      validate(s);
-    }
-    if (a.shape[0] % 2 != 0)
-      throw UsageError("--in: '" + f.check.in.path + "' has " + std::to_string(a.shape[0]) +
-                       " rows; a TENER table of length L has 2L rows (t = -L .. L - 1)");
-    test::relative::TableInput in{a.values, a.shape[0], a.shape[1], dtype_of(a.stored), {}};
-    in.describe = {{"file", f.check.in.path}, {"stored", std::string(to_string(a.stored))}, {"shape", shape_text(a.shape)}};
-    rep = test::tener::check_table(s, a.shape[0] / 2, in, allowance,
-                                   opts.threads);
-  } catch (const Error& e) {
-    throw SpecOptions<Spec>::renamed(e);
-  }
-  f.check.report.write(rep.to_json(), rep.to_markdown());
-  exit_status() = rep.passed() ? 0 : 1;
+  run_relative_table_check(f.spec, f.check, app, &Spec::d_head, "--d-head",
+                           "a table [2L, d_head] (pos_embed of one call)",
+                           [&](const Spec& s, const auto& in, const auto& allowance, auto threads) {
+                             if (in.rows % 2 != 0)
+                               throw UsageError("--in: '" + f.check.in.path + "' has " + std::to_string(in.rows) +
+                                                " rows; a TENER table of length L has 2L rows (t = -L .. L - 1)");
+                             return verify::tener::check_table(s, in.rows / 2, in, allowance, threads);
+                           });
 }
 
 }  // namespace

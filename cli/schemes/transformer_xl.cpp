@@ -22,9 +22,10 @@
 #include "posenc/error.hpp"
 #include "posenc/transformer_xl.hpp"
 #include "registry.hpp"
+#include "relative_table_check.hpp"
 #include "relative_verbs.hpp"
 #include "spec_options.hpp"
-#include "transformer_xl/check.hpp"
+#include "schemes/transformer_xl/check.hpp"
 #include "verbs.hpp"
 
 // (A namespace of its own: the scheme files are compiled together, cmake/posenc_build.cmake posenc_unity.)
@@ -237,28 +238,11 @@ struct CheckFlags {
 };
 
 void run_check(CheckFlags& f, CLI::App* app) {
-  const NpyArray a = f.check.in.read();
-  if (a.shape.size() != 2)
-    throw UsageError("--in: '" + f.check.in.path + "' holds an array of shape " + shape_text(a.shape) +
-                     "; accepted: a table [key_length, d_model] (pos_emb of one call)");
-  const auto [ulp_func, ulp_trig] = f.check.allowance(app);
-  const reference::EnvelopeAllowance allowance{ulp_func, ulp_trig};
-  const TableOptions opts = parse_threads(f.check.threads);
-  test::CheckReport rep;
-  try {
-    Spec s = f.spec.build();
-    if (!f.spec.given("--spec") && !f.spec.given("--preset") && !f.spec.given("--d-model")) {
-      s.d_model = a.shape[1];
-      validate(s);
-    }
-    test::relative::TableInput in{a.values, a.shape[0], a.shape[1], dtype_of(a.stored), {}};
-    in.describe = {{"file", f.check.in.path}, {"stored", std::string(to_string(a.stored))}, {"shape", shape_text(a.shape)}};
-    rep = test::transformer_xl::check_table(s, a.shape[0], in, allowance, opts.threads);
-  } catch (const Error& e) {
-    throw SpecOptions<Spec>::renamed(e);
-  }
-  f.check.report.write(rep.to_json(), rep.to_markdown());
-  exit_status() = rep.passed() ? 0 : 1;
+  run_relative_table_check(f.spec, f.check, app, &Spec::d_model, "--d-model",
+                           "a table [key_length, d_model] (pos_emb of one call)",
+                           [](const Spec& s, const auto& in, const auto& allowance, auto threads) {
+                             return verify::transformer_xl::check_table(s, in.rows, in, allowance, threads);
+                           });
 }
 
 }  // namespace

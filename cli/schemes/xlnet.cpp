@@ -25,9 +25,10 @@
 #include "posenc/error.hpp"
 #include "posenc/xlnet.hpp"
 #include "registry.hpp"
+#include "relative_table_check.hpp"
 #include "relative_verbs.hpp"
 #include "spec_options.hpp"
-#include "xlnet/check.hpp"
+#include "schemes/xlnet/check.hpp"
 #include "verbs.hpp"
 
 // (A namespace of its own: the scheme files are compiled together, cmake/posenc_build.cmake posenc_unity.)
@@ -338,7 +339,7 @@ void run_check_ef(CheckFlags& f, const CLI::App* app) {
   qin.query_length = qin.q.shape[qin.q.shape.size() - 2];
   qin.key_length = sh[2];
   const TableOptions opts = parse_threads(f.check.threads);
-  test::CheckReport rep;
+  verify::CheckReport rep;
   try {
     const Spec s = spec_for_inputs(f.spec, qin, &Spec::heads, &Spec::d_head);
     check_heads(qin, s.heads, s.d_head, "--heads", "--d-head");
@@ -351,10 +352,10 @@ void run_check_ef(CheckFlags& f, const CLI::App* app) {
     if (sh[1] > sh[2])
       throw UsageError("--in: shape " + shape_text(a.shape) + ": qlen > klen; the queries are the last qlen keys");
     const std::size_t H = s.heads, d = s.d_head;
-    test::xlnet::SegmentWeights w{read_weight("--r-s-bias", f.sb, H * d, {{H, d}, {H * d}}, true),
+    verify::xlnet::SegmentWeights w{read_weight("--r-s-bias", f.sb, H * d, {{H, d}, {H * d}}, true),
                                   read_weight("--seg-embed", f.seg, 2 * H * d, {{2, H, d}, {2, H * d}}, true)};
     const std::vector<std::int64_t> types = parse_token_types(*f.types, qin.query_length);
-    test::BiasTensorInput in;
+    verify::BiasTensorInput in;
     in.values = a.values;
     in.heads = sh[0];
     in.query_length = sh[1];
@@ -363,7 +364,7 @@ void run_check_ef(CheckFlags& f, const CLI::App* app) {
     in.describe = {{"file", f.check.in.path}, {"stored", std::string(to_string(a.stored))}, {"shape", shape_text(a.shape)},
                    {"q", *f.q}};
     try {
-      rep = test::xlnet::check_segment_term(s, w, qin.q.values, types, in, opts.threads);
+      rep = verify::xlnet::check_segment_term(s, w, qin.q.values, types, in, opts.threads);
     } catch (const Error& e) {
       throw rename_weight_error(e, {{"r_s_bias", "--r-s-bias"}, {"seg_embed", "--seg-embed"}, {"q", "--q"},
                                     {"token_types", "--token-types"}});
@@ -385,36 +386,20 @@ void run_check(CheckFlags& f, CLI::App* app) {
     if (*given)
       throw UsageError(std::string(flag) + ": '" + **given + "' given, but only --what ef reads it (a table check needs "
                        "--in alone)");
-  const NpyArray a = f.check.in.read();
-  if (a.shape.size() != 2)
-    throw UsageError("--in: '" + f.check.in.path + "' holds an array of shape " + shape_text(a.shape) +
-                     "; accepted: a table [rows, d_model] (pos_emb of one call)");
-  const auto [ulp_func, ulp_trig] = f.check.allowance(app);
-  const reference::EnvelopeAllowance allowance{ulp_func, ulp_trig};
-  const TableOptions opts = parse_threads(f.check.threads);
-  test::CheckReport rep;
-  try {
-    Spec s = f.spec.build();
-    if (!f.spec.given("--spec") && !f.spec.given("--preset") && !f.spec.given("--d-model")) {
-      s.d_model = a.shape[1];
-      validate(s);
-    }
-    // The rows give klen for a query length: bi rows = klen + qlen, uni rows = klen + 1.
-    const std::size_t lq = parse_length("--query-length", f.query_length.empty() ? "1" : f.query_length);
-    const std::size_t rows = a.shape[0];
-    const bool bi = s.attn_type == XlnetAttnType::bi;
-    if (rows <= (bi ? lq : 1))
-      throw UsageError("--in: " + std::to_string(rows) + " rows cannot be a table with --query-length " +
-                       std::to_string(lq) + " (bi: klen + qlen rows, uni: klen + 1)");
-    const std::size_t lk = bi ? rows - lq : rows - 1;
-    test::relative::TableInput in{a.values, a.shape[0], a.shape[1], dtype_of(a.stored), {}};
-    in.describe = {{"file", f.check.in.path}, {"stored", std::string(to_string(a.stored))}, {"shape", shape_text(a.shape)}};
-    rep = test::xlnet::check_table(s, lq, lk, in, allowance, opts.threads);
-  } catch (const Error& e) {
-    throw SpecOptions<Spec>::renamed(e);
-  }
-  f.check.report.write(rep.to_json(), rep.to_markdown());
-  exit_status() = rep.passed() ? 0 : 1;
+  // The rows give klen for a query length: bi rows = klen + qlen, uni rows = klen + 1.
+  run_relative_table_check(f.spec, f.check, app, &Spec::d_model, "--d-model",
+                           "a table [rows, d_model] (pos_emb of one call)",
+                           [&](const Spec& s, const auto& in, const auto& allowance, auto threads) {
+                             const std::size_t lq =
+                                 parse_length("--query-length", f.query_length.empty() ? "1" : f.query_length);
+                             const bool bi = s.attn_type == XlnetAttnType::bi;
+                             if (in.rows <= (bi ? lq : 1))
+                               throw UsageError("--in: " + std::to_string(in.rows) +
+                                                " rows cannot be a table with --query-length " + std::to_string(lq) +
+                                                " (bi: klen + qlen rows, uni: klen + 1)");
+                             const std::size_t lk = bi ? in.rows - lq : in.rows - 1;
+                             return verify::xlnet::check_table(s, lq, lk, in, allowance, threads);
+                           });
 }
 
 }  // namespace

@@ -1,7 +1,7 @@
 // DeBERTa disentangled attention fast path: log buckets per distance (exact: double, binary128, then GMP near
 // integers; hf: the float32 steps), Toeplitz index rows, and scores as tiled gathers of two small gemms followed by a
 // beta = 1 Q K^T gemm. Definition: posenc/deberta_spec.hpp; algorithms and their error: posenc/deberta.hpp,
-// properties/deberta/budget.cpp.
+// schemes/deberta/budget.cpp.
 #include "posenc/deberta.hpp"
 
 #include <gmp.h>

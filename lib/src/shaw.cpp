@@ -1,7 +1,7 @@
 // Clipped relative position representations fast path: Toeplitz index rows through the shared bias machinery,
 // scores as per-row gathers of two small gemms fused into the Q K^T gemm (core/bias_rows.hpp), and the attention
 // output as a blocked softmax with the value table applied through per-index weight sums. Definition:
-// posenc/shaw_spec.hpp; algorithms and their error: posenc/shaw.hpp, properties/shaw/budget.cpp.
+// posenc/shaw_spec.hpp; algorithms and their error: posenc/shaw.hpp, schemes/shaw/budget.cpp.
 #include "posenc/shaw.hpp"
 
 #include <algorithm>

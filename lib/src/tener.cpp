@@ -1,6 +1,6 @@
 // TENER fast path: the table through the sinusoidal plan (the zero row written here), the scores through the shared
 // relative-scores core with its key term (core/relative_scores.hpp). Definition: posenc/tener_spec.hpp; algorithms
-// and their error: posenc/tener.hpp, properties/tener/budget.cpp.
+// and their error: posenc/tener.hpp, schemes/tener/budget.cpp.
 #include "posenc/tener.hpp"
 
 #include <algorithm>

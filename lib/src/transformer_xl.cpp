@@ -1,7 +1,7 @@
 // Transformer-XL fast path: the table through the sinusoidal plan, the positional keys by one gemm per head, the
 // scores through the shared relative-scores core (core/relative_scores.hpp). Definition:
 // posenc/transformer_xl_spec.hpp; algorithms and their error: posenc/transformer_xl.hpp,
-// properties/transformer_xl/budget.cpp.
+// schemes/transformer_xl/budget.cpp.
 #include "posenc/transformer_xl.hpp"
 
 #include <algorithm>

@@ -1,7 +1,7 @@
 // XLNet fast path: the table through the sinusoidal plan, the positional keys by one gemm per head, the scores
 // (with the segment term) through the shared relative-scores core (core/relative_scores.hpp), the segment term ef
 // alone by a sequential sum per row. Definition:
-// posenc/xlnet_spec.hpp; algorithms and their error: posenc/xlnet.hpp, properties/xlnet/budget.cpp.
+// posenc/xlnet_spec.hpp; algorithms and their error: posenc/xlnet.hpp, schemes/xlnet/budget.cpp.
 #include "posenc/xlnet.hpp"
 
 #include <algorithm>

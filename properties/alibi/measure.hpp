@@ -8,12 +8,14 @@
 #include <string>
 #include <vector>
 
-#include "alibi/budget.hpp"
+#include "schemes/alibi/budget.hpp"
 #include "posenc/alibi.hpp"
 #include "support/bias_measure.hpp"
 #include "support/harness.hpp"
 
 namespace posenc::test::alibi {
+
+using namespace posenc::verify::alibi;  // the budget keys, case table and checker of the scheme
 
 // AlibiPlan::slopes vs the oracle: exact m_h (slope.exact.f64) or the regime's float32 slope (slope.emulated).
 void measure_slopes(const AlibiSpec&, const Sink&);

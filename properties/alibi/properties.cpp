@@ -14,9 +14,9 @@
 #include <string>
 #include <vector>
 
-#include "alibi/budget.hpp"
-#include "alibi/cases.hpp"
-#include "alibi/check.hpp"
+#include "schemes/alibi/budget.hpp"
+#include "schemes/alibi/cases.hpp"
+#include "schemes/alibi/check.hpp"
 #include "alibi/measure.hpp"
 #include "posenc/alibi.hpp"
 #include "posenc/error.hpp"

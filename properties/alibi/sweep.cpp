@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "alibi/cases.hpp"
+#include "schemes/alibi/cases.hpp"
 #include "alibi/measure.hpp"
 #include "posenc/alibi.hpp"
 #include "posenc/reference/alibi.hpp"
@@ -23,6 +23,7 @@ namespace sweep_alibi {  // its own namespace: the sweeps are compiled together 
 
 using namespace posenc;
 using namespace posenc::test;
+namespace alibi = posenc::test::alibi;  // the measuring harness (the checker is verify::alibi)
 using nlohmann::json;
 namespace ca = posenc::cases::alibi;
 namespace rf = posenc::reference;

@@ -13,9 +13,9 @@
 #include <string>
 #include <vector>
 
-#include "deberta/budget.hpp"
-#include "deberta/cases.hpp"
-#include "deberta/check.hpp"
+#include "schemes/deberta/budget.hpp"
+#include "schemes/deberta/cases.hpp"
+#include "schemes/deberta/check.hpp"
 #include "posenc/deberta.hpp"
 #include "posenc/error.hpp"
 #include "posenc/reference/deberta.hpp"

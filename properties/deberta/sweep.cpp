@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-#include "deberta/budget.hpp"
+#include "schemes/deberta/budget.hpp"
 #include "posenc/deberta.hpp"
 #include "posenc/reference/deberta.hpp"
 #include "support/harness.hpp"

@@ -7,12 +7,14 @@
 #include <span>
 #include <string>
 
-#include "fire/budget.hpp"
+#include "schemes/fire/budget.hpp"
 #include "posenc/fire.hpp"
 #include "support/bias_measure.hpp"
 #include "support/harness.hpp"
 
 namespace posenc::test::fire {
+
+using namespace posenc::verify::fire;  // the budget keys, case table and checker of the scheme
 
 // FirePlan::bias_value_f32/f64 at query position q, key position j of every head vs the oracle: rows
 // bias.exact.f32/f64 or bias.emulated.bitwise, and bias.emulated_vs_exact.ratio for the cramming regime.

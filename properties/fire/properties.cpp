@@ -11,9 +11,9 @@
 #include <string>
 #include <vector>
 
-#include "fire/budget.hpp"
-#include "fire/cases.hpp"
-#include "fire/check.hpp"
+#include "schemes/fire/budget.hpp"
+#include "schemes/fire/cases.hpp"
+#include "schemes/fire/check.hpp"
 #include "fire/measure.hpp"
 #include "posenc/error.hpp"
 #include "posenc/fire.hpp"
@@ -506,7 +506,7 @@ POSENC_PROPERTY(FireCheck, CheckReferencesMatchTheOracle,
                 {"FIRE-CHECK-2", "fire",
                  "the references posenc check fire evaluates without MPFR (binary128 for the exact bias, float32 steps "
                  "for the cramming regime) agree with the MPFR oracle: within (w + 16) 2^-112 S, and bit for bit",
-                 "DESIGN.md (posenc check); properties/fire/check.hpp", Oracle::reference,
+                 "DESIGN.md (posenc check); schemes/fire/check.hpp", Oracle::reference,
                  {R::check_reference_exact, R::check_reference_emulated}}) {
   const FireSpec s = spec_gen(3, 24);
   const FireWeights w = weights_gen(s, static_cast<double>(kMaxPos));
@@ -599,7 +599,7 @@ POSENC_PROPERTY(FireCheck, EveryBlasSummationOrderLiesInTheEnvelope,
                  "--mlp-sum order (the fast path), an FMA chain over k descending, a pairwise tree of rounded "
                  "products, four partial sums with the bias first (beta = 1) and a fused first Linear, all on "
                  "posenc's float32 x; and the two orders are each their own float32 steps bit for bit (FIRE-BIAS-1)",
-                 "properties/fire/check.hpp; OpenBLAS 0.3.21 sgemm kernels (held-out data/torch/fire_*)",
+                 "schemes/fire/check.hpp; OpenBLAS 0.3.21 sgemm kernels (held-out data/torch/fire_*)",
                  Oracle::reference, {R::check_envelope, R::bias_emulated, R::bias_emulated_unfused}}) {
   FireSpec s = spec_gen(3, 40);
   s.regime = FireRegime::cramming;

@@ -17,8 +17,8 @@
 #include <string>
 #include <vector>
 
-#include "fire/budget.hpp"
-#include "fire/cases.hpp"
+#include "schemes/fire/budget.hpp"
+#include "schemes/fire/cases.hpp"
 #include "fire/measure.hpp"
 #include "posenc/fire.hpp"
 #include "posenc/reference/fire.hpp"
@@ -28,6 +28,7 @@ namespace sweep_fire {  // its own namespace: the sweeps are compiled together (
 
 using namespace posenc;
 using namespace posenc::test;
+namespace fire = posenc::test::fire;  // the measuring harness (the checker is verify::fire)
 using nlohmann::json;
 namespace ca = posenc::cases::fire;
 namespace rf = posenc::reference;

@@ -7,12 +7,14 @@
 #include <span>
 #include <string>
 
-#include "kerple/budget.hpp"
+#include "schemes/kerple/budget.hpp"
 #include "posenc/kerple.hpp"
 #include "support/bias_measure.hpp"
 #include "support/harness.hpp"
 
 namespace posenc::test::kerple {
+
+using namespace posenc::verify::kerple;  // the budget keys, case table and checker of the scheme
 
 // KerplePlan::bias_value_f32/f64 at distance d of every head vs the oracle: rows bias.exact.f32/f64 or
 // bias.emulated.bitwise, and bias.emulated_vs_exact.ratio for the megatron regime.

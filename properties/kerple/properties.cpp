@@ -12,9 +12,9 @@
 #include <string>
 #include <vector>
 
-#include "kerple/budget.hpp"
-#include "kerple/cases.hpp"
-#include "kerple/check.hpp"
+#include "schemes/kerple/budget.hpp"
+#include "schemes/kerple/cases.hpp"
+#include "schemes/kerple/check.hpp"
 #include "kerple/measure.hpp"
 #include "posenc/alibi.hpp"
 #include "posenc/error.hpp"

@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "kerple/cases.hpp"
+#include "schemes/kerple/cases.hpp"
 #include "kerple/measure.hpp"
 #include "posenc/kerple.hpp"
 #include "posenc/reference/kerple.hpp"
@@ -24,6 +24,7 @@ namespace sweep_kerple {  // its own namespace: the sweeps are compiled together
 
 using namespace posenc;
 using namespace posenc::test;
+namespace kerple = posenc::test::kerple;  // the measuring harness (the checker is verify::kerple)
 using nlohmann::json;
 namespace ca = posenc::cases::kerple;
 namespace rf = posenc::reference;

@@ -5,7 +5,7 @@
 #include <span>
 #include <string>
 
-#include "learned/budget.hpp"
+#include "schemes/learned/budget.hpp"
 #include "posenc/learned.hpp"
 #include "support/harness.hpp"
 

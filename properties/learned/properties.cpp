@@ -11,8 +11,8 @@
 #include <string>
 #include <vector>
 
-#include "learned/budget.hpp"
-#include "learned/check.hpp"
+#include "schemes/learned/budget.hpp"
+#include "schemes/learned/check.hpp"
 #include "learned/measure.hpp"
 #include "posenc/error.hpp"
 #include "posenc/learned.hpp"
@@ -27,6 +27,7 @@ namespace claims_learned {  // its own namespace: the claims are compiled togeth
 using namespace posenc;
 using namespace posenc::test;
 using namespace posenc::test::learned;
+using namespace verify::learned;
 using R = LearnedRow;
 
 const std::string kConv = "CONVENTIONS.md §2.2, §3 item 4";

@@ -15,6 +15,7 @@ namespace sweep_learned {  // its own namespace: the sweeps are compiled togethe
 
 using namespace posenc;
 using namespace posenc::test;
+namespace learned = posenc::test::learned;  // the measuring harness (the checker is verify::learned)
 
 
 POSENC_SWEEP(learned) {

@@ -12,16 +12,16 @@
 #include <string>
 #include <vector>
 
-#include "nezha/budget.hpp"
-#include "nezha/cases.hpp"
-#include "nezha/check.hpp"
+#include "schemes/nezha/budget.hpp"
+#include "schemes/nezha/cases.hpp"
+#include "schemes/nezha/check.hpp"
 #include "posenc/error.hpp"
 #include "posenc/nezha.hpp"
 #include "posenc/reference/nezha.hpp"
 #include "posenc/reference/sinusoidal.hpp"
 #include "posenc/sinusoidal.hpp"
-#include "shaw/budget.hpp"
-#include "sinusoidal/budget.hpp"
+#include "schemes/shaw/budget.hpp"
+#include "schemes/sinusoidal/budget.hpp"
 #include "shaw/measure.hpp"
 #include "support/bias_cases.hpp"
 #include "support/bias_measure.hpp"
@@ -33,6 +33,7 @@ namespace claims_nezha {  // its own namespace: the claims are compiled together
 
 using namespace posenc;
 using namespace posenc::test;
+namespace shaw = posenc::test::shaw;  // the measuring harness (the checker is verify::shaw)
 namespace rf = posenc::reference;
 namespace ca = posenc::cases::nezha;
 using rf::Real;

@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-#include "nezha/budget.hpp"
+#include "schemes/nezha/budget.hpp"
 #include "posenc/nezha.hpp"
 #include "posenc/reference/nezha.hpp"
 #include "posenc/reference/sinusoidal.hpp"

@@ -8,10 +8,12 @@
 #include <vector>
 
 #include "posenc/rope.hpp"
-#include "rope/budget.hpp"
+#include "schemes/rope/budget.hpp"
 #include "support/harness.hpp"
 
 namespace posenc::test::rope {
+
+using namespace posenc::verify::rope;  // the budget keys, case table and checker of the scheme
 
 // rope_frequencies vs the oracle: exact theta_k (frequency.exact.f64) or the regime's float32 frequency
 // (frequency.emulated.bitwise: the oracle's angle at p = 1; roformer: the float64 angle at p = 1,

@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "posenc/rope.hpp"
-#include "rope/cases.hpp"
+#include "schemes/rope/cases.hpp"
 #include "rope/measure.hpp"
 #include "support/sweep.hpp"
 
@@ -22,6 +22,7 @@ namespace sweep_rope {  // its own namespace: the sweeps are compiled together (
 
 using namespace posenc;
 using namespace posenc::test;
+namespace rope = posenc::test::rope;  // the measuring harness (the checker is verify::rope)
 using nlohmann::json;
 namespace cr = posenc::cases::rope;
 

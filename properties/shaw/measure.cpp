@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <limits>
 
-#include "shaw/budget.hpp"
+#include "schemes/shaw/budget.hpp"
 #include "support/bias_measure.hpp"
 
 namespace posenc::test::shaw {

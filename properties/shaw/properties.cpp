@@ -15,9 +15,9 @@
 #include "posenc/error.hpp"
 #include "posenc/reference/shaw.hpp"
 #include "posenc/shaw.hpp"
-#include "shaw/budget.hpp"
-#include "shaw/cases.hpp"
-#include "shaw/check.hpp"
+#include "schemes/shaw/budget.hpp"
+#include "schemes/shaw/cases.hpp"
+#include "schemes/shaw/check.hpp"
 #include "shaw/measure.hpp"
 #include "support/bias_cases.hpp"
 #include "support/bias_measure.hpp"
@@ -29,6 +29,7 @@ namespace claims_shaw {  // its own namespace: the claims are compiled together 
 
 using namespace posenc;
 using namespace posenc::test;
+namespace shaw = posenc::test::shaw;  // the measuring harness (the checker is verify::shaw)
 namespace rf = posenc::reference;
 namespace ca = posenc::cases::shaw;
 using rf::Real;
@@ -357,7 +358,7 @@ POSENC_CLAIM_TEST(ShawCheck, CheckPassesRightIndicesAndRefusesWrongOnes,
     const std::size_t L = 60;
     auto run = [&](const std::vector<std::int32_t>& m, std::size_t Lq, std::size_t Lk) {
       const std::vector<double> v(m.begin(), m.end());
-      return shaw::check_index(s, shaw::IndexInput{v, Lq, Lk, {}});
+      return verify::shaw::check_index(s, verify::shaw::IndexInput{v, Lq, Lk, {}});
     };
     const auto sq = index_matrix(plan, {.query_length = L, .key_length = L});
     check_verdict(claim, run(sq, L, L), 0, std::string(p.name) + " own square");
@@ -389,7 +390,8 @@ POSENC_CLAIM_TEST(ShawCheck, CheckPassesRightIndicesAndRefusesWrongOnes,
   const auto mw = index_matrix(ShawPlan(wide, zero_weights(wide)), {.query_length = 50, .key_length = 50});
   std::vector<double> shifted(mw.begin(), mw.end());
   for (double& x : shifted) x -= 180;  // the same numbers near the diagonal, no clipping beyond 20
-  EXPECT_FALSE(shaw::check_index(t2t, shaw::IndexInput{shifted, 50, 50, {}}).passed()) << "an unclipped matrix passed";
+  EXPECT_FALSE(verify::shaw::check_index(t2t, verify::shaw::IndexInput{shifted, 50, 50, {}}).passed())
+      << "an unclipped matrix passed";
   count_case(claim);
 }
 

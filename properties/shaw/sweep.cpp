@@ -17,7 +17,7 @@
 
 #include "posenc/reference/shaw.hpp"
 #include "posenc/shaw.hpp"
-#include "shaw/budget.hpp"
+#include "schemes/shaw/budget.hpp"
 #include "support/harness.hpp"
 #include "support/sweep.hpp"
 

@@ -1,6 +1,6 @@
 #include "sinusoidal/generators.hpp"
 
-#include "sinusoidal/cases.hpp"
+#include "schemes/sinusoidal/cases.hpp"
 #include "support/arbitrary.hpp"
 
 #include <algorithm>

@@ -8,7 +8,7 @@
 #include <map>
 #include <sstream>
 
-#include "sinusoidal/budget.hpp"
+#include "schemes/sinusoidal/budget.hpp"
 #include "posenc/linalg.hpp"
 #include "posenc/reference/sinusoidal.hpp"
 

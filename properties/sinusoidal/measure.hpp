@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "posenc/sinusoidal.hpp"
-#include "support/accuracy.hpp"
+#include "verify/accuracy.hpp"
 #include "support/harness.hpp"
 
 namespace posenc::test {

@@ -24,9 +24,9 @@
 #include "posenc/linalg.hpp"
 #include "posenc/reference/sinusoidal.hpp"
 #include "posenc/sinusoidal.hpp"
-#include "sinusoidal/budget.hpp"
-#include "sinusoidal/cases.hpp"
-#include "sinusoidal/check.hpp"
+#include "schemes/sinusoidal/budget.hpp"
+#include "schemes/sinusoidal/cases.hpp"
+#include "schemes/sinusoidal/check.hpp"
 #include "sinusoidal/generators.hpp"
 #include "sinusoidal/measure.hpp"
 #include "support/claims.hpp"
@@ -754,14 +754,15 @@ POSENC_CLAIM_TEST(SinusoidalCheck, PosencsOwnTablesPassCheckInEveryType,
       tag(claim, std::string(preset.name) + " " + std::string(to_string(t)));
       std::vector<double> v(table.size());
       for (std::size_t i = 0; i < v.size(); ++i) v[i] = t == DType::f64 ? table[i] : round_to(table[i], t);
-      test::sinusoidal::TableInput in{v, pos.size(), s.dim, t, pos, {}};
-      const auto rep = test::sinusoidal::check_table(s, in);
+      verify::sinusoidal::TableInput in{v, pos.size(), s.dim, t, pos, {}};
+      const auto rep = verify::sinusoidal::check_table(s, in);
       check_verdict(claim, rep, 0, std::string(preset.name) + " " + std::string(to_string(t)));
       if (t != DType::f64) {  // one entry off by 2 ulp(1) of the type: err_S >= 1.5 > the bound 0.5, the check must fail
         const std::size_t i = 5 * s.dim + 3;
         v[i] = v[i] + 2 * std::ldexp(1.0, 1 - precision_bits(t));
-        test::sinusoidal::TableInput bad{v, pos.size(), s.dim, t, pos, {}};
-        EXPECT_FALSE(test::sinusoidal::check_table(s, bad).passed()) << preset.name << " " << to_string(t) << ": a 1-ulp error passed";
+        verify::sinusoidal::TableInput bad{v, pos.size(), s.dim, t, pos, {}};
+        EXPECT_FALSE(verify::sinusoidal::check_table(s, bad).passed())
+            << preset.name << " " << to_string(t) << ": a 1-ulp error passed";
       }
     }
   }
@@ -809,8 +810,8 @@ POSENC_PROPERTY(SinusoidalCheck, EmulationEnvelopeContainsLibmDeviations,
   tag(claim, preset + " A_exp=" + std::to_string(a_exp) + " A_trig=" + std::to_string(a_trig));
   std::vector<double> exact_emu(pos.size() * s.dim);
   sinusoidal_rows(s, pos, std::span<double>(exact_emu));
-  test::sinusoidal::TableInput in{exact_emu, pos.size(), s.dim, DType::f32, pos, {}};
-  const auto rep = test::sinusoidal::check_table(s, in);
+  verify::sinusoidal::TableInput in{exact_emu, pos.size(), s.dim, DType::f32, pos, {}};
+  const auto rep = verify::sinusoidal::check_table(s, in);
   RC_ASSERT(rep.references.at(1).to_json()["bit_identical"].get<std::uint64_t>() == exact_emu.size());
   // A libm: each frequency w32 moved by up to A_exp ulp (A_w = 2 A_exp + 1 when min_timescale multiplies after the
   // exp: here the multiplied value moves by A_exp ulp, inside that allowance); for the pow form the float32 pow
@@ -844,8 +845,8 @@ POSENC_PROPERTY(SinusoidalCheck, EmulationEnvelopeContainsLibmDeviations,
       libm[r * s.dim + sin_slot(s, k)] = sv;
       libm[r * s.dim + cos_slot(s, k)] = cv;
     }
-  test::sinusoidal::TableInput lin{libm, pos.size(), s.dim, DType::f32, pos, {}};
-  const auto lrep = test::sinusoidal::check_table(s, lin, reference::EnvelopeAllowance{2.0, 2.0});
+  verify::sinusoidal::TableInput lin{libm, pos.size(), s.dim, DType::f32, pos, {}};
+  const auto lrep = verify::sinusoidal::check_table(s, lin, reference::EnvelopeAllowance{2.0, 2.0});
   const auto j = lrep.references.at(1).to_json();
   const double max = j["overall"]["max_metric"].is_null() ? INFINITY : j["overall"]["max_metric"].get<double>();
   if (auto f = check(claim, budget(R::check_envelope), Measure{Class::ok, max}, max, nullptr,

@@ -15,7 +15,7 @@
 
 #include "posenc/linalg.hpp"
 #include "posenc/sinusoidal.hpp"
-#include "sinusoidal/cases.hpp"
+#include "schemes/sinusoidal/cases.hpp"
 #include "sinusoidal/generators.hpp"
 #include "sinusoidal/measure.hpp"
 #include "support/sweep.hpp"

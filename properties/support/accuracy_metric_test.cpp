@@ -9,7 +9,7 @@
 #include <limits>
 #include <random>
 
-#include "accuracy.hpp"
+#include "verify/accuracy.hpp"
 #include "posenc/half.hpp"
 #include "posenc/reference/mp.hpp"
 

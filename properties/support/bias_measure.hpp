@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "posenc/bias.hpp"
-#include "support/budget.hpp"
+#include "verify/budget.hpp"
 #include "support/harness.hpp"
 
 namespace posenc::test {

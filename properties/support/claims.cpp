@@ -18,7 +18,7 @@
 #include <sstream>
 #include <stdexcept>
 
-#include "budget.hpp"
+#include "verify/budget.hpp"
 #include "posenc/blas.hpp"
 #include "posenc/build_info.hpp"
 

@@ -31,10 +31,13 @@
 #include <string_view>
 #include <vector>
 
-#include "accuracy.hpp"
-#include "budget.hpp"
+#include "verify/accuracy.hpp"
+#include "verify/budget.hpp"
 
 namespace posenc::test {
+
+// The claims hold posenc to the product's own metric, budget rows and checkers (verify/, schemes/<name>/).
+using namespace posenc::verify;
 
 enum class Oracle { identity, reference, differential };
 std::string_view to_string(Oracle);

@@ -11,8 +11,8 @@
 #include <functional>
 #include <string>
 
-#include "budget.hpp"
-#include "check_report.hpp"
+#include "verify/budget.hpp"
+#include "verify/check_report.hpp"
 #include "claims.hpp"
 #include "posenc/error.hpp"
 

@@ -24,7 +24,7 @@
 #include <string>
 #include <vector>
 
-#include "budget.hpp"
+#include "verify/budget.hpp"
 #include "claims.hpp"
 
 namespace claims_registry {  // its own namespace: the claims are compiled together (posenc_unity)
@@ -78,10 +78,10 @@ TEST(Registry, EverySchemeHasItsFileInEveryPart) {
          {fs::path("spec/include/posenc") / (n + "_spec.hpp"), fs::path("spec/src") / (n + "_spec.cpp"),
           fs::path("lib/include/posenc") / (n + ".hpp"), fs::path("lib/src") / (n + ".cpp"),
           fs::path("reference/include/posenc/reference") / (n + ".hpp"), fs::path("reference/src") / (n + ".cpp"),
-          fs::path("reference/tests") / (n + "_oracle_test.cpp"), fs::path("properties") / n / "budget.cpp",
-          fs::path("properties") / n / "cases.hpp", fs::path("properties") / n / "properties.cpp",
-          fs::path("properties") / n / "sweep.cpp", fs::path("benchmarks") / (n + "_bench.cpp"),
-          fs::path("cli/schemes") / (n + ".cpp"), fs::path("properties") / n / "check.cpp",
+          fs::path("reference/tests") / (n + "_oracle_test.cpp"), fs::path("schemes") / n / "budget.cpp",
+          fs::path("schemes") / n / "cases.hpp", fs::path("schemes") / n / "check.cpp",
+          fs::path("properties") / n / "properties.cpp", fs::path("properties") / n / "sweep.cpp",
+          fs::path("benchmarks") / (n + "_bench.cpp"), fs::path("cli/schemes") / (n + ".cpp"),
           fs::path("reports/posenc_report/schemes") / (n + ".py")})
       EXPECT_TRUE(fs::exists(kSource / f)) << "scheme '" << n << "' has no " << f;
 }

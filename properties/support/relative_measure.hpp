@@ -1,6 +1,6 @@
 // properties/support/relative_measure.hpp — what the measuring harnesses of the sinusoid-relative attentions
 // (Transformer-XL, XLNet, TENER) share: their inputs, and the scores measurement against an oracle under the bound of
-// support/relative_budget.hpp. RapidCheck generators: call from inside a property.
+// verify/relative_budget.hpp. RapidCheck generators: call from inside a property.
 #pragma once
 
 #include <cstddef>
@@ -15,7 +15,7 @@
 #include "posenc/bias.hpp"
 #include "posenc/relative_attention.hpp"
 #include "support/harness.hpp"
-#include "support/relative_budget.hpp"
+#include "verify/relative_budget.hpp"
 
 namespace posenc::test::relative {
 

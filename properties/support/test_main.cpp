@@ -11,7 +11,7 @@
 #include <exception>
 #include <string>
 
-#include "budget.hpp"
+#include "verify/budget.hpp"
 #include "claims.hpp"
 #include "posenc/blas.hpp"
 

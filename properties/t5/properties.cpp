@@ -21,9 +21,9 @@
 #include "support/claims.hpp"
 #include "support/harness.hpp"
 #include "support/spec_contract.hpp"
-#include "t5/budget.hpp"
-#include "t5/cases.hpp"
-#include "t5/check.hpp"
+#include "schemes/t5/budget.hpp"
+#include "schemes/t5/cases.hpp"
+#include "schemes/t5/check.hpp"
 
 namespace claims_t5 {  // its own namespace: the claims are compiled together (posenc_unity)
 

@@ -16,7 +16,7 @@
 #include "posenc/t5.hpp"
 #include "support/harness.hpp"
 #include "support/sweep.hpp"
-#include "t5/budget.hpp"
+#include "schemes/t5/budget.hpp"
 
 namespace sweep_t5 {  // its own namespace: the sweeps are compiled together (posenc_unity)
 

@@ -1,7 +1,7 @@
 // TENER relative attention claims (TENER-*), as RapidCheck properties and enumerated tests. Reference claims compare
 // the fast path with the MPFR oracle (reference/include/posenc/reference/tener.hpp: the table from TENER's own formula
 // with its zero row, correctly rounded scores with the key term); identity claims are laws checked on the oracle or
-// exact equalities of the fast path. Tolerances: tener/budget.cpp and the scores bound of support/relative_budget.hpp.
+// exact equalities of the fast path. Tolerances: tener/budget.cpp and the scores bound of verify/relative_budget.hpp.
 #include <gtest/gtest.h>
 #include <rapidcheck/gtest.h>
 
@@ -15,20 +15,22 @@
 #include "posenc/reference/tener.hpp"
 #include "posenc/sinusoidal.hpp"
 #include "posenc/tener.hpp"
-#include "sinusoidal/budget.hpp"
+#include "schemes/sinusoidal/budget.hpp"
 #include "support/bias_measure.hpp"
 #include "support/claims.hpp"
 #include "support/harness.hpp"
 #include "support/relative_measure.hpp"
 #include "support/spec_contract.hpp"
-#include "tener/budget.hpp"
-#include "tener/cases.hpp"
-#include "tener/check.hpp"
+#include "schemes/tener/budget.hpp"
+#include "schemes/tener/cases.hpp"
+#include "schemes/tener/check.hpp"
 
 namespace claims_tener {  // its own namespace: the claims are compiled together (posenc_unity)
 
 using namespace posenc;
 using namespace posenc::test;
+namespace relative = posenc::test::relative;  // the measuring harness (the checker is verify::relative)
+using verify::relative::TableInput;
 namespace rf = posenc::reference;
 namespace ca = posenc::cases::tener;
 using relative::Call;
@@ -393,7 +395,7 @@ POSENC_PROPERTY(Tener, ValuesIndependentOfThreadsAndStorePath,
 // ---- check --------------------------------------------------------------------------------------------------
 
 CheckReport run_check(const TenerSpec& s, std::size_t L, const std::vector<double>& t, DType stored) {
-  return tener::check_table(s, L, relative::TableInput{t, t.size() / s.d_head, s.d_head, stored, {}});
+  return tener::check_table(s, L, TableInput{t, t.size() / s.d_head, s.d_head, stored, {}});
 }
 
 // TENER-CHECK-1
@@ -483,8 +485,8 @@ POSENC_CLAIM_TEST(TenerErrors, InvalidArgumentsThrowErrorNamingTheParameter,
   expect_error(claim, "x", [&] { tener_shift(std::span<const double>(x).first(17), 3, std::span<double>(y)); }, "short shift input");
   expect_error(claim, "out", [&] { tener_transpose_shift(std::span<const double>(x), 3, std::span<double>(y).first(8)); }, "short transpose output");
   const std::vector<double> tab(6 * 4, 0.0);
-  expect_error(claim, "length", [&] { tener::check_table(s, 4, relative::TableInput{tab, 6, 4, DType::f32, {}}); }, "6 rows for L 4");
-  expect_error(claim, "d_head", [&] { tener::check_table(s, 3, relative::TableInput{tab, 6, 5, DType::f32, {}}); }, "5 columns for d_head 4");
+  expect_error(claim, "length", [&] { tener::check_table(s, 4, TableInput{tab, 6, 4, DType::f32, {}}); }, "6 rows for L 4");
+  expect_error(claim, "d_head", [&] { tener::check_table(s, 3, TableInput{tab, 6, 5, DType::f32, {}}); }, "5 columns for d_head 4");
   expect_error(claim, "preset", [&] { (void)find_preset<TenerSpec>("tener-nosuch"); }, "unknown preset");
 }
 

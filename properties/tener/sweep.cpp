@@ -18,12 +18,13 @@
 #include "support/harness.hpp"
 #include "support/relative_measure.hpp"
 #include "support/sweep.hpp"
-#include "tener/budget.hpp"
+#include "schemes/tener/budget.hpp"
 
 namespace sweep_tener {  // its own namespace: the sweeps are compiled together (posenc_unity)
 
 using namespace posenc;
 using namespace posenc::test;
+namespace relative = posenc::test::relative;  // the measuring harness (the checker is verify::relative)
 using nlohmann::json;
 namespace rf = posenc::reference;
 using R = TenerRow;

@@ -2,7 +2,7 @@
 // compare the fast path with the MPFR oracle (reference/include/posenc/reference/transformer_xl.hpp: the table from
 // Transformer-XL's own formula, correctly rounded scores); identity claims are laws checked on the oracle or exact
 // equalities of the fast path. Every tolerance comes from a budget row (transformer_xl/budget.cpp, the scores bound of
-// support/relative_budget.hpp); every compared number goes through check() / emit().
+// verify/relative_budget.hpp); every compared number goes through check() / emit().
 #include <gtest/gtest.h>
 #include <rapidcheck/gtest.h>
 
@@ -16,21 +16,23 @@
 #include "posenc/reference/transformer_xl.hpp"
 #include "posenc/sinusoidal.hpp"
 #include "posenc/transformer_xl.hpp"
-#include "sinusoidal/budget.hpp"
+#include "schemes/sinusoidal/budget.hpp"
 #include "support/bias_cases.hpp"
 #include "support/bias_measure.hpp"
 #include "support/claims.hpp"
 #include "support/harness.hpp"
 #include "support/relative_measure.hpp"
 #include "support/spec_contract.hpp"
-#include "transformer_xl/budget.hpp"
-#include "transformer_xl/cases.hpp"
-#include "transformer_xl/check.hpp"
+#include "schemes/transformer_xl/budget.hpp"
+#include "schemes/transformer_xl/cases.hpp"
+#include "schemes/transformer_xl/check.hpp"
 
 namespace claims_transformer_xl {  // its own namespace: the claims are compiled together (posenc_unity)
 
 using namespace posenc;
 using namespace posenc::test;
+namespace relative = posenc::test::relative;  // the measuring harness (the checker is verify::relative)
+using verify::relative::TableInput;
 namespace rf = posenc::reference;
 namespace ca = posenc::cases::transformer_xl;
 using rf::Real;
@@ -391,7 +393,7 @@ POSENC_PROPERTY(TransformerXl, ValuesIndependentOfThreadsAndStorePath,
 // ---- check --------------------------------------------------------------------------------------------------
 
 CheckReport run_check(const TransformerXlSpec& s, std::size_t Lk, const std::vector<double>& t, DType stored) {
-  return transformer_xl::check_table(s, Lk, relative::TableInput{t, Lk, s.d_model, stored, {}});
+  return transformer_xl::check_table(s, Lk, TableInput{t, Lk, s.d_model, stored, {}});
 }
 
 // TXL-CHECK-1
@@ -482,8 +484,8 @@ POSENC_CLAIM_TEST(TransformerXlErrors, InvalidArgumentsThrowErrorNamingTheParame
   expect_error(claim, "out", [&] { transformer_xl_rel_shift(std::span<const double>(x), 3, 5, std::span<double>(y)); }, "short rel_shift output");
   expect_error(claim, "query_length", [&] { transformer_xl_rel_shift(std::span<const double>(x), 6, 5, std::span<double>(x)); }, "Lq > Lk rel_shift");
   const std::vector<double> tab(5 * 4, 0.0);
-  expect_error(claim, "key_length", [&] { transformer_xl::check_table(s, 4, relative::TableInput{tab, 5, 4, DType::f32, {}}); }, "5 rows for klen 4");
-  expect_error(claim, "d_model", [&] { transformer_xl::check_table(s, 5, relative::TableInput{tab, 5, 3, DType::f32, {}}); }, "3 columns for d_model 4");
+  expect_error(claim, "key_length", [&] { transformer_xl::check_table(s, 4, TableInput{tab, 5, 4, DType::f32, {}}); }, "5 rows for klen 4");
+  expect_error(claim, "d_model", [&] { transformer_xl::check_table(s, 5, TableInput{tab, 5, 3, DType::f32, {}}); }, "3 columns for d_model 4");
   expect_error(claim, "preset", [&] { (void)find_preset<TransformerXlSpec>("txl-nosuch"); }, "unknown preset");
 }
 

@@ -1,7 +1,7 @@
 // XLNet relative attention claims (XLNET-*), as RapidCheck properties and enumerated tests. Reference claims compare
 // the fast path with the MPFR oracle (reference/include/posenc/reference/xlnet.hpp: the table from XLNet's own
 // formula, correctly rounded scores with the segment term); identity claims are laws checked on the oracle or exact
-// equalities of the fast path. Tolerances: xlnet/budget.cpp and the scores bound of support/relative_budget.hpp.
+// equalities of the fast path. Tolerances: xlnet/budget.cpp and the scores bound of verify/relative_budget.hpp.
 #include <gtest/gtest.h>
 #include <rapidcheck/gtest.h>
 
@@ -17,20 +17,22 @@
 #include "posenc/reference/xlnet.hpp"
 #include "posenc/sinusoidal.hpp"
 #include "posenc/xlnet.hpp"
-#include "sinusoidal/budget.hpp"
+#include "schemes/sinusoidal/budget.hpp"
 #include "support/bias_measure.hpp"
 #include "support/claims.hpp"
 #include "support/harness.hpp"
 #include "support/relative_measure.hpp"
 #include "support/spec_contract.hpp"
-#include "xlnet/budget.hpp"
-#include "xlnet/cases.hpp"
-#include "xlnet/check.hpp"
+#include "schemes/xlnet/budget.hpp"
+#include "schemes/xlnet/cases.hpp"
+#include "schemes/xlnet/check.hpp"
 
 namespace claims_xlnet {  // its own namespace: the claims are compiled together (posenc_unity)
 
 using namespace posenc;
 using namespace posenc::test;
+namespace relative = posenc::test::relative;  // the measuring harness (the checker is verify::relative)
+using verify::relative::TableInput;
 namespace rf = posenc::reference;
 namespace ca = posenc::cases::xlnet;
 using relative::Call;
@@ -538,7 +540,7 @@ POSENC_PROPERTY(Xlnet, ValuesIndependentOfThreadsAndStorePath,
 // ---- check --------------------------------------------------------------------------------------------------
 
 CheckReport run_check(const XlnetSpec& s, std::size_t Lq, std::size_t Lk, const std::vector<double>& t, DType stored) {
-  return xlnet::check_table(s, Lq, Lk, relative::TableInput{t, t.size() / s.d_model, s.d_model, stored, {}});
+  return xlnet::check_table(s, Lq, Lk, TableInput{t, t.size() / s.d_model, s.d_model, stored, {}});
 }
 
 // XLNET-CHECK-1
@@ -738,8 +740,8 @@ POSENC_CLAIM_TEST(XlnetErrors, InvalidArgumentsThrowErrorNamingTheParameter,
   std::vector<double> x(3 * 8), y(3 * 5);
   expect_error(claim, "out", [&] { xlnet_rel_shift(std::span<const double>(x), 3, 8, 5, std::span<double>(y).first(14)); }, "short rel_shift output");
   const std::vector<double> tab(8 * 4, 0.0);
-  expect_error(claim, "key_length", [&] { xlnet::check_table(s, 3, 4, relative::TableInput{tab, 8, 4, DType::f32, {}}); }, "8 rows for Lq 3 Lk 4");
-  expect_error(claim, "d_model", [&] { xlnet::check_table(s, 3, 5, relative::TableInput{tab, 8, 3, DType::f32, {}}); }, "3 columns for d_model 4");
+  expect_error(claim, "key_length", [&] { xlnet::check_table(s, 3, 4, TableInput{tab, 8, 4, DType::f32, {}}); }, "8 rows for Lq 3 Lk 4");
+  expect_error(claim, "d_model", [&] { xlnet::check_table(s, 3, 5, TableInput{tab, 8, 3, DType::f32, {}}); }, "3 columns for d_model 4");
   expect_error(claim, "preset", [&] { (void)find_preset<XlnetSpec>("xlnet-nosuch"); }, "unknown preset");
 }
 

@@ -20,12 +20,13 @@
 #include "support/harness.hpp"
 #include "support/relative_measure.hpp"
 #include "support/sweep.hpp"
-#include "xlnet/budget.hpp"
+#include "schemes/xlnet/budget.hpp"
 
 namespace sweep_xlnet {  // its own namespace: the sweeps are compiled together (posenc_unity)
 
 using namespace posenc;
 using namespace posenc::test;
+namespace relative = posenc::test::relative;  // the measuring harness (the checker is verify::relative)
 using nlohmann::json;
 namespace rf = posenc::reference;
 using R = XlnetRow;

@@ -134,7 +134,7 @@ def _emulation_section(claims: list, budget: list) -> str:
     """Which claims are bit for bit against correctly rounded steps, and which rows' envelopes admit real code.
 
     From the budget rows themselves: a bitwise row whose analysis says it holds against correctly rounded steps
-    (support/budget.hpp kCorrectlyRoundedSteps), and the rows of `posenc check` whose quantity is an envelope."""
+    (verify/budget.hpp kCorrectlyRoundedSteps), and the rows of `posenc check` whose quantity is an envelope."""
     exact_steps = [r for r in budget if "bitwise" in str(r.get("id", ""))
                    and "correctly rounded float32 steps" in str(r.get("why") or "")]
     envelopes = [r for r in budget if ".check." in str(r.get("id", "")) and "envelope" in str(r.get("id", ""))]

@@ -35,7 +35,7 @@
 //   gemm adds scale Q K^T. scale std::nullopt = 1/sqrt(head_dim (1 +
 //   c2p + p2c)), as HF. key_mask (empty, or Lk entries of 0 = padding / 1 = token) writes -inf at the padded keys
 //   (a row may be all -inf: DeBERTa's softmax is the caller's). The error is bounded by the budget row
-//   deberta.scores.* (properties/deberta/budget.cpp).
+//   deberta.scores.* (schemes/deberta/budget.cpp).
 // Reproducibility: index rows depend only on (i - j) and the spec. Scores are computed in a fixed order of calls for
 //   a given geometry; the BLAS library's own threading decides its sums' order (as posenc/shaw.hpp says).
 //

@@ -48,7 +48,7 @@
 //   rounded once to T; hf/ggml/roformer regimes, T arithmetic with the regime's float32 c and s, two products and
 //   one sum each rounded (as eager PyTorch and ggml's C evaluate them; the library is built with -ffp-contract=off
 //   so the compiler does not fuse them).
-//   Accuracy contract: budget rows rope.* (properties/rope/budget.hpp).
+//   Accuracy contract: budget rows rope.* (schemes/rope/budget.hpp).
 //
 // Every function validates what it is given (spec, positions, view shapes and strides against the buffer's
 // size, output sizes) and throws posenc::Error naming the parameter; nothing is read or written outside the

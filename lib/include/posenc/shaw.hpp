@@ -14,7 +14,7 @@
 //   computed as: P = scale Q A^T (a gemm, Lq x (2k + 1)), with key_query also R = scale K A^T (Lk x (2k + 1)); the
 //   rows b(i, j) = P[i][idx] + R[j][idx] (one rounding) written with the mask; then a beta = 1 gemm adds
 //   scale Q K^T (core::fused_scores). scale defaults to 1/sqrt(head_dim) (std::nullopt), as every implementation
-//   named in the spec uses. The error is bounded by the budget row shaw.scores.* (properties/shaw/budget.cpp).
+//   named in the spec uses. The error is bounded by the budget row shaw.scores.* (schemes/shaw/budget.cpp).
 // Output of head h (v [heads][Lk][head_dim]):
 //     z_i = sum_j alpha(i, j) (v_j + [values] a^V[idx(i, j)]),  alpha(i, .) = softmax over the visible keys
 //   per block of query rows: the scores as above, the softmax (max subtracted, exp in the type, the sum in double),

@@ -16,7 +16,7 @@
 //     e(i, j) = scale ( <q_i + r_r_bias_h, k_j> + <q_i + r_w_bias_h, R(j - i)> + <k_j, R(i - j)> )
 //   scale std::nullopt = the spec's (1/sqrt(d_head) with scale = true, else 1). The blas form adds the key term per
 //   block of keys (one gemm K_blk R^T per block, read along its anti-diagonals): three gemms in all. -inf at keys
-//   the geometry's key_mask hides. Error bound: budget rows tener.scores.* (properties/tener/budget.cpp).
+//   the geometry's key_mask hides. Error bound: budget rows tener.scores.* (schemes/tener/budget.cpp).
 // Shifts. tener_shift(x, L, out) and tener_transpose_shift(y, L, out) are relative_transformer.py's _shift and
 //   _transpose_shift of one [L][2L] matrix, bit for bit: out[i][j] = x[i][L + j - i], resp. y[j][L + i - j].
 //

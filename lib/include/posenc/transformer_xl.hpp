@@ -18,7 +18,7 @@
 //   the table rows the block reads, the shift as a contiguous copy, the content term as a beta = 1 gemm over the
 //   visible keys) or the direct form (explicit dot products). -inf where j > q_i (undefined), where same_length's
 //   mask hides the key, and at keys the geometry's key_mask hides. scale std::nullopt = 1/sqrt(d_head). Error bound:
-//   budget rows transformer_xl.scores.* (properties/transformer_xl/budget.cpp).
+//   budget rows transformer_xl.scores.* (schemes/transformer_xl/budget.cpp).
 // rel_shift. transformer_xl_rel_shift(x, Lq, Lk, out) is mem_transformer.py's _rel_shift of an [Lq][Lk] matrix (zero
 //   column in front, viewed as [Lk + 1][Lq], first row dropped, viewed back), bit for bit: out[i][j] = x[i][c(i, j)]
 //   for j <= q_i, and the code's junk elsewhere (0 at j = q_i + 1, x[i + 1][j - q_i - 2] beyond).

@@ -19,7 +19,7 @@
 //                       + [token types] <q_i + r_s_bias_h, seg_embed[s(i, j)][h]> ),  P_h = R r[:, h, :]
 //   P_h by one gemm per head; then the blas or the direct form. -inf where undefined, where uni's mask (same_length
 //   included) hides the key, and at keys the geometry's key_mask hides (HF subtracts 1e30 there instead). scale
-//   std::nullopt = 1/sqrt(d_head). Error bound: budget rows xlnet.scores.* (properties/xlnet/budget.cpp).
+//   std::nullopt = 1/sqrt(d_head). Error bound: budget rows xlnet.scores.* (schemes/xlnet/budget.cpp).
 // Segment term. segment_term(q, Lq, Lk, token_types, out): HF's ef (rel_attn_core: einsum("ibnd,snd->ibns", q_head +
 //   r_s_bias, seg_embed), then einsum("ijbs,ibns->bnij", seg_mat, .)) alone, unscaled and unmasked, [heads][Lq][Lk]:
 //     ef[h][i][j] = <RN_T(q_i + r_s_bias_h), seg_embed[s(i, j)][h]>,  s(i, j) = 1 iff t_i != type(j) (memory keys:

@@ -39,7 +39,7 @@ HEADLINE_KERNELS = (
 
 CLAIMS_LINK = "[claims](claims.md#scheme-deberta)"
 SPAN = 1500  # (a): rel in [-SPAN, SPAN]
-# (b): (position_buckets, max_relative_positions) of properties/deberta/cases.hpp
+# (b): (position_buckets, max_relative_positions) of schemes/deberta/cases.hpp
 CONFIGS = ((256, 512), (128, 512), (64, 256), (32, 64), (4, 8), (8, 16), (257, 1000), (3, 5), (2, 3), (512, 2048))
 # (b): the c2p term of one fixed query and the p2c term of one fixed key against rel in [-SCORE_SPAN, SCORE_SPAN]
 # (past ±511, where deberta-v3-base's bucket reaches the table's ±255), one head of the preset; each from one square

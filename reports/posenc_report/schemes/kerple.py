@@ -54,7 +54,7 @@ DEV_LOG = ((1.0, float32(0.01)), (1.0, float32(0.1)))       # (p, a) of the log 
 DEV_POWER = ((float32(0.7), float32(0.3)),)                 # (p, a) of the power head
 DEV_SLACK = 1.0             # (b): the other roundings (a D, the logarithm) on top of the carried half ulp
 
-# (c): (bias_p, bias_a) pairs around the clamps (properties/kerple/cases.hpp kHardP, kHardA).
+# (c): (bias_p, bias_a) pairs around the clamps (schemes/kerple/cases.hpp kHardP, kHardA).
 CLAMP_ROWS = ((-1.0, -1.0), (0.0, 0.0), (0.005, 0.005), (0.01, 0.01), (0.0100001, 0.05), (0.5, 0.25), (1.0, 1.0),
               (2.0, 3.0), (2.5, 100.0), (7.0, 1e6))
 

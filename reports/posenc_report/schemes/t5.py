@@ -36,7 +36,7 @@ HEADLINE_KERNELS = (
 
 CLAIMS_LINK = "[claims](claims.md#scheme-t5)"
 SPAN = 300  # (a): r in [-SPAN, SPAN]
-# (b): (num_buckets, max_distance) of properties/t5/cases.hpp
+# (b): (num_buckets, max_distance) of schemes/t5/cases.hpp
 CONFIGS = ((32, 128), (32, 256), (64, 128), (128, 1024), (8, 16), (16, 64), (64, 256), (128, 128), (34, 27), (96, 81),
            (19, 25), (31, 532))
 # (c): BIAS_HEADS heads of a synthetic [num_buckets, BIAS_HEADS] table; key_length 2 BIAS_SIDE + 1, query_length

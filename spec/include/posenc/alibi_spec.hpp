@@ -32,7 +32,7 @@
 //       r_t = RN32(1 / RN32(2^e_t)); slopes = (r_2, r_4, ..., r_P, r_1, r_3, ...)[:n] (= the order above);
 //       bias = RN32(RN32(x) slope)
 // Real Python/torch pow is not correctly rounded: the envelope a real implementation falls in is stated per
-// quantity in the budget table (properties/alibi/budget.hpp), and `posenc check alibi` uses it.
+// quantity in the budget table (schemes/alibi/budget.hpp), and `posenc check alibi` uses it.
 #pragma once
 
 #include <array>

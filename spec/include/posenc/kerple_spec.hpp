@@ -29,7 +29,7 @@
 //                       (-self.bias_p * torch.log(1 + self.bias_a * diff): the negation is exact)
 //               power:  w = RN32(D^p32), bias = RN32(-w a32)            (diff.pow(p); bias = -bias * self.bias_a)
 //             Real torch float32 log/pow are not correctly rounded: the envelope a real run falls in is stated per
-//             quantity in the budget table (properties/kerple/budget.hpp), and `posenc check kerple` uses it.
+//             quantity in the budget table (schemes/kerple/budget.hpp), and `posenc check kerple` uses it.
 // Not modelled: the power kernel's optional multiplicative "wei" kernel exp(-wei_a d^wei_p) (the pos_emb variants
 // kerple_power_*_wei*), which scales the scores rather than adding a bias; half-precision (fp16/bf16) runs.
 #pragma once

@@ -91,7 +91,7 @@
 //   those of the spec (HF computes cos/sin per axis with the same inv_freq, then selects per pair).
 // Every emulated regime is bit for bit against correctly rounded steps (DESIGN.md §2). Real libm/torch/numpy pow,
 // sin and cos are not correctly rounded, and compilers may contract a*b - c*d into an FMA: the envelope a real
-// implementation falls in is stated per quantity in the budget table (properties/rope/budget.hpp), and `posenc check
+// implementation falls in is stated per quantity in the budget table (schemes/rope/budget.hpp), and `posenc check
 // rope` uses it.
 #pragma once
 
