@@ -17,6 +17,7 @@
 #include "support/bias_measure.hpp"
 #include "support/harness.hpp"
 #include "support/relative_measure.hpp"
+#include "support/relative_sweep.hpp"
 #include "support/sweep.hpp"
 #include "schemes/tener/budget.hpp"
 
@@ -36,34 +37,20 @@ void measure_table(SweepContext& ctx, const TenerSpec& s, const std::string& nam
     if (a < (std::int64_t{1} << 30) - 1) grid.push_back(a);
   // A call's row of t is the sinusoidal plan's row of t (TENER-REPRO-1; the zero row aside): both signs of the grid.
   // L = 2^30 - 1 puts every grid point inside one call (only t = -L would be its zero row: not on the grid).
-  const std::size_t L = (std::size_t{1} << 30) - 1, d = s.d_head;
+  const std::size_t L = (std::size_t{1} << 30) - 1;
   const SinusoidalPlan plan(tener_sinusoidal_spec(s, 1));
-  json p32 = json::array(), p64 = json::array();
+  relative::RowErrors forward;
   for (const std::int64_t sign : {1, -1}) {
     std::vector<std::int64_t> pos;
     for (std::int64_t a : grid) pos.push_back(sign * a);
-    std::vector<float> t32(pos.size() * d);
-    std::vector<double> t64(pos.size() * d);
-    plan.rows(std::span<const std::int64_t>(pos), std::span<float>(t32));
-    plan.rows(std::span<const std::int64_t>(pos), std::span<double>(t64));
-    for (std::size_t n = 0; n < pos.size(); ++n) {
-      double m32 = 0, m64 = 0;
-      for (std::size_t m = 0; m < d; ++m) {
-        const Real e = rf::tener_table_value(s, pos[n], m, L);
-        auto what = [&] { return describe(s) + " t=" + std::to_string(pos[n]) + " m=" + std::to_string(m); };
-        m32 = std::max(m32, emit_measured(ctx.aggregate, budget(emu ? R::table_emulated : R::table_exact_f32), t32[n * d + m], e, what));
-        m64 = std::max(m64, emit_measured(ctx.aggregate, budget(emu ? R::table_emulated : R::table_exact_f64), t64[n * d + m], e, what));
-      }
-      if (sign > 0) {
-        p32.push_back({{"distance", grid[n]}, {"max_error", m32}});
-        p64.push_back({{"distance", grid[n]}, {"max_error", m64}});
-      }
-    }
+    relative::RowErrors e = relative::measure_plan_rows(
+        ctx, plan, pos, s.d_head, budget(emu ? R::table_emulated : R::table_exact_f32),
+        budget(emu ? R::table_emulated : R::table_exact_f64),
+        [&](std::size_t n, std::size_t m) { return rf::tener_table_value(s, pos[n], m, L); },
+        [&](std::size_t n, std::size_t m) { return describe(s) + " t=" + std::to_string(pos[n]) + " m=" + std::to_string(m); });
+    if (sign > 0) forward = std::move(e);  // the series: distances >= 0 (the negative ones are held to the rows too)
   }
-  const std::string metric = emu ? "ulp_f32 distance from get_embedding's float32 steps" : "err_S (S = 1), ulp of the dtype";
-  for (const auto& [dt, pts] : {std::pair<const char*, const json&>{"f32", p32}, {"f64", p64}})
-    ctx.series.push_back({{"scheme", "tener"}, {"preset", name}, {"regime", to_string(s.regime)}, {"dtype", dt},
-                          {"dim", d}, {"metric", metric}, {"x", "distance"}, {"points", pts}});
+  relative::push_table_series(ctx, "tener", name, s.regime, s.d_head, "get_embedding", grid, forward);
 }
 
 void measure_scores(SweepContext& ctx, const TenerSpec& base, const std::string& name, std::size_t rows,

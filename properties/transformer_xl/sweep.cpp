@@ -19,6 +19,7 @@
 #include "support/bias_measure.hpp"
 #include "support/harness.hpp"
 #include "support/relative_measure.hpp"
+#include "support/relative_sweep.hpp"
 #include "support/sweep.hpp"
 #include "schemes/transformer_xl/budget.hpp"
 
@@ -38,28 +39,14 @@ void measure_table(SweepContext& ctx, const TransformerXlSpec& s, const std::str
   // same bytes (TXL-REPRO-1), so the rows of the grid come from it directly.
   std::vector<std::int64_t> pos;
   for (std::int64_t a : grid) pos.push_back(transformer_xl_position(s, a));
-  const std::size_t dm = s.d_model;
-  std::vector<float> t32(pos.size() * dm);
-  std::vector<double> t64(pos.size() * dm);
-  const SinusoidalPlan plan(transformer_xl_sinusoidal_spec(s));
-  plan.rows(std::span<const std::int64_t>(pos), std::span<float>(t32));
-  plan.rows(std::span<const std::int64_t>(pos), std::span<double>(t64));
-  json p32 = json::array(), p64 = json::array();
-  for (std::size_t n = 0; n < grid.size(); ++n) {
-    double m32 = 0, m64 = 0;
-    for (std::size_t m = 0; m < dm; ++m) {
-      const Real e = rf::transformer_xl_table_value(s, pos[n], m);
-      auto what = [&] { return describe(s) + " distance=" + std::to_string(grid[n]) + " m=" + std::to_string(m); };
-      m32 = std::max(m32, emit_measured(ctx.aggregate, budget(emu ? R::table_emulated : R::table_exact_f32), t32[n * dm + m], e, what));
-      m64 = std::max(m64, emit_measured(ctx.aggregate, budget(emu ? R::table_emulated : R::table_exact_f64), t64[n * dm + m], e, what));
-    }
-    p32.push_back({{"distance", grid[n]}, {"max_error", m32}});
-    p64.push_back({{"distance", grid[n]}, {"max_error", m64}});
-  }
-  const std::string metric = emu ? "ulp_f32 distance from PositionalEmbedding's float32 steps" : "err_S (S = 1), ulp of the dtype";
-  for (const auto& [dt, pts] : {std::pair<const char*, const json&>{"f32", p32}, {"f64", p64}})
-    ctx.series.push_back({{"scheme", "transformer_xl"}, {"preset", name}, {"regime", to_string(s.regime)}, {"dtype", dt},
-                          {"dim", dm}, {"metric", metric}, {"x", "distance"}, {"points", pts}});
+  const relative::RowErrors errors = relative::measure_plan_rows(
+      ctx, SinusoidalPlan(transformer_xl_sinusoidal_spec(s)), pos, s.d_model,
+      budget(emu ? R::table_emulated : R::table_exact_f32), budget(emu ? R::table_emulated : R::table_exact_f64),
+      [&](std::size_t n, std::size_t m) { return rf::transformer_xl_table_value(s, pos[n], m); },
+      [&](std::size_t n, std::size_t m) {
+        return describe(s) + " distance=" + std::to_string(grid[n]) + " m=" + std::to_string(m);
+      });
+  relative::push_table_series(ctx, "transformer_xl", name, s.regime, s.d_model, "PositionalEmbedding", grid, errors);
 }
 
 void measure_scores(SweepContext& ctx, const TransformerXlSpec& base, const std::string& name, std::size_t rows,
