@@ -24,6 +24,9 @@
 //     plainloop            the baseline: the loop a user writes for arange, std::vector<int64_t> v(L) and
 //                          v[t] = t, the same allocation (zero-filled, then written) position_ids makes; a ratio
 //                          to it states what the map and the validation cost on top of writing L int64
+//   ids_into/<variant>/L:<L>/threads:1   the same maps through position_ids(spec, input, out) into the caller's
+//                          buffer, reused from call to call (no allocation, no fresh pages); plainloop: v[t] = t into
+//                          a reused buffer
 // The baselines are registered under learned/ with exactly the arguments of the kernels they are the baseline of
 // (the report pairs them by name within a family): the f64 gather's limits are the _f64 variants.
 //
@@ -271,6 +274,52 @@ void bm_ids_plainloop(benchmark::State& st) {
   set_counters(st, L, L * sizeof(std::int64_t));
 }
 
+// The buffer form: the same ids written into the caller's buffer, reused from call to call (allocated and written
+// once before timing), so no call pays a fresh allocation's page faults.
+void bm_ids_into(benchmark::State& st, IdMap map, const std::string& what) {
+  const std::size_t L = usize(st.range(0));
+  IdsCase c;
+  try {
+    c = ids_case(map, L);
+  } catch (const std::exception& e) {
+    st.SkipWithError(e.what());
+    return;
+  }
+  const LearnedInput in{.length = L, .past = 0, .tokens = c.tokens, .attention_mask = c.mask};
+  std::vector<std::int64_t> ids(L, -1);
+  try {
+    for (auto _ : st) {
+      posenc::position_ids(c.spec, in, std::span<std::int64_t>(ids));
+      benchmark::DoNotOptimize(ids.data());
+      benchmark::ClobberMemory();
+    }
+  } catch (const std::exception& e) {
+    st.SkipWithError(e.what());
+    return;
+  }
+  const std::vector<std::int64_t> want = independent_ids(c, L);
+  for (std::size_t t = 0; t < L; ++t)
+    if (ids[t] != want[t])
+      sanity_failure(fmt("%s (L %zu): id %zu is %" PRId64 "; the definition gives %" PRId64, what.c_str(), L, t,
+                         ids[t], want[t]));
+  set_counters(st, L, L * sizeof(std::int64_t));
+}
+
+// Its baseline: the loop a user writes for arange into a reused buffer, v[t] = t.
+void bm_ids_plainloop_into(benchmark::State& st) {
+  const std::size_t L = usize(st.range(0));
+  std::vector<std::int64_t> ids(L, -1);
+  for (auto _ : st) {
+    for (std::size_t t = 0; t < L; ++t) ids[t] = static_cast<std::int64_t>(t);
+    benchmark::DoNotOptimize(ids.data());
+    benchmark::ClobberMemory();
+  }
+  for (std::size_t t = 0; t < L; ++t)
+    if (ids[t] != static_cast<std::int64_t>(t))
+      sanity_failure(fmt("learned/ids_into/plainloop (L %zu): id %zu is %" PRId64, L, t, ids[t]));
+  set_counters(st, L, L * sizeof(std::int64_t));
+}
+
 // ---- registration ------------------------------------------------------------------------------------------
 template <class Fn>
 benchmark::internal::Benchmark* add(const std::string& name, Fn&& fn) {
@@ -314,6 +363,12 @@ POSENC_BENCH_SCHEME(learned) {
     ids_args(add("ids/" + v, [map, what](benchmark::State& st) { bm_ids(st, map, what); }));
   }
   ids_args(add("ids/plainloop", [](benchmark::State& st) { bm_ids_plainloop(st); }));
+  for (const IdMap map : {IdMap::arange, IdMap::make_positions, IdMap::cumsum_mask}) {
+    const std::string v(posenc::to_string(map));
+    const std::string what = "learned/ids_into/" + v;
+    ids_args(add("ids_into/" + v, [map, what](benchmark::State& st) { bm_ids_into(st, map, what); }));
+  }
+  ids_args(add("ids_into/plainloop", [](benchmark::State& st) { bm_ids_plainloop_into(st); }));
 
   std::string out = "learned: rows (output f32 / f64)";
   for (const std::size_t L : ls)

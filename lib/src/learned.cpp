@@ -66,35 +66,84 @@ void rows_impl(const LearnedTable& tab, std::span<const std::int64_t> ids, std::
 
 }  // namespace
 
-std::vector<std::int64_t> position_ids(const LearnedSpec& s, const LearnedInput& in) {
-  validate(s);
-  check_input(s, in);
-  std::vector<std::int64_t> ids(in.length);
+namespace {
+
+// Whether every id of the input lies in [0, 2^40), from the map's bounds alone (no pass over the input): arange's ids
+// run from offset + past to offset + past + L - 1; make_positions' from padding_idx (padding) to padding_idx + past +
+// L; cumsum_mask's from offset - 1 (padding) to offset + past + L - 1. Each term is below 2^40: no overflow.
+bool ids_in_range(const LearnedSpec& s, const LearnedInput& in) {
+  const auto L = static_cast<std::int64_t>(in.length), p = in.past;
+  std::int64_t lo = 0, hi = 0;
   switch (s.id_map) {
-    case IdMap::arange:
-      for (std::size_t t = 0; t < in.length; ++t) ids[t] = checked_id(s.offset + in.past + static_cast<std::int64_t>(t), t);
+    case IdMap::arange: lo = s.offset + p, hi = s.offset + p + L - 1; break;
+    case IdMap::make_positions: lo = s.padding_idx, hi = s.padding_idx + p + L; break;
+    case IdMap::cumsum_mask: lo = s.offset - 1, hi = s.offset + p + L - 1; break;
+  }
+  return lo >= 0 && hi < kLearnedMaxIndex;
+}
+
+// The ids of the map, one pass, into ids[0, length); Checked: each through checked_id (the first id outside
+// [0, 2^40) throws, naming it, after the ids before it were written). The spec's and the input's numbers are copied
+// into locals first: ids are int64 stores that the compiler must otherwise assume may change them (and mask bytes
+// may alias anything), which kept the loops scalar with a reload per id (5x slower than the plain loop).
+template <bool Checked>
+void fill_ids(const LearnedSpec& s, const LearnedInput& in, std::int64_t* ids) {
+  auto id = [](std::int64_t v, std::size_t t) { return Checked ? checked_id(v, t) : v; };
+  const std::size_t L = in.length;
+  const std::int64_t past = in.past;
+  switch (s.id_map) {
+    case IdMap::arange: {
+      const std::int64_t first = s.offset + past;
+      for (std::size_t t = 0; t < L; ++t) ids[t] = id(first + static_cast<std::int64_t>(t), t);
       break;
+    }
     case IdMap::make_positions: {
+      const std::int64_t pad = s.padding_idx;
+      const std::int64_t* tokens = in.tokens.data();
       std::int64_t run = 0;
-      for (std::size_t t = 0; t < in.length; ++t) {
-        const std::int64_t m = in.tokens[t] != s.padding_idx ? 1 : 0;
+      for (std::size_t t = 0; t < L; ++t) {
+        const std::int64_t m = tokens[t] != pad ? 1 : 0;
         run += m;
-        ids[t] = checked_id((run + in.past) * m + s.padding_idx, t);
+        ids[t] = id((run + past) * m + pad, t);
       }
       break;
     }
     case IdMap::cumsum_mask: {
+      const std::int64_t offset = s.offset;
+      const std::uint8_t* mask = in.attention_mask.data();
       std::int64_t run = 0;
-      const auto past = static_cast<std::size_t>(in.past);
-      for (std::size_t u = 0; u < past + in.length; ++u) {
-        const std::int64_t m = in.attention_mask[u];
+      for (std::size_t u = 0; u < static_cast<std::size_t>(past); ++u) run += mask[u];
+      mask += past;
+      for (std::size_t t = 0; t < L; ++t) {
+        const std::int64_t m = mask[t];
         run += m;
-        if (u >= past) ids[u - past] = checked_id(run * m - 1 + s.offset, u - past);
+        ids[t] = id(run * m - 1 + offset, t);
       }
       break;
     }
   }
+}
+
+}  // namespace
+
+std::vector<std::int64_t> position_ids(const LearnedSpec& s, const LearnedInput& in) {
+  validate(s);
+  check_input(s, in);
+  std::vector<std::int64_t> ids(in.length);
+  if (ids_in_range(s, in)) fill_ids<false>(s, in, ids.data());
+  else fill_ids<true>(s, in, ids.data());  // a throw discards the vector
   return ids;
+}
+
+void position_ids(const LearnedSpec& s, const LearnedInput& in, std::span<std::int64_t> out) {
+  validate(s);
+  check_input(s, in);
+  if (out.size() != in.length)
+    throw Error(kWhere, "out", std::to_string(out.size()) + " ids", "exactly length = " + std::to_string(in.length) + " ids");
+  if (ids_in_range(s, in)) return fill_ids<false>(s, in, out.data());
+  // Some id may leave [0, 2^40): checked into a vector first, so that a refused call leaves `out` as it was.
+  const std::vector<std::int64_t> ids = position_ids(s, in);
+  std::copy(ids.begin(), ids.end(), out.begin());
 }
 
 struct LearnedPlan::Impl {
@@ -111,6 +160,9 @@ const LearnedSpec& LearnedPlan::spec() const noexcept { return impl_->spec; }
 const LearnedTable& LearnedPlan::table() const noexcept { return impl_->table; }
 std::vector<std::int64_t> LearnedPlan::position_ids(const LearnedInput& in) const {
   return posenc::position_ids(impl_->spec, in);
+}
+void LearnedPlan::position_ids(const LearnedInput& in, std::span<std::int64_t> out) const {
+  posenc::position_ids(impl_->spec, in, out);
 }
 void LearnedPlan::rows(std::span<const std::int64_t> ids, std::span<double> out) const { rows_impl(impl_->table, ids, out); }
 void LearnedPlan::rows(std::span<const std::int64_t> ids, std::span<float> out) const { rows_impl(impl_->table, ids, out); }

@@ -8,6 +8,8 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <optional>
+#include <tuple>
 #include <string>
 #include <vector>
 
@@ -106,6 +108,93 @@ POSENC_PROPERTY(Learned, PositionIdsMatchOracle,
     return;
   }
   measure_ids(s, c.view(), claim_sink(claim));
+}
+
+// The buffer form against the vector form: the same ids, or the same refusal with the buffer untouched, and an
+// out of the wrong size refused naming "out", untouched. The first difference, or nothing.
+std::optional<std::string> buffer_ids_differ(const LearnedSpec& s, const LearnedInput& in) {
+  constexpr std::int64_t kUntouched = -7;
+  auto untouched = [](const std::vector<std::int64_t>& v) {
+    return std::ranges::all_of(v, [](std::int64_t x) { return x == kUntouched; });
+  };
+  std::vector<std::int64_t> want;
+  std::string refused, buffer_refused;
+  try {
+    want = position_ids(s, in);
+  } catch (const Error& e) {
+    refused = e.parameter();
+  }
+  std::vector<std::int64_t> out(in.length, kUntouched);
+  try {
+    position_ids(s, in, out);
+  } catch (const Error& e) {
+    buffer_refused = e.parameter();
+  }
+  if (buffer_refused != refused)
+    return "the vector form " + (refused.empty() ? "gave ids" : "refused " + refused) + ", the buffer form " +
+           (buffer_refused.empty() ? "gave ids" : "refused " + buffer_refused);
+  if (refused.empty() && out != want) return std::string("the buffer's ids differ from the vector's");
+  if (!refused.empty() && !untouched(out)) return std::string("a refused call wrote into out");
+  std::vector<std::int64_t> wrong(in.length + 1, kUntouched);
+  try {
+    position_ids(s, in, wrong);
+    return std::string("an out of length + 1 ids was accepted");
+  } catch (const Error& e) {
+    if (e.parameter() != std::string("out")) return "an out of length + 1 ids refused naming " + e.parameter();
+  }
+  if (!untouched(wrong)) return std::string("a refused out was written");
+  return std::nullopt;
+}
+
+POSENC_PROPERTY(Learned, IdsIntoABufferAreTheIdsOfTheVector,
+                {"LEARNED-IDS-3", "learned",
+                 "position_ids(spec, input, out) writes into out exactly the ids position_ids(spec, input) returns, "
+                 "for every map and input LEARNED-IDS-1 draws; where the vector form refuses (an id below 0 or at "
+                 "2^40), the buffer form refuses naming the same parameter and leaves out as it was; an out of "
+                 "another size than length is refused naming \"out\", untouched",
+                 kConv, Oracle::identity, {R::ids}}) {
+  const LearnedSpec s = *rc::gen::arbitrary<LearnedSpec>();
+  const InputCase c = input_gen(s);
+  tag(claim, std::string(to_string(s.id_map)));
+  count_case(claim);
+  const std::optional<std::string> differ = buffer_ids_differ(s, c.view());
+  if (differ) RC_FAIL(input_label(s, c.view()) + ": " + *differ);
+}
+
+POSENC_CLAIM_TEST(Learned, IdsIntoABufferAtTheEdgesOfTheIdRange,
+                  {"LEARNED-IDS-4", "learned",
+                   "at the edges of [0, 2^40) the buffer form of position_ids gives the vector form's ids or its "
+                   "refusal (out untouched): every map with its largest id at 2^40 - 1 (given) and at 2^40 "
+                   "(refused), make_positions whose bound past + length + padding_idx reaches 2^40 while a padding "
+                   "token keeps every id below it, cumsum_mask with offset 0 (a padding token's id -1, refused) "
+                   "and offset 1",
+                   kConv, Oracle::identity, {R::ids}}) {
+  constexpr std::int64_t kTop = kLearnedMaxIndex;  // 2^40
+  const std::vector<std::int64_t> tokens{5, 6, 1, 7};      // padding_idx 1 at t = 2: three real tokens
+  const std::vector<std::int64_t> no_pad{5, 6, 8, 7};
+  const std::vector<std::uint8_t> mask_pad{1, 1, 0, 1}, mask_full{1, 1, 1, 1};
+  const LearnedSpec arange{.id_map = IdMap::arange}, roberta{.id_map = IdMap::make_positions, .padding_idx = 1};
+  for (const std::int64_t top : {kTop - 1, kTop}) {  // the largest id
+    // make_positions: ids (run + past) m + 1, the largest 3 + past + 1 with the padding token, 4 + past + 1 without.
+    for (const auto& [spec, in, what] : {std::tuple{arange, LearnedInput{4, top - 3, {}, {}}, "arange"},
+                                         {roberta, LearnedInput{4, top - 4, tokens, {}}, "make_positions with padding"},
+                                         {roberta, LearnedInput{4, top - 5, no_pad, {}}, "make_positions"}}) {
+      EXPECT_EQ(buffer_ids_differ(spec, in), std::nullopt) << what << ", largest id " << top;
+      count_case(claim);
+    }
+  }
+  for (const std::int64_t offset : {0, 1}) {
+    const LearnedSpec opt{.id_map = IdMap::cumsum_mask, .offset = offset};
+    for (const auto& mask : {mask_pad, mask_full}) {
+      EXPECT_EQ(buffer_ids_differ(opt, {4, 0, {}, mask}), std::nullopt) << "cumsum_mask, offset " << offset;
+      count_case(claim);
+    }
+  }
+  // The edges are reached: the largest ids given and refused as stated.
+  EXPECT_EQ(position_ids(arange, {4, kTop - 4, {}, {}}).back(), kTop - 1);
+  EXPECT_EQ(position_ids(roberta, {4, kTop - 5, tokens, {}}).back(), kTop - 1);
+  EXPECT_THROW((void)position_ids(arange, {4, kTop - 3, {}, {}}), Error);
+  EXPECT_THROW((void)position_ids(roberta, {4, kTop - 5, no_pad, {}}), Error);
 }
 
 POSENC_CLAIM_TEST(Learned, PresetsGiveTheIdsOfTheReferenceImplementations,

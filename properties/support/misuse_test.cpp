@@ -454,6 +454,10 @@ TEST(Misuse, LearnedSpecsTablesAndInputs) {
   EXPECT_ERROR_NAMING(plan.lookup({.length = 2, .past = 2}, std::span<float>(o32)), "position id");
   EXPECT_ERROR_NAMING(plan.lookup({.length = 0}, std::span<double>(out.data(), 0)), "length");
   EXPECT_ERROR_NAMING(plan.position_ids({.length = 2, .past = kMin}), "past");
+  std::vector<std::int64_t> ids(3, 7);
+  EXPECT_ERROR_NAMING(plan.position_ids({.length = 2}, ids), "out");
+  EXPECT_ERROR_NAMING(posenc::position_ids(posenc::LearnedSpec{}, {.length = 2, .past = kMin}, std::span(ids).first(2)), "past");
+  EXPECT_EQ(ids, std::vector<std::int64_t>(3, 7)) << "a refused call wrote into out";
   const std::uint8_t mask_bad[] = {1, 3};
   EXPECT_ERROR_NAMING(posenc::position_ids(posenc::LearnedSpec{.id_map = posenc::IdMap::cumsum_mask}, {.length = 2, .attention_mask = mask_bad}), "attention_mask");
   const std::int64_t one[] = {5};

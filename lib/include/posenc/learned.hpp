@@ -38,6 +38,10 @@ struct LearnedInput {
 // The position ids of the input under the spec's map (no table needed). Throws Error naming "length", "past",
 // "tokens" or "attention_mask" when the input does not fit the map, "id" when an id would reach 2^40.
 std::vector<std::int64_t> position_ids(const LearnedSpec&, const LearnedInput&);
+// The same ids written into `out` (exactly `length` entries) without allocating: for a caller that reuses its buffer
+// (a fresh vector of 10^6 ids costs its page faults at every call). Throws what position_ids() throws, and Error
+// naming "out" for another size, before writing anything (claim LEARNED-IDS-3).
+void position_ids(const LearnedSpec&, const LearnedInput&, std::span<std::int64_t> out);
 
 class LearnedPlan {
  public:
@@ -46,6 +50,7 @@ class LearnedPlan {
   const LearnedTable& table() const noexcept;
 
   std::vector<std::int64_t> position_ids(const LearnedInput&) const;
+  void position_ids(const LearnedInput&, std::span<std::int64_t> out) const;
 
   // out = the rows at `ids` ([ids.size()][dim]). Throws Error naming "position id" or "out".
   void rows(std::span<const std::int64_t> ids, std::span<double> out) const;
