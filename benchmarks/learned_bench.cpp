@@ -227,7 +227,10 @@ std::vector<std::int64_t> independent_ids(const IdsCase& c, std::size_t L) {
   return ids;
 }
 
-void bm_ids(benchmark::State& st, IdMap map, const std::string& what) {
+// The ids of one sequence: returned as a new vector (into = false; the previous one is freed as a caller's would be
+// when it takes the next one), or written by the buffer form into the caller's buffer (into = true; allocated and
+// written once before timing, reused from call to call, so no call pays a fresh allocation's page faults).
+void bm_ids(benchmark::State& st, IdMap map, bool into, const std::string& what) {
   const std::size_t L = usize(st.range(0));
   IdsCase c;
   try {
@@ -237,13 +240,19 @@ void bm_ids(benchmark::State& st, IdMap map, const std::string& what) {
     return;
   }
   const LearnedInput in{.length = L, .past = 0, .tokens = c.tokens, .attention_mask = c.mask};
-  std::vector<std::int64_t> last;
+  std::vector<std::int64_t> last(into ? L : 0, -1);
   try {
     for (auto _ : st) {
-      std::vector<std::int64_t> ids = posenc::position_ids(c.spec, in);
-      benchmark::DoNotOptimize(ids.data());
-      benchmark::ClobberMemory();
-      last.swap(ids);  // the previous vector is freed here, as a caller's would be when it takes the next one
+      if (into) {
+        posenc::position_ids(c.spec, in, std::span<std::int64_t>(last));
+        benchmark::DoNotOptimize(last.data());
+        benchmark::ClobberMemory();
+      } else {
+        std::vector<std::int64_t> ids = posenc::position_ids(c.spec, in);
+        benchmark::DoNotOptimize(ids.data());
+        benchmark::ClobberMemory();
+        last.swap(ids);
+      }
     }
   } catch (const std::exception& e) {
     st.SkipWithError(e.what());
@@ -271,37 +280,6 @@ void bm_ids_plainloop(benchmark::State& st) {
   for (std::size_t t = 0; t < L; ++t)
     if (last[t] != static_cast<std::int64_t>(t))
       sanity_failure(fmt("learned/ids/plainloop (L %zu): id %zu is %" PRId64, L, t, last[t]));
-  set_counters(st, L, L * sizeof(std::int64_t));
-}
-
-// The buffer form: the same ids written into the caller's buffer, reused from call to call (allocated and written
-// once before timing), so no call pays a fresh allocation's page faults.
-void bm_ids_into(benchmark::State& st, IdMap map, const std::string& what) {
-  const std::size_t L = usize(st.range(0));
-  IdsCase c;
-  try {
-    c = ids_case(map, L);
-  } catch (const std::exception& e) {
-    st.SkipWithError(e.what());
-    return;
-  }
-  const LearnedInput in{.length = L, .past = 0, .tokens = c.tokens, .attention_mask = c.mask};
-  std::vector<std::int64_t> ids(L, -1);
-  try {
-    for (auto _ : st) {
-      posenc::position_ids(c.spec, in, std::span<std::int64_t>(ids));
-      benchmark::DoNotOptimize(ids.data());
-      benchmark::ClobberMemory();
-    }
-  } catch (const std::exception& e) {
-    st.SkipWithError(e.what());
-    return;
-  }
-  const std::vector<std::int64_t> want = independent_ids(c, L);
-  for (std::size_t t = 0; t < L; ++t)
-    if (ids[t] != want[t])
-      sanity_failure(fmt("%s (L %zu): id %zu is %" PRId64 "; the definition gives %" PRId64, what.c_str(), L, t,
-                         ids[t], want[t]));
   set_counters(st, L, L * sizeof(std::int64_t));
 }
 
@@ -357,18 +335,16 @@ POSENC_BENCH_SCHEME(learned) {
     b->ArgNames({"L", "threads"});
     b->Args({static_cast<std::int64_t>(Lids), 1});
   };
-  for (const IdMap map : {IdMap::arange, IdMap::make_positions, IdMap::cumsum_mask}) {
-    const std::string v(posenc::to_string(map));
-    const std::string what = "learned/ids/" + v;
-    ids_args(add("ids/" + v, [map, what](benchmark::State& st) { bm_ids(st, map, what); }));
+  for (const bool into : {false, true}) {
+    const std::string family = into ? "ids_into/" : "ids/";
+    for (const IdMap map : {IdMap::arange, IdMap::make_positions, IdMap::cumsum_mask}) {
+      const std::string what = "learned/" + family + std::string(posenc::to_string(map));
+      ids_args(add(family + std::string(posenc::to_string(map)),
+                   [map, into, what](benchmark::State& st) { bm_ids(st, map, into, what); }));
+    }
+    if (into) ids_args(add("ids_into/plainloop", [](benchmark::State& st) { bm_ids_plainloop_into(st); }));
+    else ids_args(add("ids/plainloop", [](benchmark::State& st) { bm_ids_plainloop(st); }));
   }
-  ids_args(add("ids/plainloop", [](benchmark::State& st) { bm_ids_plainloop(st); }));
-  for (const IdMap map : {IdMap::arange, IdMap::make_positions, IdMap::cumsum_mask}) {
-    const std::string v(posenc::to_string(map));
-    const std::string what = "learned/ids_into/" + v;
-    ids_args(add("ids_into/" + v, [map, what](benchmark::State& st) { bm_ids_into(st, map, what); }));
-  }
-  ids_args(add("ids_into/plainloop", [](benchmark::State& st) { bm_ids_plainloop_into(st); }));
 
   std::string out = "learned: rows (output f32 / f64)";
   for (const std::size_t L : ls)
