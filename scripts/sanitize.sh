@@ -7,7 +7,7 @@
 #     Left out: cli.faults, whose LD_PRELOAD shim and address-space limits (ulimit -v) cannot work under ASan
 #     (ASan must be the first library loaded and reserves terabytes of address space); it runs in the Release
 #     suite. With POSENC_COVERAGE=1 (the main job) the same build is instrumented for coverage (gcc --coverage):
-#     after the run, gcovr measures the line and branch coverage of lib/, spec/ and cli/ by the suite (counters
+#     after the run, gcovr measures the line and branch coverage of lib/, spec/, cli/, verify/ and schemes/ (the product) by the suite (counters
 #     are zeroed first, so the figures are this run's).
 #  2. ThreadSanitizer: posenc's worker pool through the public API (posenc_api_tests: concurrent host
 #     threads, tables, RoPE caches and rotations) built into build-tsan/. (libgomp is not instrumented, which is
@@ -80,26 +80,28 @@ if [[ $what == all || $what == asan ]]; then
        ctest --output-on-failure -j2 --timeout 1800 -LE 'cli:faults|full') 2>&1 | tee "$build/ctest.log"
     rc=${PIPESTATUS[0]}
     record "asan+ubsan: ctest (the test command's suite but cli.faults)" "$asan_flags" "$build/ctest.log" $(( $(date +%s) - t0 )) "$rc"
-    [[ -n $cov_flags ]] && echo "[sanitize] coverage (gcovr) of lib/, spec/, cli/"
+    [[ -n $cov_flags ]] && echo "[sanitize] coverage (gcovr) of lib/, spec/, cli/, verify/, schemes/"
     # --gcov-ignore-parse-errors: the plain counters of code the worker pool's threads share can end up
     # inconsistent, and gcov then prints a negative branch count ("branch 4 taken -43" in table_writer.cpp),
     # which gcovr would otherwise refuse as a whole; the line is skipped, the rest of the file counted.
-    # t5_spec.hpp is left out: GCC numbers the lambdas of SpecTraits<T5Spec>'s field table differently in different
-    # translation units ({lambda(T5Spec const&)#5} at line 133 in one object, 112 in another), and Debian's gcovr
-    # 5.2 asserts that a function of one name has one line (merging.py merge_function); it has no option to merge
-    # them. One job (-j 1, ~30 s here): with -j 2 that assertion in a worker thread left gcovr waiting forever
-    # (main job at 7528621, killed after 10 idle minutes); in one thread an error ends it with a non-zero status.
+    # gcovr through scripts/gcovr_lambdas.py: GCC numbers the lambdas of the SpecTraits field tables differently in
+    # different translation units ({lambda(RopeSpec const&)#10} at line 314 in one unity unit, 267 in another; T5,
+    # DeBERTa, FIRE, RoPE), and Debian's gcovr 5.2 asserts that a function of one name has one line; the wrapper
+    # merges them at the first line (which lines and branches ran is unaffected). One job (-j 1, ~30 s here): with
+    # -j 2 such an assertion in a worker thread once left gcovr waiting forever (main job at 7528621); in one thread
+    # an error ends it with a non-zero status.
     gcov_args=(-r "$root" --object-directory "$build" --filter "$root/lib/" --filter "$root/spec/" --filter "$root/cli/"
-               --exclude "$root/cli/tests/" --exclude "$root/spec/include/posenc/t5_spec.hpp"
+               --filter "$root/verify/" --filter "$root/schemes/"
+               --exclude "$root/cli/tests/"
                --exclude-throw-branches --exclude-unreachable-branches --gcov-ignore-parse-errors -j 1)
     if [[ -z $cov_flags ]]; then
       :
     elif [[ -n $results ]]; then
       mkdir -p "$results"
-      gcovr "${gcov_args[@]}" --json-summary-pretty --json-summary "$results/coverage.json" \
+      /usr/bin/python3 "$root/scripts/gcovr_lambdas.py" "${gcov_args[@]}" --json-summary-pretty --json-summary "$results/coverage.json" \
         --json "$results/coverage-detail.json" --print-summary || status=1
     else
-      gcovr "${gcov_args[@]}" --print-summary -o /dev/null || status=1
+      /usr/bin/python3 "$root/scripts/gcovr_lambdas.py" "${gcov_args[@]}" --print-summary -o /dev/null || status=1
     fi
   else
     record "asan+ubsan: build" "$asan_flags" /dev/null 0 1
