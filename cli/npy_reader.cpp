@@ -118,16 +118,9 @@ std::string excerpt(std::string_view s) {
   return out;
 }
 
-std::string quoted(std::string_view s) {
+std::string quoted_excerpt(std::string_view s) {
   std::string q(1, '\'');
   return q.append(excerpt(s)).append(1, '\'');
-}
-
-// (), (5,), (2, 3) — as Python prints a shape.
-std::string shape_text(const std::vector<std::size_t>& shape) {
-  std::string out = "(";
-  for (std::size_t i = 0; i < shape.size(); ++i) out += (i ? ", " : "") + std::to_string(shape[i]);
-  return out + (shape.size() == 1 ? ",)" : ")");
 }
 
 // One Python literal of the header. `text` is the literal as written.
@@ -282,20 +275,20 @@ NpyType dtype_of(const Literal& descr, std::string_view name, std::optional<NpyT
                           : kinds == NpyKinds::integers ? " is not an integer type"
                                                         : " is not an integer or float type";
   if (std::string_view("<>=|").find(order) == std::string_view::npos || !known)
-    fail(name, "dtype " + quoted(s) + kind_text, accepted);
+    fail(name, "dtype " + quoted_excerpt(s) + kind_text, accepted);
   // '<u2' with bf16 declared is bf16 data; otherwise an integer code names an integer type.
   const bool as_integer = is_int && !(raw16 && want_floats && declared == NpyType::bf16);
   // Byte order does not apply to one byte: NumPy writes '|' and reads any of the four.
   const bool one_byte = as_integer && item_size(integer) == 1;
   if (!one_byte) {
     if (order == '>')
-      fail(name, "dtype " + quoted(s) + " is big-endian",
+      fail(name, "dtype " + quoted_excerpt(s) + " is big-endian",
            "little-endian '<" + std::string(code) + "' (convert with a.astype('<" + std::string(code) + "'))");
     if (order == '=')
-      fail(name, "dtype " + quoted(s) + " has native byte order '=' instead of an explicit one",
+      fail(name, "dtype " + quoted_excerpt(s) + " has native byte order '=' instead of an explicit one",
            "explicit little-endian '<" + std::string(code) + "'");
     if (order == '|' && code != "V2")  // '|' means "byte order not applicable": right for void, wrong for numbers
-      fail(name, "dtype " + quoted(s) + " has byte order '|', which is not valid for a " +
+      fail(name, "dtype " + quoted_excerpt(s) + " has byte order '|', which is not valid for a " +
                      (as_integer ? "multi-byte integer type" : "float type"),
            as_integer ? std::string("little-endian '<") + std::string(code) + "'" : std::string(accepted));
   }
@@ -305,21 +298,21 @@ NpyType dtype_of(const Literal& descr, std::string_view name, std::optional<NpyT
   };
   if (as_integer) {
     if (declared)
-      fail(name, "dtype " + quoted(s) + " (" + std::string(to_string(integer)) + ") does not match the declared " +
+      fail(name, "dtype " + quoted_excerpt(s) + " (" + std::string(to_string(integer)) + ") does not match the declared " +
                      std::string(to_string(*declared)),
            "dtype " + declared_descr(*declared) + " for the declared " + std::string(to_string(*declared)));
     return integer;
   }
   if (raw16) {
     if (declared == NpyType::bf16) return NpyType::bf16;
-    if (!declared) fail(name, "dtype " + quoted(s) + kind_text, accepted);
-    fail(name, "dtype " + quoted(s) + " holds raw 16-bit values, read only as bf16, not as the declared " +
+    if (!declared) fail(name, "dtype " + quoted_excerpt(s) + kind_text, accepted);
+    fail(name, "dtype " + quoted_excerpt(s) + " holds raw 16-bit values, read only as bf16, not as the declared " +
                    std::string(to_string(*declared)),
          "dtype " + declared_descr(*declared) + " for the declared " + std::string(to_string(*declared)));
   }
   const NpyType own = code == "f2" ? NpyType::f16 : code == "f4" ? NpyType::f32 : NpyType::f64;
   if (declared && *declared != own)
-    fail(name, "dtype " + quoted(s) + " (" + std::string(to_string(own)) + ") does not match the declared " +
+    fail(name, "dtype " + quoted_excerpt(s) + " (" + std::string(to_string(own)) + ") does not match the declared " +
                    std::string(to_string(*declared)),
          "dtype " + declared_descr(*declared) + " for the declared " + std::string(to_string(*declared)));
   return own;
@@ -474,8 +467,8 @@ Layout layout_of(std::string_view bytes, std::string_view name, std::optional<Np
   const auto entries = parser.dict();
   for (const auto& [key, value] : entries) {
     const Literal** slot = key == "descr" ? &descr : key == "fortran_order" ? &fortran : key == "shape" ? &shape : nullptr;
-    if (!slot) fail(name, "header has the unexpected key " + quoted(key), "exactly the keys 'descr', 'fortran_order' and 'shape'");
-    if (*slot) fail(name, "header repeats the key " + quoted(key), "each of 'descr', 'fortran_order' and 'shape' once");
+    if (!slot) fail(name, "header has the unexpected key " + quoted_excerpt(key), "exactly the keys 'descr', 'fortran_order' and 'shape'");
+    if (*slot) fail(name, "header repeats the key " + quoted_excerpt(key), "each of 'descr', 'fortran_order' and 'shape' once");
     *slot = &value;
   }
   for (const auto& [slot, key] : {std::pair{descr, "'descr'"}, {fortran, "'fortran_order'"}, {shape, "'shape'"}})
@@ -509,11 +502,11 @@ NpyArray parse_npy(std::string_view bytes, std::string_view name, std::optional<
 
   if (data.size() < needed)
     fail(name, "truncated: " + std::to_string(data.size()) + " bytes of data, shape " + shape_text(out.shape) + " of " +
-                   quoted(layout.descr) + " needs " + std::to_string(needed),
+                   quoted_excerpt(layout.descr) + " needs " + std::to_string(needed),
          "a complete .npy file");
   if (data.size() > needed)
     fail(name, std::to_string(data.size() - needed) + " trailing bytes after the " + std::to_string(needed) +
-                   " bytes of data of shape " + shape_text(out.shape) + " of " + quoted(layout.descr),
+                   " bytes of data of shape " + shape_text(out.shape) + " of " + quoted_excerpt(layout.descr),
          "a .npy file that ends with its data");
 
   out.values.reserve(static_cast<std::size_t>(count));
@@ -572,13 +565,19 @@ NpyArray read_npy(const std::string& path, std::optional<NpyType> declared, NpyK
   const std::uint64_t total = layout.data_offset + layout.data_bytes;
   const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
   if (pages > 0 && page > 0 && static_cast<double>(layout.data_bytes) > static_cast<double>(pages) * static_cast<double>(page))
-    fail(path, "shape " + shape_text(layout.out.shape) + " of " + quoted(layout.descr) + " needs " +
+    fail(path, "shape " + shape_text(layout.out.shape) + " of " + quoted_excerpt(layout.descr) + " needs " +
                    std::to_string(layout.data_bytes) + " bytes of data, more than this machine's memory",
          "an array that fits in memory");
   if (S_ISREG(st.st_mode) && static_cast<std::uint64_t>(st.st_size) <= total + 1)
     bytes.reserve(static_cast<std::size_t>(st.st_size));
   read_up_to(total + 1);
   return parse_npy(bytes, path, declared, kinds);
+}
+
+std::string shape_text(const std::vector<std::size_t>& shape) {
+  std::string out = "(";
+  for (std::size_t i = 0; i < shape.size(); ++i) out += (i ? ", " : "") + std::to_string(shape[i]);
+  return out + (shape.size() == 1 ? ",)" : ")");
 }
 
 }  // namespace posenc::cli

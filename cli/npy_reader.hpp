@@ -66,4 +66,7 @@ NpyArray parse_npy(std::string_view bytes, std::string_view name, std::optional<
 NpyArray read_npy(const std::string& path, std::optional<NpyType> declared = std::nullopt,
                   NpyKinds kinds = NpyKinds::floats);
 
+// "()", "(5,)", "(3, 4)": a shape as NumPy prints it.
+std::string shape_text(const std::vector<std::size_t>& shape);
+
 }  // namespace posenc::cli

@@ -67,12 +67,6 @@ DType dtype_of(NpyType t) {
   return DType::f64;
 }
 
-std::string shape_text(const std::vector<std::size_t>& shape) {
-  std::string out;
-  for (std::size_t d : shape) out += (out.empty() ? "" : ", ") + std::to_string(d);
-  return "(" + out + (shape.size() == 1 ? ",)" : ")");
-}
-
 std::vector<std::int64_t> one_position_each(const std::string& flag, const std::string& text, bool given, std::size_t n,
                                             const std::string& what, const std::string& unit) {
   if (!given) {

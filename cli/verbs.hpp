@@ -64,8 +64,6 @@ struct InputFlags {
 
 // The element type of what a .npy file stored.
 DType dtype_of(NpyType);
-// "(3, 4)", "(5,)": a shape as NumPy prints it.
-std::string shape_text(const std::vector<std::size_t>& shape);
 // One position per row / token: `text` (--positions syntax, flag `flag`) when given, else 0 .. n-1; a count other
 // than n is a UsageError naming the flag, `what` (e.g. "an input of 4 tokens") and the `unit` ("token").
 std::vector<std::int64_t> one_position_each(const std::string& flag, const std::string& text, bool given, std::size_t n,

@@ -18,6 +18,7 @@ PARTS = (  # (part, a substring of the object's path); the first match wins
     ("oracles (posenc_reference)", "posenc_reference.dir/"),
     ("budget rows + checkers (posenc_verify)", "posenc_verify.dir/"),
     ("budget rows + checkers (posenc_verify)", "posenc_accuracy.dir/"),  # its name before 2026-11-28
+    ("budget rows + checkers (posenc_verify)", "posenc_budget_rows.dir/"),
     ("measuring harnesses (posenc_test_support)", "posenc_test_support.dir/"),
     ("accuracy sweep", "posenc_accuracy_sweep.dir/"),
     ("API/misuse/config tests", "posenc_api_tests.dir/"),

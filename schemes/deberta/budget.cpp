@@ -26,6 +26,7 @@
 
 
 namespace posenc::verify {
+namespace deberta_rows {  // this file's own names: a unity build joins the schemes' rows
 namespace {
 
 using R = DebertaRow;
@@ -96,6 +97,7 @@ std::vector<std::pair<R, BudgetRow>> make_rows() {
 const BudgetRegistration<R> kRegistration(make_rows);
 
 }  // namespace
+}  // namespace deberta_rows
 
 double deberta_scores_bound(DType t, std::size_t d, double abs_scale, double qk, double rel) {
   return gathered_scores_bound(t, d, abs_scale, qk, rel);

@@ -30,6 +30,7 @@
 
 
 namespace posenc::verify {
+namespace fire_rows {  // this file's own names: a unity build joins the schemes' rows
 namespace {
 
 using R = FireRow;
@@ -199,8 +200,10 @@ constexpr double kU = 0x1p-53;
 constexpr double kU32 = 0x1p-24;
 
 }  // namespace
+}  // namespace fire_rows
 
 namespace fire {
+using namespace fire_rows;
 
 double condition_scale(const FireSpec& s, const FireWeights& w, std::size_t h, double x) {
   const std::size_t W = s.mlp_width;

@@ -23,6 +23,7 @@
 
 
 namespace posenc::verify {
+namespace kerple_rows {  // this file's own names: a unity build joins the schemes' rows
 namespace {
 
 using R = KerpleRow;
@@ -127,8 +128,10 @@ std::vector<std::pair<R, BudgetRow>> make_rows() {
 const BudgetRegistration<KerpleRow> kRegistration(make_rows);
 
 }  // namespace
+}  // namespace kerple_rows
 
 namespace kerple {
+using namespace kerple_rows;
 
 double emulated_vs_exact_scale(KerpleKernel k, double p, double a, double p32, double a32, std::int64_t d, double e) {
   const double u32 = std::ldexp(1.0, -24);

@@ -8,6 +8,7 @@
 
 
 namespace posenc::verify {
+namespace learned_rows {  // this file's own names: a unity build joins the schemes' rows
 namespace {
 
 using R = LearnedRow;
@@ -41,4 +42,5 @@ std::vector<std::pair<R, BudgetRow>> make_rows() {
 const BudgetRegistration<LearnedRow> kRegistration(make_rows);
 
 }  // namespace
+}  // namespace learned_rows
 }  // namespace posenc::verify

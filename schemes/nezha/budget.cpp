@@ -20,6 +20,7 @@
 
 
 namespace posenc::verify {
+namespace nezha_rows {  // this file's own names: a unity build joins the schemes' rows
 namespace {
 
 using R = NezhaRow;
@@ -83,10 +84,11 @@ std::vector<std::pair<R, BudgetRow>> make_rows() {
 const BudgetRegistration<R> kRegistration(make_rows);
 
 }  // namespace
+}  // namespace nezha_rows
 
 double nezha_hf_envelope(std::int64_t r, double w, double w32, double a32, double y) {
   const double rr = static_cast<double>(r);
-  return (ulp32(y) / 2 + ulp32(a32) / 2 + rr * std::fabs(w32 - w) + std::ldexp(rr * w, -50)) * (1 + 1e-12);
+  return (nezha_rows::ulp32(y) / 2 + nezha_rows::ulp32(a32) / 2 + rr * std::fabs(w32 - w) + std::ldexp(rr * w, -50)) * (1 + 1e-12);
 }
 
 }  // namespace posenc::verify

@@ -24,6 +24,7 @@
 
 
 namespace posenc::verify {
+namespace rope_rows {  // this file's own names: a unity build joins the schemes' rows
 namespace {
 
 using R = RopeRow;
@@ -415,8 +416,10 @@ Rows make_rows() {
 const BudgetRegistration<RopeRow> kRegistration(make_rows);
 
 }  // namespace
+}  // namespace rope_rows
 
 namespace rope {
+using namespace rope_rows;
 
 double score_error_scale(double q_l1, double k_l1) {
   return 2 * std::sqrt(2.0) * kRot * q_l1 * k_l1 * (1 + kRot) + std::ldexp(1.0, -1000);

@@ -29,6 +29,7 @@
 
 
 namespace posenc::verify {
+namespace shaw_rows {  // this file's own names: a unity build joins the schemes' rows
 namespace {
 
 using R = ShawRow;
@@ -87,6 +88,7 @@ std::vector<std::pair<R, BudgetRow>> make_rows() {
 const BudgetRegistration<R> kRegistration(make_rows);
 
 }  // namespace
+}  // namespace shaw_rows
 
 double shaw_scores_bound(DType t, std::size_t d, double abs_scale, double qk, double rel) {
   return gathered_scores_bound(t, d, abs_scale, qk, rel);  // the algorithm is the generic one (bias_budget.hpp)
@@ -106,7 +108,7 @@ std::pair<double, double> shaw_score_sums(const ShawSpec& s, const ShawWeights& 
 }
 
 double shaw_output_bound(DType t, double delta, std::size_t keys, std::size_t rows, double mag, double tmag) {
-  const double u = unit(t);
+  const double u = shaw_rows::unit(t);
   return ((std::expm1(2 * delta) + (static_cast<double>(keys + rows) + 8) * u) * mag + u * tmag) * 1.01 +
          std::ldexp(1.0, -1000);
 }

@@ -28,6 +28,7 @@
 // GCC 12 reports std::string members of these designated initialisers as maybe-uninitialised (a false positive).
 
 namespace posenc::verify {
+namespace sinusoidal_rows {  // this file's own names: a unity build joins the schemes' rows
 namespace {
 
 using R = SinusoidalRow;
@@ -398,8 +399,10 @@ Rows make_rows() {
 const BudgetRegistration<SinusoidalRow> kRegistration(make_rows);
 
 }  // namespace
+}  // namespace sinusoidal_rows
 
 namespace sinusoidal {
+using namespace sinusoidal_rows;
 
 double table_entry_abs_bound(DType t) { return t == DType::f32 ? kE32 : kE64; }
 

@@ -20,6 +20,7 @@
 
 
 namespace posenc::verify {
+namespace t5_rows {  // this file's own names: a unity build joins the schemes' rows
 namespace {
 
 using R = T5Row;
@@ -75,4 +76,5 @@ std::vector<std::pair<R, BudgetRow>> make_rows() {
 const BudgetRegistration<R> kRegistration(make_rows);
 
 }  // namespace
+}  // namespace t5_rows
 }  // namespace posenc::verify

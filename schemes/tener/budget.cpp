@@ -13,6 +13,7 @@
 
 
 namespace posenc::verify {
+namespace tener_rows {  // this file's own names: a unity build joins the schemes' rows
 namespace {
 
 using R = TenerRow;
@@ -68,4 +69,5 @@ std::vector<std::pair<R, BudgetRow>> make_rows() {
 const BudgetRegistration<R> kRegistration(make_rows);
 
 }  // namespace
+}  // namespace tener_rows
 }  // namespace posenc::verify

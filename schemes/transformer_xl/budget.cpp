@@ -12,6 +12,7 @@
 
 
 namespace posenc::verify {
+namespace transformer_xl_rows {  // this file's own names: a unity build joins the schemes' rows
 namespace {
 
 using R = TransformerXlRow;
@@ -65,4 +66,5 @@ std::vector<std::pair<R, BudgetRow>> make_rows() {
 const BudgetRegistration<R> kRegistration(make_rows);
 
 }  // namespace
+}  // namespace transformer_xl_rows
 }  // namespace posenc::verify

@@ -13,6 +13,7 @@
 
 
 namespace posenc::verify {
+namespace xlnet_rows {  // this file's own names: a unity build joins the schemes' rows
 namespace {
 
 using R = XlnetRow;
@@ -113,6 +114,7 @@ std::vector<std::pair<R, BudgetRow>> make_rows() {
 const BudgetRegistration<R> kRegistration(make_rows);
 
 }  // namespace
+}  // namespace xlnet_rows
 
 double segment_error_bound(DType t, std::size_t d, double S) {
   const int p = precision_bits(t);
