@@ -15,13 +15,13 @@
 
 namespace posenc::reference {
 namespace {
+using detail::kZivLimit;
+using detail::kEmu;
+using detail::F;
+using detail::D;
 
-constexpr const char* kWhere = "alibi reference";
-constexpr Binary F = Binary::f32;
-constexpr Binary D = Binary::f64;
-constexpr unsigned kEmu = 64;                       // precision of the Reals holding emulated intermediates (exact)
+constexpr const char* kAlibiWhere = "alibi reference";
 constexpr unsigned kExponentBits = 128;             // E_h needs at most 53 + 18 bits: exact at 128
-constexpr mpfr_prec_t kZivLimit = mpfr_prec_t{1} << 20;
 
 using detail::Mp;
 using detail::raw;
@@ -32,34 +32,34 @@ bool is_power_of_two(std::size_t n) { return n != 0 && (n & (n - 1)) == 0; }
 
 void check_head(const AlibiSpec& s, std::size_t h) {
   if (h >= s.heads)
-    throw Error(kWhere, "h", std::to_string(h), "a head index 0 <= h < heads = " + std::to_string(s.heads));
+    throw Error(kAlibiWhere, "h", std::to_string(h), "a head index 0 <= h < heads = " + std::to_string(s.heads));
 }
 
 void check_mask(std::span<const std::uint8_t> mask, std::size_t key_length) {
   if (mask.empty()) return;
   if (mask.size() != key_length)
-    throw Error(kWhere, "key_mask", "a mask of " + std::to_string(mask.size()) + " entries",
+    throw Error(kAlibiWhere, "key_mask", "a mask of " + std::to_string(mask.size()) + " entries",
                 "empty (every key real) or key_length = " + std::to_string(key_length) + " entries of 0 or 1",
                 "has the wrong length");
   for (std::size_t j = 0; j < mask.size(); ++j)
     if (mask[j] > 1)
-      throw Error(kWhere, "key_mask", std::to_string(mask[j]) + " at key " + std::to_string(j),
+      throw Error(kAlibiWhere, "key_mask", std::to_string(mask[j]) + " at key " + std::to_string(j),
                   "entries 0 (padding) or 1 (a real token)");
 }
 
-void check_site(std::size_t i, std::size_t j, std::size_t query_length, std::size_t key_length,
+void check_alibi_site(std::size_t i, std::size_t j, std::size_t query_length, std::size_t key_length,
                 std::span<const std::uint8_t> mask) {
   check_alibi_lengths(query_length, key_length);
   if (i >= query_length)
-    throw Error(kWhere, "i", std::to_string(i),
+    throw Error(kAlibiWhere, "i", std::to_string(i),
                 "a query row 0 <= i < query_length = " + std::to_string(query_length));
   if (j >= key_length)
-    throw Error(kWhere, "j", std::to_string(j), "a key 0 <= j < key_length = " + std::to_string(key_length));
+    throw Error(kAlibiWhere, "j", std::to_string(j), "a key 0 <= j < key_length = " + std::to_string(key_length));
   check_mask(mask, key_length);
 }
 
-void check_vectors(std::span<const double> q, std::span<const double> k, double scale) {
-  check_score_vectors(kWhere, q, k, scale);
+void check_alibi_vectors(std::span<const double> q, std::span<const double> k, double scale) {
+  check_score_vectors(kAlibiWhere, q, k, scale);
 }
 
 // ---- the definition, transcribed ---------------------------------------------------------------------------
@@ -164,7 +164,7 @@ Real emulated_slope32(const AlibiSpec& s, std::size_t h) {
     case AlibiRegime::mpt: return mpt_slope32(s, h);
     case AlibiRegime::exact: break;
   }
-  throw Error(kWhere, "regime", std::string(to_string(s.regime)),
+  throw Error(kAlibiWhere, "regime", std::string(to_string(s.regime)),
               "ofirpress | bloom | mpt (the regimes with float32 slopes)");
 }
 
@@ -209,7 +209,7 @@ Real alibi_emulated_slope(const AlibiSpec& s, std::size_t h, unsigned bits) {
 std::int64_t alibi_multiplier(const AlibiSpec& s, std::size_t i, std::size_t j, std::size_t query_length,
                               std::size_t key_length, std::span<const std::uint8_t> key_mask) {
   validate(s);
-  check_site(i, j, query_length, key_length, key_mask);
+  check_alibi_site(i, j, query_length, key_length, key_mask);
   return multiplier(s, i, j, query_length, key_length, key_mask);
 }
 
@@ -274,14 +274,14 @@ Real AlibiOracle::exact_bias_of(std::size_t h, std::int64_t x) const {
 Real AlibiOracle::exact_bias(std::size_t h, std::size_t i, std::size_t j, std::size_t query_length,
                              std::size_t key_length, std::span<const std::uint8_t> key_mask) const {
   check_head(h);
-  check_site(i, j, query_length, key_length, key_mask);
+  check_alibi_site(i, j, query_length, key_length, key_mask);
   return exact_bias_of(h, multiplier(spec_, i, j, query_length, key_length, key_mask));
 }
 
 Real AlibiOracle::bias(std::size_t h, std::size_t i, std::size_t j, std::size_t query_length, std::size_t key_length,
                        std::span<const std::uint8_t> key_mask) const {
   check_head(h);
-  check_site(i, j, query_length, key_length, key_mask);
+  check_alibi_site(i, j, query_length, key_length, key_mask);
   const std::int64_t x = multiplier(spec_, i, j, query_length, key_length, key_mask);
   if (spec_.regime == AlibiRegime::exact) return exact_bias_of(h, x);
   return with_bits(emulated_bias32(slope32_[h], x), bits_);
@@ -292,8 +292,8 @@ Real AlibiOracle::score(std::size_t h, std::size_t i, std::size_t j, std::size_t
                         std::span<const double> q, std::span<const double> k, double scale,
                         std::span<const std::uint8_t> key_mask) const {
   check_head(h);
-  check_site(i, j, query_length, key_length, key_mask);
-  check_vectors(q, k, scale);
+  check_alibi_site(i, j, query_length, key_length, key_mask);
+  check_alibi_vectors(q, k, scale);
   const std::int64_t x = multiplier(spec_, i, j, query_length, key_length, key_mask);
 
   std::vector<Real> terms;

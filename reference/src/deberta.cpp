@@ -17,11 +17,13 @@
 
 namespace posenc::reference {
 namespace {
+using detail::kZivLimit;
+using detail::kEmu;
+using detail::F;
+using detail::Z;
+using detail::exact_root;
 
-constexpr const char* kWhere = "deberta reference";
-constexpr Binary F = Binary::f32;
-constexpr unsigned kEmu = 64;  // precision of the Reals holding float32 / float64 intermediates (exact)
-constexpr mpfr_prec_t kZivLimit = mpfr_prec_t{1} << 20;
+constexpr const char* kDebertaWhere = "deberta reference";
 constexpr mpfr_prec_t kFirstEnclosure = 64;                 // the bucket's first enclosure precision W
 constexpr std::size_t kMaxComparisonBits = std::size_t{1} << 16;  // GMP operands of the candidate test (header)
 constexpr std::int64_t kMaxRel = (std::int64_t{1} << 31) - 1;
@@ -30,20 +32,6 @@ using detail::Mp;
 using detail::raw;
 
 // An mpz_t cleared on scope exit.
-class Z {
- public:
-  Z() { mpz_init(v_); }
-  explicit Z(unsigned long x) { mpz_init_set_ui(v_, x); }
-  ~Z() { mpz_clear(v_); }
-  Z(const Z&) = delete;
-  Z& operator=(const Z&) = delete;
-  mpz_ptr get() { return v_; }
-  mpz_srcptr get() const { return v_; }
-
- private:
-  mpz_t v_;
-};
-
 // The constants of the log buckets (deberta_spec.hpp): mid = position_buckets // 2, M = max_relative_positions - 1,
 // N = mid - 1. validate() guarantees mid >= 1 and M >= mid + 1.
 struct Geo {
@@ -57,39 +45,39 @@ Geo geo_of(const DebertaSpec& s) {
 
 // ---- validation ----------------------------------------------------------------------------------------------
 
-void check_site(std::size_t i, std::size_t j, std::size_t query_length, std::size_t key_length) {
+void check_deberta_site(std::size_t i, std::size_t j, std::size_t query_length, std::size_t key_length) {
   check_deberta_lengths(query_length, key_length);
   if (i >= query_length)
-    throw Error(kWhere, "i", std::to_string(i),
+    throw Error(kDebertaWhere, "i", std::to_string(i),
                 "a query row 0 <= i < query_length = " + std::to_string(query_length));
   if (j >= key_length)
-    throw Error(kWhere, "j", std::to_string(j), "a key 0 <= j < key_length = " + std::to_string(key_length));
+    throw Error(kDebertaWhere, "j", std::to_string(j), "a key 0 <= j < key_length = " + std::to_string(key_length));
 }
 
 void check_rel(std::int64_t rel) {
   if (rel < -kMaxRel || rel > kMaxRel)
-    throw Error(kWhere, "rel", std::to_string(rel), "a relative position -(2^31 - 1) <= rel <= 2^31 - 1");
+    throw Error(kDebertaWhere, "rel", std::to_string(rel), "a relative position -(2^31 - 1) <= rel <= 2^31 - 1");
 }
 
 void check_has_buckets(const DebertaSpec& s) {
   if (!s.position_buckets)
-    throw Error(kWhere, "position_buckets", "none",
+    throw Error(kDebertaWhere, "position_buckets", "none",
                 "a number of buckets (the log-bucket curve v(a) exists only with position_buckets)");
 }
 
 void check_values(const char* name, std::span<const double> v, std::size_t want) {
   if (v.size() != want)
-    throw Error(kWhere, name, "a vector of " + std::to_string(v.size()) + " values",
+    throw Error(kDebertaWhere, name, "a vector of " + std::to_string(v.size()) + " values",
                 "exactly head_dim = " + std::to_string(want) + " finite values", "has the wrong length");
   for (std::size_t c = 0; c < v.size(); ++c)
     if (!std::isfinite(v[c]))
-      throw Error(kWhere, name, format_real(v[c]) + " at entry " + std::to_string(c), "finite numbers",
+      throw Error(kDebertaWhere, name, format_real(v[c]) + " at entry " + std::to_string(c), "finite numbers",
                   "is not finite");
 }
 
-void check_scale(std::optional<double> scale) {
+void check_deberta_scale(std::optional<double> scale) {
   if (scale && !std::isfinite(*scale))
-    throw Error(kWhere, "scale", format_real(*scale),
+    throw Error(kDebertaWhere, "scale", format_real(*scale),
                 "a finite number, or none for 1/sqrt(head_dim (1 + [c2p] + [p2c]))", "is not finite");
 }
 
@@ -268,19 +256,12 @@ Real exact_sum(std::vector<Real>& terms) {
   return out;
 }
 
-// m when n = m^2, else 0.
-unsigned long exact_root(std::size_t n) {
-  unsigned long m = 0;
-  while ((m + 1) * (m + 1) <= n) ++m;
-  return m * m == n ? m : 0;
-}
-
 }  // namespace
 
 // ---- free functions --------------------------------------------------------------------------------------------
 
 std::int64_t deberta_relative(std::size_t i, std::size_t j, std::size_t query_length, std::size_t key_length) {
-  check_site(i, j, query_length, key_length);
+  check_deberta_site(i, j, query_length, key_length);
   return relative_of(i, j);
 }
 
@@ -293,7 +274,7 @@ std::int64_t deberta_bucket(const DebertaSpec& spec, std::int64_t rel) {
 std::int64_t deberta_position_index(const DebertaSpec& spec, std::size_t i, std::size_t j, std::size_t query_length,
                                     std::size_t key_length) {
   validate(spec);
-  check_site(i, j, query_length, key_length);
+  check_deberta_site(i, j, query_length, key_length);
   return index_of(spec, i, j);
 }
 
@@ -302,7 +283,7 @@ Real deberta_log_position(const DebertaSpec& spec, std::int64_t a, unsigned bits
   check_bits(bits);
   check_has_buckets(spec);
   if (a < 1 || a > kMaxRel)
-    throw Error(kWhere, "a", std::to_string(a), "a distance 1 <= a <= 2^31 - 1");
+    throw Error(kDebertaWhere, "a", std::to_string(a), "a distance 1 <= a <= 2^31 - 1");
   const Geo g = geo_of(spec);
   Real out = make_real(bits);  // +0
   if (g.big_n == 0) return out;
@@ -330,7 +311,7 @@ double deberta_hf_z(const DebertaSpec& spec, std::int64_t a) {
   check_has_buckets(spec);
   const Geo g = geo_of(spec);
   if (a <= g.mid || a > kMaxRel)
-    throw Error(kWhere, "a", std::to_string(a),
+    throw Error(kDebertaWhere, "a", std::to_string(a),
                 "a distance mid = position_buckets // 2 = " + std::to_string(g.mid) +
                     " < a <= 2^31 - 1 (the logarithmic buckets)");
   return round_to_double(hf_z(g, a));  // exact: a binary32 number
@@ -349,7 +330,7 @@ DebertaOracle::DebertaOracle(const DebertaSpec& spec, const DebertaWeights& weig
 
 void DebertaOracle::check_head(std::size_t h) const {
   if (h >= spec_.heads)
-    throw Error(kWhere, "h", std::to_string(h), "a head index 0 <= h < heads = " + std::to_string(spec_.heads));
+    throw Error(kDebertaWhere, "h", std::to_string(h), "a head index 0 <= h < heads = " + std::to_string(spec_.heads));
 }
 
 std::span<const double> DebertaOracle::key_row(std::size_t h, std::int64_t c) const {
@@ -366,10 +347,10 @@ Real DebertaOracle::score(std::size_t h, std::span<const double> q, std::span<co
                           std::size_t j, std::size_t query_length, std::size_t key_length,
                           std::optional<double> scale) const {
   check_head(h);
-  check_site(i, j, query_length, key_length);
+  check_deberta_site(i, j, query_length, key_length);
   check_values("q", q, spec_.head_dim);
   check_values("k", k, spec_.head_dim);
-  check_scale(scale);
+  check_deberta_scale(scale);
   const std::int64_t c = index_of(spec_, i, j);
 
   // B = <q, k> + [c2p] <q, K_r[h][c]> + [p2c] <k, Q_r[h][c]>, exactly.
@@ -416,10 +397,10 @@ double DebertaOracle::score_magnitude(std::size_t h, std::span<const double> q, 
                                       std::size_t i, std::size_t j, std::size_t query_length, std::size_t key_length,
                                       std::optional<double> scale) const {
   check_head(h);
-  check_site(i, j, query_length, key_length);
+  check_deberta_site(i, j, query_length, key_length);
   check_values("q", q, spec_.head_dim);
   check_values("k", k, spec_.head_dim);
-  check_scale(scale);
+  check_deberta_scale(scale);
   const std::int64_t c = index_of(spec_, i, j);
   std::vector<Real> terms;
   terms.reserve(3 * q.size());

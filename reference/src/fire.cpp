@@ -15,17 +15,17 @@
 
 namespace posenc::reference {
 namespace {
+using detail::kZivLimit;
+using detail::kEmu;
+using detail::F;
 
-constexpr const char* kWhere = "fire reference";
-constexpr Binary F = Binary::f32;
-constexpr unsigned kEmu = 64;              // precision of the Reals holding float32 intermediates (exact)
+constexpr const char* kFireWhere = "fire reference";
 constexpr mpfr_prec_t kThrBits = 128;      // thr = |L_multiplier init_L|: 106 bits, exact
-constexpr mpfr_prec_t kArgBits = 3328;     // u1 = 1 + |c| d, u2 = 1 + |c| N: <= 3288 bits (header), exact
+constexpr mpfr_prec_t kFireArgBits = 3328;     // u1 = 1 + |c| d, u2 = 1 + |c| N: <= 3288 bits (header), exact
 constexpr mpfr_prec_t kProductBits = 128;  // a product of two doubles: 106 bits, exact
 constexpr mpfr_prec_t kRationalBits = 2304;  // A, B and the x = 0 bias: multiples of 2^-2148 below 2^53, exact
 constexpr mpfr_prec_t kFloatSumBits = 640;   // a + b, r W2 + acc of float32 numbers: <= 427 bits, exact
 constexpr mpfr_prec_t kScaleBits = 192;      // condition_scale's working precision
-constexpr mpfr_prec_t kZivLimit = mpfr_prec_t{1} << 20;
 constexpr std::int64_t kPositionLimit = std::int64_t{1} << 24;
 
 using detail::Mp;
@@ -35,30 +35,25 @@ using detail::raw;
 
 void check_position(const char* name, std::int64_t v) {
   if (v < 0 || v >= kPositionLimit)
-    throw Error(kWhere, name, std::to_string(v),
+    throw Error(kFireWhere, name, std::to_string(v),
                 std::string("a position 0 <= ") + name + " < 2^24 = " + std::to_string(kPositionLimit));
 }
 
-void check_site(std::size_t i, std::size_t j, std::size_t query_length, std::size_t key_length) {
+void check_fire_site(std::size_t i, std::size_t j, std::size_t query_length, std::size_t key_length) {
   check_alibi_lengths(query_length, key_length);
   check_fire_key_length(key_length);
   if (i >= query_length)
-    throw Error(kWhere, "i", std::to_string(i),
+    throw Error(kFireWhere, "i", std::to_string(i),
                 "a query row 0 <= i < query_length = " + std::to_string(query_length));
   if (j >= key_length)
-    throw Error(kWhere, "j", std::to_string(j), "a key 0 <= j < key_length = " + std::to_string(key_length));
+    throw Error(kFireWhere, "j", std::to_string(j), "a key 0 <= j < key_length = " + std::to_string(key_length));
 }
 
-void check_vectors(std::span<const double> q, std::span<const double> k, double scale) {
-  check_score_vectors(kWhere, q, k, scale);
+void check_fire_vectors(std::span<const double> q, std::span<const double> k, double scale) {
+  check_score_vectors(kFireWhere, q, k, scale);
 }
 
 // The query position of row i (fire_spec.hpp: the queries are the last Lq keys).
-std::int64_t query_position(std::size_t i, std::size_t query_length, std::size_t key_length) {
-  return static_cast<std::int64_t>(key_length) - static_cast<std::int64_t>(query_length) +
-         static_cast<std::int64_t>(i);
-}
-
 std::int64_t distance(std::int64_t q, std::int64_t j) { return q >= j ? q - j : j - q; }
 
 void require_exact(int ternary, const char* what) {
@@ -72,7 +67,7 @@ void require_exact(int ternary, const char* what) {
 // quotient's lower end is the numerator's lower end over the denominator's upper end.
 void enclose_x(mpfr_ptr lo, mpfr_ptr hi, const FireWeights& wt, double eps, std::int64_t q, std::int64_t d,
                mpfr_prec_t w) {
-  Mp c(53), thr(kThrBits), n(kThrBits), u1(kArgBits), u2(kArgBits);
+  Mp c(53), thr(kThrBits), n(kThrBits), u1(kFireArgBits), u2(kFireArgBits);
   mpfr_set_d(c.get(), std::fabs(wt.c), MPFR_RNDN);  // exact
   // thr = |L_multiplier init_L|, exact at 106 bits
   {
@@ -205,7 +200,7 @@ Real f32(float v) {
 Real rn32_exact(mpfr_srcptr exact) { return f32(mpfr_get_flt(exact, MPFR_RNDN)); }
 
 // RN32(a + b) for float32 numbers a, b.
-Real rn32_add(const Real& a, const Real& b) {
+Real fire_rn32_add(const Real& a, const Real& b) {
   Mp s(kFloatSumBits);
   require_exact(mpfr_add(s.get(), raw(a), raw(b), MPFR_RNDN), "a float32 sum");
   return rn32_exact(s.get());
@@ -227,7 +222,7 @@ Real abs_of(const Real& x) {
 // RN32(ln(RN32(|RN32(c32 v)| + 1))): the log transform of one float32 position difference or normalizer.
 Real log_transform(const Real& c32, const Real& v) {
   const Real t = abs_of(rn_mul(F, c32, v, kEmu));
-  return rn_log(F, rn32_add(t, make_real(1, kEmu)), kEmu);
+  return rn_log(F, fire_rn32_add(t, make_real(1, kEmu)), kEmu);
 }
 
 }  // namespace
@@ -252,7 +247,7 @@ FireOracle::FireOracle(const FireSpec& spec, const FireWeights& weights, unsigne
 
 void FireOracle::check_head(std::size_t h) const {
   if (h >= spec_.heads)
-    throw Error(kWhere, "h", std::to_string(h), "a head index 0 <= h < heads = " + std::to_string(spec_.heads));
+    throw Error(kFireWhere, "h", std::to_string(h), "a head index 0 <= h < heads = " + std::to_string(spec_.heads));
 }
 
 Real FireOracle::exact_x_of(std::int64_t q, std::int64_t d) const {
@@ -293,7 +288,7 @@ Real FireOracle::cramming_x_of(std::int64_t q, std::int64_t j) const {
   const Real N = mpfr_cmp(raw(Q), raw(thr)) >= 0 ? Q : thr;
   const Real l = log_transform(c32, D);
   const Real n = log_transform(c32, N);
-  return rn_div(F, l, rn32_add(n, f32(e32_)), kEmu);
+  return rn_div(F, l, fire_rn32_add(n, f32(e32_)), kEmu);
 }
 
 Real FireOracle::cramming_bias_of(std::size_t h, std::int64_t q, std::int64_t j) const {
@@ -302,14 +297,14 @@ Real FireOracle::cramming_bias_of(std::size_t h, std::int64_t q, std::int64_t j)
   Real acc = f32(0.0f);
   const Real zero = f32(0.0f);
   for (std::size_t k = 0; k < width; ++k) {
-    const Real hk = rn32_add(rn_mul(F, x, f32(w1_32_[k]), kEmu), f32(b1_32_[k]));
+    const Real hk = fire_rn32_add(rn_mul(F, x, f32(w1_32_[k]), kEmu), f32(b1_32_[k]));
     const Real& r = mpfr_sgn(raw(hk)) > 0 ? hk : zero;  // max(h_k, +0)
     if (spec_.mlp_sum == FireMlpSum::unfused)
-      acc = rn32_add(acc, rn_mul(F, r, f32(w2_32_[h * width + k]), kEmu));  // the product rounded, then the sum
+      acc = fire_rn32_add(acc, rn_mul(F, r, f32(w2_32_[h * width + k]), kEmu));  // the product rounded, then the sum
     else
       acc = rn32_fma(r, f32(w2_32_[h * width + k]), acc);
   }
-  return rn32_add(acc, f32(b2_32_[h]));
+  return fire_rn32_add(acc, f32(b2_32_[h]));
 }
 
 Real FireOracle::x(std::int64_t q, std::int64_t j) const {
@@ -366,14 +361,14 @@ Real FireOracle::condition_scale(std::size_t h, std::int64_t q, std::int64_t j) 
 Real FireOracle::bias(std::size_t h, std::size_t i, std::size_t j, std::size_t query_length,
                       std::size_t key_length) const {
   check_head(h);
-  check_site(i, j, query_length, key_length);
+  check_fire_site(i, j, query_length, key_length);
   return bias_at(h, query_position(i, query_length, key_length), static_cast<std::int64_t>(j));
 }
 
 Real FireOracle::exact_bias(std::size_t h, std::size_t i, std::size_t j, std::size_t query_length,
                             std::size_t key_length) const {
   check_head(h);
-  check_site(i, j, query_length, key_length);
+  check_fire_site(i, j, query_length, key_length);
   return exact_bias_at(h, query_position(i, query_length, key_length), static_cast<std::int64_t>(j));
 }
 
@@ -383,8 +378,8 @@ Real FireOracle::score(std::size_t h, std::size_t i, std::size_t j, std::size_t 
                        std::size_t key_length, std::span<const double> q, std::span<const double> k,
                        double scale) const {
   check_head(h);
-  check_site(i, j, query_length, key_length);
-  check_vectors(q, k, scale);
+  check_fire_site(i, j, query_length, key_length);
+  check_fire_vectors(q, k, scale);
   const std::int64_t qi = query_position(i, query_length, key_length);
   const std::int64_t d = distance(qi, static_cast<std::int64_t>(j));
 

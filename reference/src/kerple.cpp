@@ -15,12 +15,12 @@
 
 namespace posenc::reference {
 namespace {
+using detail::kZivLimit;
+using detail::kEmu;
+using detail::F;
 
-constexpr const char* kWhere = "kerple reference";
-constexpr Binary F = Binary::f32;
-constexpr unsigned kEmu = 64;          // precision of the Reals holding float32 intermediates (exact)
-constexpr mpfr_prec_t kArgBits = 128;  // 1 + a d (<= 111 bits, header) and 1 + t (<= 82 bits): exact
-constexpr mpfr_prec_t kZivLimit = mpfr_prec_t{1} << 20;
+constexpr const char* kKerpleWhere = "kerple reference";
+constexpr mpfr_prec_t kKerpleArgBits = 128;  // 1 + a d (<= 111 bits, header) and 1 + t (<= 82 bits): exact
 constexpr std::int64_t kMaxDistance = std::int64_t{1} << 31;  // d < 2^31 (key positions < 2^31)
 
 using detail::Mp;
@@ -28,22 +28,22 @@ using detail::raw;
 
 // ---- validation ----------------------------------------------------------------------------------------------
 
-void check_site(std::size_t i, std::size_t j, std::size_t query_length, std::size_t key_length) {
+void check_kerple_site(std::size_t i, std::size_t j, std::size_t query_length, std::size_t key_length) {
   check_alibi_lengths(query_length, key_length);
   if (i >= query_length)
-    throw Error(kWhere, "i", std::to_string(i),
+    throw Error(kKerpleWhere, "i", std::to_string(i),
                 "a query row 0 <= i < query_length = " + std::to_string(query_length));
   if (j >= key_length)
-    throw Error(kWhere, "j", std::to_string(j), "a key 0 <= j < key_length = " + std::to_string(key_length));
+    throw Error(kKerpleWhere, "j", std::to_string(j), "a key 0 <= j < key_length = " + std::to_string(key_length));
 }
 
 void check_distance(std::int64_t d) {
   if (d < 0 || d >= kMaxDistance)
-    throw Error(kWhere, "d", std::to_string(d), "a distance 0 <= d < 2^31 = " + std::to_string(kMaxDistance));
+    throw Error(kKerpleWhere, "d", std::to_string(d), "a distance 0 <= d < 2^31 = " + std::to_string(kMaxDistance));
 }
 
-void check_vectors(std::span<const double> q, std::span<const double> k, double scale) {
-  check_score_vectors(kWhere, q, k, scale);
+void check_kerple_vectors(std::span<const double> q, std::span<const double> k, double scale) {
+  check_score_vectors(kKerpleWhere, q, k, scale);
 }
 
 // ---- the definition, transcribed ---------------------------------------------------------------------------
@@ -89,7 +89,7 @@ Real negated(const Real& x) {
 // ---- free function ---------------------------------------------------------------------------------------------
 
 std::int64_t kerple_distance(std::size_t i, std::size_t j, std::size_t query_length, std::size_t key_length) {
-  check_site(i, j, query_length, key_length);
+  check_kerple_site(i, j, query_length, key_length);
   return distance(i, j, query_length, key_length);
 }
 
@@ -115,7 +115,7 @@ KerpleOracle::KerpleOracle(const KerpleSpec& spec, const KerpleWeights& weights,
 
 void KerpleOracle::check_head(std::size_t h) const {
   if (h >= spec_.heads)
-    throw Error(kWhere, "h", std::to_string(h), "a head index 0 <= h < heads = " + std::to_string(spec_.heads));
+    throw Error(kKerpleWhere, "h", std::to_string(h), "a head index 0 <= h < heads = " + std::to_string(spec_.heads));
 }
 
 Real KerpleOracle::p(std::size_t h) const {
@@ -140,7 +140,7 @@ bool KerpleOracle::exact_bias_approx(mpfr_ptr out, std::size_t h, std::int64_t d
   Mp t(w);
   int ternary = 0;
   if (spec_.kernel == KerpleKernel::log) {
-    Mp u(kArgBits);
+    Mp u(kKerpleArgBits);
     int inexact = mpfr_mul_si(u.get(), raw(a64_[h]), static_cast<long>(d), MPFR_RNDN);
     inexact |= mpfr_add_ui(u.get(), u.get(), 1, MPFR_RNDN);
     if (inexact != 0) throw std::logic_error("kerple reference: 1 + a d was rounded");
@@ -183,7 +183,7 @@ Real KerpleOracle::megatron_bias_of(std::size_t h, std::int64_t d) const {
   const Real D = rn(F, make_real(d, kEmu), kEmu);
   if (spec_.kernel == KerpleKernel::log) {
     const Real t = rn_mul(F, a32_[h], D, kEmu);
-    Real sum = make_real(static_cast<unsigned>(kArgBits));
+    Real sum = make_real(static_cast<unsigned>(kKerpleArgBits));
     if (mpfr_add_ui(raw(sum), raw(t), 1, MPFR_RNDN) != 0) throw std::logic_error("kerple reference: 1 + t was rounded");
     const Real u = rn(F, sum, kEmu);
     const Real l = rn_log(F, u, kEmu);
@@ -209,14 +209,14 @@ Real KerpleOracle::exact_bias_at(std::size_t h, std::int64_t d) const {
 Real KerpleOracle::bias(std::size_t h, std::size_t i, std::size_t j, std::size_t query_length,
                         std::size_t key_length) const {
   check_head(h);
-  check_site(i, j, query_length, key_length);
+  check_kerple_site(i, j, query_length, key_length);
   return bias_at(h, distance(i, j, query_length, key_length));
 }
 
 Real KerpleOracle::exact_bias(std::size_t h, std::size_t i, std::size_t j, std::size_t query_length,
                               std::size_t key_length) const {
   check_head(h);
-  check_site(i, j, query_length, key_length);
+  check_kerple_site(i, j, query_length, key_length);
   return exact_bias_of(h, distance(i, j, query_length, key_length));
 }
 
@@ -225,8 +225,8 @@ Real KerpleOracle::score(std::size_t h, std::size_t i, std::size_t j, std::size_
                          std::size_t key_length, std::span<const double> q, std::span<const double> k,
                          double scale) const {
   check_head(h);
-  check_site(i, j, query_length, key_length);
-  check_vectors(q, k, scale);
+  check_kerple_site(i, j, query_length, key_length);
+  check_kerple_vectors(q, k, scale);
   const std::int64_t d = distance(i, j, query_length, key_length);
 
   std::vector<Real> terms;

@@ -8,33 +8,33 @@
 namespace posenc::reference {
 namespace {
 
-constexpr const char* kWhere = "learned reference";
+constexpr const char* kLearnedWhere = "learned reference";
 constexpr std::int64_t kMax = kLearnedMaxIndex;  // 2^40: lengths, past and ids lie below it
 
 std::string str(std::size_t n) { return std::to_string(n); }
 
 // ---- validation ----------------------------------------------------------------------------------------------
 
-void check_length(std::size_t length) {
+void check_learned_length(std::size_t length) {
   if (length < 1 || length >= static_cast<std::size_t>(kMax))
-    throw Error(kWhere, "length", str(length), "a token count in [1, 2^40)");
+    throw Error(kLearnedWhere, "length", str(length), "a token count in [1, 2^40)");
 }
 
 void check_past(std::int64_t past) {
   if (past < 0 || past >= kMax)
-    throw Error(kWhere, "past", std::to_string(past), "a count of tokens already seen in [0, 2^40)");
+    throw Error(kLearnedWhere, "past", std::to_string(past), "a count of tokens already seen in [0, 2^40)");
 }
 
 void check_tokens(IdMap map, std::span<const std::int64_t> tokens, std::size_t length) {
   if (map == IdMap::make_positions) {
     if (tokens.size() != length)
-      throw Error(kWhere, "tokens", "a sequence of " + str(tokens.size()) + " token ids",
+      throw Error(kLearnedWhere, "tokens", "a sequence of " + str(tokens.size()) + " token ids",
                   "exactly length = " + str(length) + " token ids (make_positions reads them)",
                   "has the wrong length");
     return;
   }
   if (!tokens.empty() && tokens.size() != length)
-    throw Error(kWhere, "tokens", "a sequence of " + str(tokens.size()) + " token ids",
+    throw Error(kLearnedWhere, "tokens", "a sequence of " + str(tokens.size()) + " token ids",
                 "empty or length = " + str(length) + " token ids (unread by " + std::string(to_string(map)) + ")",
                 "has the wrong length");
 }
@@ -43,24 +43,24 @@ void check_mask(IdMap map, std::span<const std::uint8_t> mask, std::size_t lengt
   const std::size_t total = static_cast<std::size_t>(past) + length;  // < 2^41
   if (map == IdMap::cumsum_mask) {
     if (mask.size() != total)
-      throw Error(kWhere, "attention_mask", "a mask of " + str(mask.size()) + " entries",
+      throw Error(kLearnedWhere, "attention_mask", "a mask of " + str(mask.size()) + " entries",
                   "exactly past + length = " + str(total) + " entries of 0 or 1 (cumsum_mask reads them)",
                   "has the wrong length");
   } else if (!mask.empty() && mask.size() != length && mask.size() != total) {
-    throw Error(kWhere, "attention_mask", "a mask of " + str(mask.size()) + " entries",
+    throw Error(kLearnedWhere, "attention_mask", "a mask of " + str(mask.size()) + " entries",
                 "empty, length = " + str(length) + " or past + length = " + str(total) +
                     " entries of 0 or 1 (unread by " + std::string(to_string(map)) + ")",
                 "has the wrong length");
   }
   for (std::size_t k = 0; k < mask.size(); ++k)
     if (mask[k] > 1)
-      throw Error(kWhere, "attention_mask", std::to_string(mask[k]) + " at entry " + str(k),
+      throw Error(kLearnedWhere, "attention_mask", std::to_string(mask[k]) + " at entry " + str(k),
                   "entries 0 (padding) or 1 (a token)");
 }
 
 void check_id(std::int64_t id, std::size_t t) {
   if (id < 0 || id >= kMax)
-    throw Error(kWhere, "id", std::to_string(id) + " at token " + str(t),
+    throw Error(kLearnedWhere, "id", std::to_string(id) + " at token " + str(t),
                 "position ids in [0, 2^40) (never wrapped or clamped)");
 }
 
@@ -109,7 +109,7 @@ std::vector<std::int64_t> learned_position_ids(const LearnedSpec& spec, std::siz
                                                std::span<const std::int64_t> tokens,
                                                std::span<const std::uint8_t> attention_mask) {
   validate(spec);
-  check_length(length);
+  check_learned_length(length);
   check_past(past);
   check_tokens(spec.id_map, tokens, length);
   check_mask(spec.id_map, attention_mask, length, past);
@@ -133,9 +133,9 @@ std::vector<std::int64_t> learned_position_ids(const LearnedSpec& spec, std::siz
 Real learned_row_value(const LearnedTable& table, std::int64_t id, std::size_t c, unsigned bits) {
   check_learned_table(table);
   if (id < 0 || static_cast<std::uint64_t>(id) >= table.rows)
-    throw Error(kWhere, "id", std::to_string(id), "a row id in [0, rows = " + str(table.rows) + ")");
+    throw Error(kLearnedWhere, "id", std::to_string(id), "a row id in [0, rows = " + str(table.rows) + ")");
   if (c >= table.dim)
-    throw Error(kWhere, "c", str(c), "a column in [0, dim = " + str(table.dim) + ")");
+    throw Error(kLearnedWhere, "c", str(c), "a column in [0, dim = " + str(table.dim) + ")");
   check_bits(bits);
   // Row-major: table[id][c] = values[id * dim + c] (id < rows and rows * dim == values.size(): no overflow).
   const double v = table.values[static_cast<std::size_t>(id) * table.dim + c];

@@ -7,15 +7,15 @@
 #include <initializer_list>
 #include <string>
 
+#include "mpfr_util.hpp"
 #include "posenc/error.hpp"
 
 namespace posenc::reference {
 namespace {
+using detail::raw;
 
 constexpr const char* kWhere = "reference";
 
-mpfr_ptr raw(Real& x) { return x.backend().data(); }
-mpfr_srcptr raw(const Real& x) { return x.backend().data(); }
 
 struct Format {
   mpfr_prec_t prec;

@@ -19,6 +19,36 @@ namespace posenc::reference::detail {
 inline mpfr_ptr raw(Real& x) { return x.backend().data(); }
 inline mpfr_srcptr raw(const Real& x) { return x.backend().data(); }
 
+// The formats the emulating oracles round to, by their short names.
+inline constexpr Binary F = Binary::f32;
+inline constexpr Binary D = Binary::f64;
+// Precision of the Reals that hold emulated float32 / float64 intermediates: every such value exactly.
+inline constexpr unsigned kEmu = 64;
+// The Ziv loops' last working precision: a value still undecided there is reported, never guessed.
+inline constexpr mpfr_prec_t kZivLimit = mpfr_prec_t{1} << 20;
+
+// -x, exactly, at x's precision.
+inline Real neg(const Real& x) {
+  Real r = make_real(bits_of(x));
+  mpfr_neg(raw(r), raw(x), MPFR_RNDN);
+  return r;
+}
+
+// An mpz_t cleared on scope exit.
+class Z {
+ public:
+  Z() { mpz_init(v_); }
+  explicit Z(unsigned long x) { mpz_init_set_ui(v_, x); }
+  ~Z() { mpz_clear(v_); }
+  Z(const Z&) = delete;
+  Z& operator=(const Z&) = delete;
+  mpz_ptr get() { return v_; }
+  mpz_srcptr get() const { return v_; }
+
+ private:
+  mpz_t v_;
+};
+
 // An mpfr_t of the given precision (at least MPFR_PREC_MIN), cleared on scope exit; movable, so the oracles keep
 // vectors of them (a moved-from Mp holds the other's old value and stays valid).
 class Mp {

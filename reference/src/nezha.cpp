@@ -5,20 +5,20 @@
 #include <algorithm>
 #include <string>
 
+#include "mpfr_util.hpp"
 #include "posenc/error.hpp"
 
 namespace posenc::reference {
 namespace {
+using detail::raw;
 
-constexpr const char* kWhere = "nezha oracle";
+constexpr const char* kNezhaWhere = "nezha oracle";
 
-mpfr_ptr raw(Real& x) { return x.backend().data(); }
-mpfr_srcptr raw(const Real& x) { return x.backend().data(); }
 
 void check_entry(const NezhaSpec& s, std::int64_t r, std::size_t c) {
   const auto k2 = static_cast<std::int64_t>(2 * s.max_relative_position);
-  if (r < 0 || r > k2) throw Error(kWhere, "r", std::to_string(r), "0 .. 2 max_relative_position = " + std::to_string(k2));
-  if (c >= s.depth) throw Error(kWhere, "c", std::to_string(c), "0 .. depth - 1 = " + std::to_string(s.depth - 1));
+  if (r < 0 || r > k2) throw Error(kNezhaWhere, "r", std::to_string(r), "0 .. 2 max_relative_position = " + std::to_string(k2));
+  if (c >= s.depth) throw Error(kNezhaWhere, "c", std::to_string(c), "0 .. depth - 1 = " + std::to_string(s.depth - 1));
 }
 
 Real exact_value(const NezhaSpec& s, std::int64_t r, std::size_t c, unsigned bits) {
@@ -60,8 +60,8 @@ std::int64_t nezha_index(const NezhaSpec& s, std::size_t i, std::size_t j, std::
                          std::size_t key_length) {
   validate(s);
   check_shaw_lengths(nezha_shaw_spec(s), query_length, key_length);
-  if (i >= query_length) throw Error(kWhere, "i", std::to_string(i), "< query_length = " + std::to_string(query_length));
-  if (j >= key_length) throw Error(kWhere, "j", std::to_string(j), "< key_length = " + std::to_string(key_length));
+  if (i >= query_length) throw Error(kNezhaWhere, "i", std::to_string(i), "< query_length = " + std::to_string(query_length));
+  if (j >= key_length) throw Error(kNezhaWhere, "j", std::to_string(j), "< key_length = " + std::to_string(key_length));
   const auto K = static_cast<std::int64_t>(s.max_relative_position);
   const std::int64_t q = static_cast<std::int64_t>(key_length - query_length + i);
   const std::int64_t d = static_cast<std::int64_t>(j) - q;  // key minus query

@@ -14,11 +14,12 @@
 
 namespace posenc::reference {
 namespace {
+using detail::kEmu;
+using detail::F;
+using detail::D;
+using detail::neg;
 
-constexpr const char* kWhere = "rope reference";
-constexpr Binary F = Binary::f32;
-constexpr Binary D = Binary::f64;  // HF's Python float arithmetic
-constexpr unsigned kEmu = 64;  // precision of the Reals that hold emulated float32/float64 intermediates (exactly)
+constexpr const char* kRopeWhere = "rope reference";
 // Extra bits over W of the scaled frequencies and the attention factor of the exact regime (header: "formed at
 // >= W + 24 bits"); the yarn/llama3 blend factors start at W + 64 and double until their error is certified.
 constexpr mpfr_prec_t kScaledExtra = 24;
@@ -32,21 +33,21 @@ std::size_t half_of(const RopeSpec& s) { return s.rotary_dim / 2; }
 void check_pair(const RopeSpec& s, std::size_t k) {
   const std::size_t h = half_of(s);
   if (k >= h)
-    throw Error(kWhere, "k", std::to_string(k),
+    throw Error(kRopeWhere, "k", std::to_string(k),
                 "a pair index 0 <= k < rotary_dim/2 = " + std::to_string(h) + " (rotary_dim = " +
                     std::to_string(s.rotary_dim) + ")");
 }
 
 void check_channel(const RopeSpec& s, std::size_t channel) {
   if (channel >= s.head_dim)
-    throw Error(kWhere, "channel", std::to_string(channel),
+    throw Error(kRopeWhere, "channel", std::to_string(channel),
                 "0 <= channel < head_dim = " + std::to_string(s.head_dim));
 }
 
 // The working precision W = bits + 192 must itself be a valid MPFR precision of the oracles.
 void check_rope_bits(unsigned bits) {
   if (bits < kMinBits || bits > kMaxBits - kRopeWorkingMargin)
-    throw Error(kWhere, "bits", std::to_string(bits),
+    throw Error(kRopeWhere, "bits", std::to_string(bits),
                 std::to_string(kMinBits) + " <= bits <= " + std::to_string(kMaxBits - kRopeWorkingMargin) +
                     " (the exact regime works at bits + " + std::to_string(kRopeWorkingMargin) + ")");
 }
@@ -566,7 +567,7 @@ Real rn32_pow(const Real& x, const Real& y) {
 
 // RN32(a + b) for binary32 a, b: the exact sum (a sum of two binary32 numbers fits in 278 bits), rounded once
 // (rn() handles overflow to +-inf).
-Real rn32_add(const Real& a, const Real& b) {
+Real rope_rn32_add(const Real& a, const Real& b) {
   Real t = make_real(320);
   mpfr_add(raw(t), raw(a), raw(b), MPFR_RNDN);  // exact
   return rn(F, t, kEmu);
@@ -778,7 +779,7 @@ class HfFrequencies {
     // smoothed_inv_freq = (1 - smooth_factor) * inv_freq_llama / factor + smooth_factor * inv_freq_llama
     const Real one = make_real(1, kEmu);
     const Real a = rn_div(F, rn_mul(F, rn32_sub(one, sf), il, kEmu), factor32_, kEmu);
-    return {rn32_add(a, rn_mul(F, sf, il, kEmu)), 0};
+    return {rope_rn32_add(a, rn_mul(F, sf, il, kEmu)), 0};
   }
 
  private:
@@ -797,7 +798,7 @@ class HfFrequencies {
     mpfr_max(raw(ramp), raw(ramp), raw(zero), MPFR_RNDN);
     mpfr_min(raw(ramp), raw(ramp), raw(one), MPFR_RNDN);
     const Real e = rn32_sub(one, ramp);
-    return rn32_add(rn_mul(F, inter, rn32_sub(one, e), kEmu), rn_mul(F, extra, e, kEmu));
+    return rope_rn32_add(rn_mul(F, inter, rn32_sub(one, e), kEmu), rn_mul(F, extra, e, kEmu));
   }
 
   // HF v5 _compute_longrope_parameters (CONVENTIONS.md §2.11), the tensor part:
@@ -943,7 +944,7 @@ Real ggml_yarn_mix32(const GgmlYarn& y, std::size_t k) {
 // mscale = attn_factor (1) * (1.0f + 0.1f * logf(1.0f / freq_scale)).
 Real ggml_yarn_mscale32(const RopeSpec& s) {
   const Real inv = rn_div(F, make_real(1, kEmu), ggml_freq_scale32(s), kEmu);
-  return rn32_add(make_real(1, kEmu), rn_mul(F, f32_literal("0.1"), rn_log(F, inv, kEmu), kEmu));
+  return rope_rn32_add(make_real(1, kEmu), rn_mul(F, f32_literal("0.1"), rn_log(F, inv, kEmu), kEmu));
 }
 
 // ---- xPos (rope.hpp "xPos"; CONVENTIONS.md §2.12) ------------------------------------------------------------------
@@ -996,7 +997,7 @@ Real exact_xpos_scale_of(const RopeSpec& s, const Real& zeta, std::int64_t p, bo
 Real hf_xpos_zeta32(const RopeSpec& s, std::size_t k) {
   const Real r = py_int(static_cast<std::int64_t>(s.rotary_dim));
   const Real a = rn32(rn_mul(D, py(0.4), r, kEmu)), b = rn32(rn_mul(D, py(1.4), r, kEmu));
-  return rn_div(F, rn32_add(f32_of_int(static_cast<std::int64_t>(2 * k)), a), b, kEmu);
+  return rn_div(F, rope_rn32_add(f32_of_int(static_cast<std::int64_t>(2 * k)), a), b, kEmu);
 }
 
 // torchscale's float32 scale of position p (forward above): e32 = RN32(RN32(p - c) / RN32(sb)) (int64 arange
@@ -1011,24 +1012,18 @@ Real hf_xpos_scale32(const RopeSpec& s, const Real& zeta32, const Real& sb32, st
 
 void require_scaling(const RopeSpec& s, RopeScaling want, const char* what) {
   if (s.scaling != want)
-    throw Error(kWhere, "scaling", std::string(to_string(s.scaling)), std::string(to_string(want)) + " (" + what + ")");
+    throw Error(kRopeWhere, "scaling", std::string(to_string(s.scaling)), std::string(to_string(want)) + " (" + what + ")");
 }
 
 void check_vector_length(const RopeSpec& s, std::span<const double> x, const char* name) {
   if (x.size() != s.head_dim)
-    throw Error(kWhere, name, "a vector of " + std::to_string(x.size()) + " values",
+    throw Error(kRopeWhere, name, "a vector of " + std::to_string(x.size()) + " values",
                 "a vector of head_dim = " + std::to_string(s.head_dim) + " values", "has the wrong length");
 }
 
 bool is_float32(double v) {
   return std::isfinite(v) && std::fabs(v) <= static_cast<double>(std::numeric_limits<float>::max()) &&
          static_cast<double>(static_cast<float>(v)) == v;
-}
-
-Real neg(const Real& x) {
-  Real r = make_real(bits_of(x));
-  mpfr_neg(raw(r), raw(x), MPFR_RNDN);
-  return r;
 }
 
 }  // namespace
@@ -1134,7 +1129,7 @@ Real rope_ggml_freq_scale(const RopeSpec& s, unsigned bits) {
   validate(s);
   check_rope_bits(bits);
   if (s.scaling != RopeScaling::none && s.scaling != RopeScaling::linear && s.scaling != RopeScaling::yarn)
-    throw Error(kWhere, "scaling", std::string(to_string(s.scaling)),
+    throw Error(kRopeWhere, "scaling", std::string(to_string(s.scaling)),
                 "none | linear | yarn (the scalings the ggml emulation models)");
   return with_bits(ggml_freq_scale32(s), bits);
 }
@@ -1169,7 +1164,7 @@ Real rope_emulated_frequency(const RopeSpec& s, std::size_t k, unsigned bits) {
     case RopeRegime::roformer: return with_bits(roformer_divisor64(s, k), bits);
     case RopeRegime::exact: break;
   }
-  throw Error(kWhere, "regime", std::string(to_string(s.regime)),
+  throw Error(kRopeWhere, "regime", std::string(to_string(s.regime)),
               "hf | ggml | roformer (the regimes with emulated frequencies)");
 }
 
@@ -1320,7 +1315,7 @@ Real RopeOracle::ggml_angle(const Real& t, std::size_t k) const {
   if (!fs32_) return t;
   const Real interp = rn_mul(F, *fs32_, t, kEmu);
   if (mix32_.empty()) return interp;
-  return rn32_add(rn_mul(F, interp, unmix32_[k], kEmu), rn_mul(F, t, mix32_[k], kEmu));
+  return rope_rn32_add(rn_mul(F, interp, unmix32_[k], kEmu), rn_mul(F, t, mix32_[k], kEmu));
 }
 
 Real RopeOracle::emulated_angle(std::int64_t p, std::size_t k) const {
@@ -1455,10 +1450,10 @@ void RopeOracle::check_vector(std::span<const double> x, const char* name, bool 
   check_vector_length(spec_, x, name);
   for (std::size_t c = 0; c < x.size(); ++c) {
     if (!std::isfinite(x[c]))
-      throw Error(kWhere, name, format_real(x[c]) + " in channel " + std::to_string(c), "finite numbers",
+      throw Error(kRopeWhere, name, format_real(x[c]) + " in channel " + std::to_string(c), "finite numbers",
                   "is not finite");
     if (float32 && !is_float32(x[c]))
-      throw Error(kWhere, name, format_real(x[c]) + " in channel " + std::to_string(c),
+      throw Error(kRopeWhere, name, format_real(x[c]) + " in channel " + std::to_string(c),
                   "binary32 numbers (the " + std::string(to_string(spec_.regime)) +
                       " regime's float32 steps start from float32 inputs: round x to float first)",
                   "is not a float32 number");
@@ -1492,7 +1487,7 @@ void RopeOracle::rotate_pair_emulated(const Real& angle32, const std::optional<R
   if (inverse) s = neg(s);  // = the steps at position -p (header), = ggml rope_back's sin_sign = -1
   const Real xi = make_real(x[ch.first], kEmu), xj = make_real(x[ch.second], kEmu);
   yi = with_bits(rn32_sub(rn_mul(F, xi, c, kEmu), rn_mul(F, xj, s, kEmu)), bits_);
-  yj = with_bits(rn32_add(rn_mul(F, xj, c, kEmu), rn_mul(F, xi, s, kEmu)), bits_);
+  yj = with_bits(rope_rn32_add(rn_mul(F, xj, c, kEmu), rn_mul(F, xi, s, kEmu)), bits_);
 }
 
 std::vector<Real> RopeOracle::exact_rotate(std::int64_t p, std::span<const double> x, bool inverse) const {
@@ -1603,7 +1598,7 @@ Real RopeOracle::score_at(const RopeMropePosition& m, std::span<const double> q,
 
 void RopeOracle::check_mrope_position(const RopeMropePosition& pos, const char* name) const {
   if (spec_.mrope == RopeMrope::none)
-    throw Error(kWhere, "mrope", "none",
+    throw Error(kRopeWhere, "mrope", "none",
                 "sections | interleaved (three positions per token; a spec with mrope none has one: use the "
                 "one-position methods)");
   static constexpr const char* kAxis[3] = {" t", " h", " w"};

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cmath>
+#include <cstdint>
 #include <span>
 #include <string>
 
@@ -24,6 +25,23 @@ inline void check_score_vectors(const char* where, std::span<const double> q, st
                   "is not finite");
   }
   if (!std::isfinite(scale)) throw Error(where, "scale", format_real(scale), "a finite number", "is not finite");
+}
+
+// The relative-score oracles' key mask (Transformer-XL, XLNet): empty (every key real) or one 0/1 entry per key.
+inline void check_key_mask(const char* where, std::span<const std::uint8_t> key_mask, std::size_t key_length) {
+  if (!key_mask.empty() && key_mask.size() != key_length)
+    throw Error(where, "key_mask", "a mask of " + std::to_string(key_mask.size()) + " entries",
+                "empty (every key real) or key_length = " + std::to_string(key_length) + " entries");
+  for (std::size_t j = 0; j < key_mask.size(); ++j)
+    if (key_mask[j] > 1)
+      throw Error(where, "key_mask", std::to_string(key_mask[j]) + " at key " + std::to_string(j),
+                  "0 (padding) or 1 (a real key)");
+}
+
+// The position of query row i when the queries are the last query_length of key_length positions.
+inline std::int64_t query_position(std::size_t i, std::size_t query_length, std::size_t key_length) {
+  return static_cast<std::int64_t>(key_length) - static_cast<std::int64_t>(query_length) +
+         static_cast<std::int64_t>(i);
 }
 
 }  // namespace posenc::reference

@@ -11,13 +11,14 @@
 #include <string>
 #include <utility>
 
+#include "score_checks.hpp"
 #include "posenc/error.hpp"
 
 namespace posenc::reference {
 namespace {
+using detail::kZivLimit;
 
-constexpr const char* kWhere = "shaw reference";
-constexpr mpfr_prec_t kZivLimit = mpfr_prec_t{1} << 20;
+constexpr const char* kShawWhere = "shaw reference";
 constexpr mpfr_prec_t kDeltaExtra = 32;  // Delta_j is rounded at W + 32 bits (header)
 constexpr double kDropBelow = -0x1p29;   // keys with Delta_j below this are dropped (header)
 
@@ -32,16 +33,16 @@ using detail::push_product;
 
 void check_row(std::size_t i, std::size_t query_length) {
   if (i >= query_length)
-    throw Error(kWhere, "i", std::to_string(i),
+    throw Error(kShawWhere, "i", std::to_string(i),
                 "a query row 0 <= i < query_length = " + std::to_string(query_length));
 }
 
 void check_key(std::size_t j, std::size_t key_length) {
   if (j >= key_length)
-    throw Error(kWhere, "j", std::to_string(j), "a key 0 <= j < key_length = " + std::to_string(key_length));
+    throw Error(kShawWhere, "j", std::to_string(j), "a key 0 <= j < key_length = " + std::to_string(key_length));
 }
 
-void check_site(const ShawSpec& s, std::size_t i, std::size_t j, std::size_t query_length, std::size_t key_length) {
+void check_shaw_site(const ShawSpec& s, std::size_t i, std::size_t j, std::size_t query_length, std::size_t key_length) {
   check_shaw_lengths(s, query_length, key_length);
   check_row(i, query_length);
   check_key(j, key_length);
@@ -50,38 +51,33 @@ void check_site(const ShawSpec& s, std::size_t i, std::size_t j, std::size_t que
 // `name` holds exactly `want` finite doubles (`shape` says what they are).
 void check_values(const char* name, std::span<const double> v, std::size_t want, const std::string& shape) {
   if (v.size() != want)
-    throw Error(kWhere, name, "a vector of " + std::to_string(v.size()) + " values",
+    throw Error(kShawWhere, name, "a vector of " + std::to_string(v.size()) + " values",
                 "exactly " + shape + " = " + std::to_string(want) + " finite values", "has the wrong length");
   for (std::size_t c = 0; c < v.size(); ++c)
     if (!std::isfinite(v[c]))
-      throw Error(kWhere, name, format_real(v[c]) + " at entry " + std::to_string(c), "finite numbers",
+      throw Error(kShawWhere, name, format_real(v[c]) + " at entry " + std::to_string(c), "finite numbers",
                   "is not finite");
 }
 
-void check_scale(std::optional<double> scale) {
+void check_shaw_scale(std::optional<double> scale) {
   if (scale && !std::isfinite(*scale))
-    throw Error(kWhere, "scale", format_real(*scale), "a finite number, or none for 1/sqrt(head_dim)",
+    throw Error(kShawWhere, "scale", format_real(*scale), "a finite number, or none for 1/sqrt(head_dim)",
                 "is not finite");
 }
 
 void check_mask(const ShawMask& mask, std::size_t key_length) {
   if (!mask.key_mask.empty() && mask.key_mask.size() != key_length)
-    throw Error(kWhere, "key_mask", "a mask of " + std::to_string(mask.key_mask.size()) + " entries",
+    throw Error(kShawWhere, "key_mask", "a mask of " + std::to_string(mask.key_mask.size()) + " entries",
                 "empty (every key real) or key_length = " + std::to_string(key_length) + " entries");
   for (std::size_t j = 0; j < mask.key_mask.size(); ++j)
     if (mask.key_mask[j] > 1)
-      throw Error(kWhere, "key_mask", std::to_string(mask.key_mask[j]) + " at key " + std::to_string(j),
+      throw Error(kShawWhere, "key_mask", std::to_string(mask.key_mask[j]) + " at key " + std::to_string(j),
                   "0 (padding) or 1 (a real key)");
 }
 
 // ---- the definition, transcribed ---------------------------------------------------------------------------
 
 // q_i = Lk - Lq + i: the queries are the last Lq keys (lengths < 2^31: no overflow).
-std::int64_t query_position(std::size_t i, std::size_t query_length, std::size_t key_length) {
-  return static_cast<std::int64_t>(key_length) - static_cast<std::int64_t>(query_length) +
-         static_cast<std::int64_t>(i);
-}
-
 // d(i, j) = j - q_i (key_minus_query) or q_i - j (query_minus_key).
 std::int64_t distance_of(const ShawSpec& s, std::size_t i, std::size_t j, std::size_t query_length,
                          std::size_t key_length) {
@@ -146,14 +142,14 @@ void scale_into(mpfr_ptr out, mpfr_srcptr x, std::optional<double> scale, std::s
 std::int64_t shaw_distance(const ShawSpec& spec, std::size_t i, std::size_t j, std::size_t query_length,
                            std::size_t key_length) {
   validate(spec);
-  check_site(spec, i, j, query_length, key_length);
+  check_shaw_site(spec, i, j, query_length, key_length);
   return distance_of(spec, i, j, query_length, key_length);
 }
 
 std::int64_t shaw_index(const ShawSpec& spec, std::size_t i, std::size_t j, std::size_t query_length,
                         std::size_t key_length) {
   validate(spec);
-  check_site(spec, i, j, query_length, key_length);
+  check_shaw_site(spec, i, j, query_length, key_length);
   return index_of(spec, i, j, query_length, key_length);
 }
 
@@ -177,7 +173,7 @@ std::span<const double> ShawOracle::value_row(std::int64_t idx) const {
 
 bool ShawOracle::visible(const ShawMask& mask, std::size_t i, std::size_t j, std::size_t query_length,
                          std::size_t key_length) const {
-  check_site(spec_, i, j, query_length, key_length);
+  check_shaw_site(spec_, i, j, query_length, key_length);
   check_mask(mask, key_length);
   return visible_of(mask, i, j, query_length, key_length);
 }
@@ -200,10 +196,10 @@ Num exact_bracket(bool key_query, std::span<const double> q, std::span<const dou
 
 Real ShawOracle::score(std::span<const double> q, std::span<const double> k, std::size_t i, std::size_t j,
                        std::size_t query_length, std::size_t key_length, std::optional<double> scale) const {
-  check_site(spec_, i, j, query_length, key_length);
+  check_shaw_site(spec_, i, j, query_length, key_length);
   check_values("q", q, spec_.head_dim, "head_dim");
   check_values("k", k, spec_.head_dim, "head_dim");
-  check_scale(scale);
+  check_shaw_scale(scale);
   const std::int64_t idx = index_of(spec_, i, j, query_length, key_length);
   const Num b = exact_bracket(spec_.key_query, q, k, key_row(idx));
 
@@ -242,13 +238,13 @@ std::vector<Real> ShawOracle::output(std::span<const double> Q, std::span<const 
   check_values("K", K, key_length * hd, "key_length * head_dim");
   check_values("V", V, key_length * hd, "key_length * head_dim");
   check_mask(mask, key_length);
-  check_scale(scale);
+  check_shaw_scale(scale);
 
   std::vector<std::size_t> keys;
   for (std::size_t j = 0; j < key_length; ++j)
     if (visible_of(mask, i, j, query_length, key_length)) keys.push_back(j);
   if (keys.empty())
-    throw Error(kWhere, "key_mask", "a mask hiding every key of query row " + std::to_string(i),
+    throw Error(kShawWhere, "key_mask", "a mask hiding every key of query row " + std::to_string(i),
                 "a mask leaving every query row at least one visible key (a fully masked row has no softmax)");
 
   const std::span<const double> q = Q.subspan(i * hd, hd);
@@ -330,10 +326,10 @@ std::vector<Real> ShawOracle::output(std::span<const double> Q, std::span<const 
 double ShawOracle::score_magnitude(std::span<const double> q, std::span<const double> k, std::size_t i,
                                    std::size_t j, std::size_t query_length, std::size_t key_length,
                                    std::optional<double> scale) const {
-  check_site(spec_, i, j, query_length, key_length);
+  check_shaw_site(spec_, i, j, query_length, key_length);
   check_values("q", q, spec_.head_dim, "head_dim");
   check_values("k", k, spec_.head_dim, "head_dim");
-  check_scale(scale);
+  check_shaw_scale(scale);
   const std::span<const double> a = key_row(index_of(spec_, i, j, query_length, key_length));
   std::vector<Num> terms;
   terms.reserve(3 * q.size());

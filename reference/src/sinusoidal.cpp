@@ -7,15 +7,16 @@
 #include <cmath>
 #include <string>
 
+#include "mpfr_util.hpp"
 #include "posenc/error.hpp"
 
 namespace posenc::reference {
 namespace {
+using detail::raw;
+using detail::neg;
 
-constexpr const char* kWhere = "sinusoidal reference";
+constexpr const char* kSinusoidalWhere = "sinusoidal reference";
 
-mpfr_ptr raw(Real& x) { return x.backend().data(); }
-mpfr_srcptr raw(const Real& x) { return x.backend().data(); }
 
 enum class SlotKind { sin, cos, zero };
 struct Slot {
@@ -25,23 +26,23 @@ struct Slot {
 
 void check_column(const SinusoidalSpec& s, std::size_t column) {
   if (column >= s.dim)
-    throw Error(kWhere, "column", std::to_string(column), "0 <= column < dim = " + std::to_string(s.dim));
+    throw Error(kSinusoidalWhere, "column", std::to_string(column), "0 <= column < dim = " + std::to_string(s.dim));
 }
 
 void check_pair(const SinusoidalSpec& s, std::size_t pair) {
   const std::size_t h = pair_count(s);
   if (pair >= h)
-    throw Error(kWhere, "pair", std::to_string(pair),
+    throw Error(kSinusoidalWhere, "pair", std::to_string(pair),
                 "0 <= pair < h = dim/2 = " + std::to_string(h) + " (dim = " + std::to_string(s.dim) + ")");
 }
 
 void check_shift(const SinusoidalSpec& s, std::int64_t k) {
   if (s.regime != Regime::exact)
-    throw Error(kWhere, "regime", std::string(to_string(s.regime)),
+    throw Error(kSinusoidalWhere, "regime", std::string(to_string(s.regime)),
                 "exact (emulated tables are not exact rotations, so T(k) and the closed-form dot product "
                 "are statements about the exact encoding)");
   if (k < -kMaxShift || k > kMaxShift)
-    throw Error(kWhere, "k", std::to_string(k), "|k| <= 2^41 = " + std::to_string(kMaxShift));
+    throw Error(kSinusoidalWhere, "k", std::to_string(k), "|k| <= 2^41 = " + std::to_string(kMaxShift));
 }
 
 // Which entry of the row a column holds (CONVENTIONS §2.1 / sinusoidal_spec.hpp):
@@ -108,12 +109,6 @@ Real exact_angle(const SinusoidalSpec& s, std::int64_t n, std::size_t k, unsigne
   Real angle = exact_frequency(s, k, w);
   mpfr_mul_si(raw(angle), raw(angle), static_cast<long>(n), MPFR_RNDN);
   return angle;
-}
-
-Real neg(const Real& x) {
-  Real r = make_real(bits_of(x));
-  mpfr_neg(raw(r), raw(x), MPFR_RNDN);
-  return r;
 }
 
 // The emulation steps of sinusoidal.hpp; every intermediate is an exact binary32/binary64 number.
@@ -194,7 +189,7 @@ Real emulated_frequency(const SinusoidalSpec& s, std::size_t k, unsigned bits) {
   check_pair(s, k);
   check_bits(bits);
   if (s.regime != Regime::emulated)
-    throw Error(kWhere, "regime", std::string(to_string(s.regime)), "emulated (for emulated_frequency)");
+    throw Error(kSinusoidalWhere, "regime", std::string(to_string(s.regime)), "emulated (for emulated_frequency)");
   return with_bits(emulated_omega(s, k), bits);
 }
 
@@ -355,7 +350,7 @@ double SinusoidalOracle::emulated_frequency_of_column(std::size_t column) const 
 
 double SinusoidalOracle::envelope(std::int64_t p, std::size_t column, const EnvelopeAllowance& a) const {
   if (!(a.exp_ulps >= 0 && a.trig_ulps >= 0 && std::isfinite(a.exp_ulps) && std::isfinite(a.trig_ulps)))
-    throw Error(kWhere, "allowance", "exp " + std::to_string(a.exp_ulps) + ", trig " + std::to_string(a.trig_ulps),
+    throw Error(kSinusoidalWhere, "allowance", "exp " + std::to_string(a.exp_ulps) + ", trig " + std::to_string(a.trig_ulps),
                 "finite, >= 0 ulps");
   const Real e = emulated(p, column);  // checks position, column, rule
   const Slot slot = slot_of(spec_, column);

@@ -17,31 +17,18 @@
 
 namespace posenc::reference {
 namespace {
+using detail::kZivLimit;
+using detail::kEmu;
+using detail::F;
+using detail::Z;
 
-constexpr const char* kWhere = "t5 reference";
-constexpr Binary F = Binary::f32;
-constexpr unsigned kEmu = 64;  // precision of the Reals holding float32 / float64 intermediates (exact)
-constexpr mpfr_prec_t kZivLimit = mpfr_prec_t{1} << 20;
+constexpr const char* kT5Where = "t5 reference";
 constexpr std::int64_t kLimit = std::int64_t{1} << 31;  // |r| < 2^31, a < 2^31
 
 using detail::Mp;
 using detail::raw;
 
 // An mpz_t cleared on scope exit.
-class Z {
- public:
-  Z() { mpz_init(v_); }
-  explicit Z(unsigned long x) { mpz_init_set_ui(v_, x); }
-  ~Z() { mpz_clear(v_); }
-  Z(const Z&) = delete;
-  Z& operator=(const Z&) = delete;
-  mpz_ptr get() { return v_; }
-  mpz_srcptr get() const { return v_; }
-
- private:
-  mpz_t v_;
-};
-
 // The parameters of one side of the bucketing (t5_spec.hpp): n, me = n // 2, N = n - me, md.
 struct Side {
   std::int64_t n, me, big_n, md;
@@ -55,23 +42,23 @@ Side side_of(const T5Spec& s) {
 
 // ---- validation ----------------------------------------------------------------------------------------------
 
-void check_site(std::size_t i, std::size_t j, std::size_t query_length, std::size_t key_length) {
+void check_t5_site(std::size_t i, std::size_t j, std::size_t query_length, std::size_t key_length) {
   check_alibi_lengths(query_length, key_length);
   if (i >= query_length)
-    throw Error(kWhere, "i", std::to_string(i),
+    throw Error(kT5Where, "i", std::to_string(i),
                 "a query row 0 <= i < query_length = " + std::to_string(query_length));
   if (j >= key_length)
-    throw Error(kWhere, "j", std::to_string(j), "a key 0 <= j < key_length = " + std::to_string(key_length));
+    throw Error(kT5Where, "j", std::to_string(j), "a key 0 <= j < key_length = " + std::to_string(key_length));
 }
 
 void check_relative(std::int64_t r) {
   if (r <= -kLimit || r >= kLimit)
-    throw Error(kWhere, "r", std::to_string(r), "a relative position -2^31 < r < 2^31");
+    throw Error(kT5Where, "r", std::to_string(r), "a relative position -2^31 < r < 2^31");
 }
 
 void check_large_distance(const Side& sd, std::int64_t a) {
   if (a < sd.me || a >= kLimit)
-    throw Error(kWhere, "a", std::to_string(a),
+    throw Error(kT5Where, "a", std::to_string(a),
                 "a distance max_exact = " + std::to_string(sd.me) + " <= a < 2^31 (the logarithmic buckets)");
 }
 
@@ -187,7 +174,7 @@ void log_position_approx(mpfr_ptr out, const Side& sd, std::int64_t a, mpfr_prec
 // ---- free functions --------------------------------------------------------------------------------------------
 
 std::int64_t t5_relative_position(std::size_t i, std::size_t j, std::size_t query_length, std::size_t key_length) {
-  check_site(i, j, query_length, key_length);
+  check_t5_site(i, j, query_length, key_length);
   return relative(i, j, query_length, key_length);
 }
 
@@ -241,7 +228,7 @@ T5Oracle::T5Oracle(const T5Spec& spec, const T5Weights& weights, unsigned bits) 
 
 void T5Oracle::check_head(std::size_t h) const {
   if (h >= spec_.heads)
-    throw Error(kWhere, "h", std::to_string(h), "a head index 0 <= h < heads = " + std::to_string(spec_.heads));
+    throw Error(kT5Where, "h", std::to_string(h), "a head index 0 <= h < heads = " + std::to_string(spec_.heads));
 }
 
 std::int64_t T5Oracle::bucket(std::int64_t r) const {
@@ -252,7 +239,7 @@ std::int64_t T5Oracle::bucket(std::int64_t r) const {
 double T5Oracle::bias(std::size_t h, std::size_t i, std::size_t j, std::size_t query_length,
                       std::size_t key_length) const {
   check_head(h);
-  check_site(i, j, query_length, key_length);
+  check_t5_site(i, j, query_length, key_length);
   const std::int64_t b = bucket_of(spec_, relative(i, j, query_length, key_length));
   return table_[static_cast<std::size_t>(b) * spec_.heads + h];
 }
@@ -261,8 +248,8 @@ double T5Oracle::bias(std::size_t h, std::size_t i, std::size_t j, std::size_t q
 Real T5Oracle::score(std::size_t h, std::span<const double> q, std::span<const double> k, std::size_t i,
                      std::size_t j, std::size_t query_length, std::size_t key_length) const {
   check_head(h);
-  check_site(i, j, query_length, key_length);
-  check_score_vectors(kWhere, q, k, 1.0);
+  check_t5_site(i, j, query_length, key_length);
+  check_score_vectors(kT5Where, q, k, 1.0);
   const double b = bias(h, i, j, query_length, key_length);
 
   std::vector<Real> terms;

@@ -14,9 +14,10 @@
 
 namespace posenc::reference {
 namespace {
+using detail::kZivLimit;
+using detail::kEmu;
 
-constexpr const char* kWhere = "tener oracle";
-constexpr mpfr_prec_t kZivLimit = mpfr_prec_t{1} << 20;
+constexpr const char* kTenerWhere = "tener oracle";
 constexpr mpfr_prec_t kMargin = 64;  // first Ziv precision: bits + kMargin + (the exponent of the error terms)
 
 using detail::raw;
@@ -30,37 +31,37 @@ using detail::push_scaled;
 
 // ---- validation ------------------------------------------------------------------------------------------------
 
-void check_length(std::size_t length) {
+void check_tener_length(std::size_t length) {
   if (length == 0 || length > static_cast<std::size_t>(kTenerMaxLength))
-    throw Error(kWhere, "length", std::to_string(length), "1 .. 2^30 - 1 tokens (TENER is self-attention: Lq = Lk = L)");
+    throw Error(kTenerWhere, "length", std::to_string(length), "1 .. 2^30 - 1 tokens (TENER is self-attention: Lq = Lk = L)");
 }
 
 void check_t(std::int64_t t, std::size_t length) {
   const auto l = static_cast<std::int64_t>(length);
   if (t < -l || t > l - 1)
-    throw Error(kWhere, "t", std::to_string(t),
+    throw Error(kTenerWhere, "t", std::to_string(t),
                 "a signed distance of the call's table, -L .. L - 1 = " + std::to_string(-l) + " .. " +
                     std::to_string(l - 1));
 }
 
 void check_m(const TenerSpec& s, std::size_t m) {
   if (m >= s.d_head)
-    throw Error(kWhere, "m", std::to_string(m), "a column 0 .. d_head - 1 = " + std::to_string(s.d_head - 1));
+    throw Error(kTenerWhere, "m", std::to_string(m), "a column 0 .. d_head - 1 = " + std::to_string(s.d_head - 1));
 }
 
 void check_token(const char* name, std::size_t v, std::size_t length) {
   if (v >= length)
-    throw Error(kWhere, name, std::to_string(v), std::string("a token 0 <= ") + name + " < length = " +
+    throw Error(kTenerWhere, name, std::to_string(v), std::string("a token 0 <= ") + name + " < length = " +
                                                     std::to_string(length));
 }
 
-void check_vector(const char* name, std::span<const double> v, std::size_t d_head) {
+void check_tener_vector(const char* name, std::span<const double> v, std::size_t d_head) {
   if (v.size() != d_head)
-    throw Error(kWhere, name, "a vector of " + std::to_string(v.size()) + " values",
+    throw Error(kTenerWhere, name, "a vector of " + std::to_string(v.size()) + " values",
                 "exactly d_head = " + std::to_string(d_head) + " finite values", "has the wrong length");
   for (std::size_t c = 0; c < v.size(); ++c)
     if (!std::isfinite(v[c]))
-      throw Error(kWhere, name, format_real(v[c]) + " in channel " + std::to_string(c), "finite numbers",
+      throw Error(kTenerWhere, name, format_real(v[c]) + " in channel " + std::to_string(c), "finite numbers",
                   "is not finite");
 }
 
@@ -133,24 +134,23 @@ Real exact_trig(std::size_t h, std::size_t k, std::int64_t t, bool cosine, unsig
 }
 
 // get_embedding's float32 steps (header), each correctly rounded; 64-bit Reals holding binary32/64 numbers.
-constexpr unsigned kEmuBits = 64;
 
 Real emulated_frequency(std::size_t k, std::size_t h) {
   constexpr Binary F = Binary::f32, D = Binary::f64;
-  const Real ln64 = rn_log(D, make_real(std::int64_t{10000}, kEmuBits), kEmuBits);  // math.log(10000)
-  const Real c64 = rn_div(D, ln64, make_real(static_cast<std::int64_t>(h - 1), kEmuBits), kEmuBits);  // / (h - 1)
-  Real neg = make_real(kEmuBits);
+  const Real ln64 = rn_log(D, make_real(std::int64_t{10000}, kEmu), kEmu);  // math.log(10000)
+  const Real c64 = rn_div(D, ln64, make_real(static_cast<std::int64_t>(h - 1), kEmu), kEmu);  // / (h - 1)
+  Real neg = make_real(kEmu);
   mpfr_neg(raw(neg), raw(c64), MPFR_RNDN);
-  const Real neg32 = rn(F, neg, kEmuBits);  // the Python float -emb cast to the tensor's float32
-  const Real k32 = rn(F, make_real(static_cast<std::int64_t>(k), kEmuBits), kEmuBits);  // arange(half_dim).float()
-  return rn_exp(F, rn_mul(F, k32, neg32, kEmuBits), kEmuBits);
+  const Real neg32 = rn(F, neg, kEmu);  // the Python float -emb cast to the tensor's float32
+  const Real k32 = rn(F, make_real(static_cast<std::int64_t>(k), kEmu), kEmu);  // arange(half_dim).float()
+  return rn_exp(F, rn_mul(F, k32, neg32, kEmu), kEmu);
 }
 
 Real emulated_trig(const Real& w32, std::int64_t t, bool cosine) {
   constexpr Binary F = Binary::f32;
-  const Real t32 = rn(F, make_real(t, kEmuBits), kEmuBits);  // arange(-N//2, N//2, dtype=float)
-  const Real a32 = rn_mul(F, t32, w32, kEmuBits);
-  return cosine ? rn_cos(F, a32, kEmuBits) : rn_sin(F, a32, kEmuBits);
+  const Real t32 = rn(F, make_real(t, kEmu), kEmu);  // arange(-N//2, N//2, dtype=float)
+  const Real a32 = rn_mul(F, t32, w32, kEmu);
+  return cosine ? rn_cos(F, a32, kEmu) : rn_sin(F, a32, kEmu);
 }
 
 // R(t)[m] after every check.
@@ -188,7 +188,7 @@ Num exact_sum3(double x, double y, double z) {
 Real tener_table_value(const TenerSpec& s, std::int64_t t, std::size_t m, std::size_t length, unsigned bits) {
   validate(s);
   check_bits(bits);
-  check_length(length);
+  check_tener_length(length);
   check_t(t, length);
   check_m(s, m);
   return entry(s, t, m, length, bits);
@@ -196,10 +196,10 @@ Real tener_table_value(const TenerSpec& s, std::int64_t t, std::size_t m, std::s
 
 std::vector<double> tener_table_f64(const TenerSpec& s, std::size_t length) {
   validate(s);
-  check_length(length);
+  check_tener_length(length);
   const std::size_t d = s.d_head, h = d / 2;
   if (2 * length > std::vector<double>().max_size() / d)
-    throw Error(kWhere, "length", std::to_string(length), "a length whose [2L][d_head] table can be allocated");
+    throw Error(kTenerWhere, "length", std::to_string(length), "a length whose [2L][d_head] table can be allocated");
   std::vector<double> out(2 * length * d, 0.0);
   const auto l = static_cast<std::int64_t>(length);
   const mpfr_prec_t w_prec = 53 + kMargin + magnitude_bits(l);  // the first Ziv precision of every |t| <= L
@@ -235,11 +235,11 @@ TenerOracle::TenerOracle(const TenerSpec& spec, const TenerWeights& weights, uns
 
 bool TenerOracle::visible(std::span<const std::uint8_t> key_mask, std::size_t i, std::size_t j,
                           std::size_t length) const {
-  check_length(length);
+  check_tener_length(length);
   check_token("i", i, length);
   check_token("j", j, length);
   if (!key_mask.empty() && key_mask.size() != length)
-    throw Error(kWhere, "key_mask", "a mask of " + std::to_string(key_mask.size()) + " entries",
+    throw Error(kTenerWhere, "key_mask", "a mask of " + std::to_string(key_mask.size()) + " entries",
                 "empty (every key real) or length = " + std::to_string(length) + " entries (0 = padding)");
   return key_mask.empty() || key_mask[j] != 0;
 }
@@ -247,15 +247,15 @@ bool TenerOracle::visible(std::span<const std::uint8_t> key_mask, std::size_t i,
 Real TenerOracle::score(std::span<const double> q, std::span<const double> k, std::size_t head, std::size_t i,
                         std::size_t j, std::size_t length, std::optional<double> scale) const {
   const std::size_t d = spec_.d_head, h = d / 2;
-  check_vector("q", q, d);
-  check_vector("k", k, d);
+  check_tener_vector("q", q, d);
+  check_tener_vector("k", k, d);
   if (head >= spec_.heads)
-    throw Error(kWhere, "head", std::to_string(head), "a head 0 .. heads - 1 = " + std::to_string(spec_.heads - 1));
-  check_length(length);
+    throw Error(kTenerWhere, "head", std::to_string(head), "a head 0 .. heads - 1 = " + std::to_string(spec_.heads - 1));
+  check_tener_length(length);
   check_token("i", i, length);
   check_token("j", j, length);
   if (scale && !std::isfinite(*scale))
-    throw Error(kWhere, "scale", format_real(*scale), "a finite number, or none for the spec's scale",
+    throw Error(kTenerWhere, "scale", format_real(*scale), "a finite number, or none for the spec's scale",
                 "is not finite");
 
   Real out = make_real(bits_);

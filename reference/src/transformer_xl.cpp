@@ -11,15 +11,16 @@
 #include <string>
 #include <utility>
 
+#include "score_checks.hpp"
 #include "posenc/error.hpp"
 
 namespace posenc::reference {
 namespace {
+using detail::kZivLimit;
+using detail::kEmu;
 
-constexpr const char* kWhere = "transformer_xl reference";
-constexpr mpfr_prec_t kZivLimit = mpfr_prec_t{1} << 20;
+constexpr const char* kTransformerXlWhere = "transformer_xl reference";
 constexpr Binary F32 = Binary::f32;
-constexpr unsigned kEmuBits = 64;  // holds every float32 step exactly
 
 using detail::raw;
 
@@ -31,54 +32,39 @@ using detail::exact_sum;
 
 void check_position(const TransformerXlSpec& s, std::int64_t position) {
   if (position < 0 || position > kTxlMaxLength)
-    throw Error(kWhere, "position", std::to_string(position),
+    throw Error(kTransformerXlWhere, "position", std::to_string(position),
                 "a pos_seq value 0 .. 2^31 - 1 (a distance q_i - j >= 0, clamped)");
   if (s.clamp_len > 0 && position > s.clamp_len)
-    throw Error(kWhere, "position", std::to_string(position),
+    throw Error(kTransformerXlWhere, "position", std::to_string(position),
                 "0 .. clamp_len = " + std::to_string(s.clamp_len) + " (pos_seq is clamped: pass min(delta, clamp_len))");
 }
 
 void check_column(const TransformerXlSpec& s, std::size_t m) {
   if (m >= s.d_model)
-    throw Error(kWhere, "m", std::to_string(m), "a column 0 .. d_model - 1 = " + std::to_string(s.d_model - 1));
+    throw Error(kTransformerXlWhere, "m", std::to_string(m), "a column 0 .. d_model - 1 = " + std::to_string(s.d_model - 1));
 }
 
-void check_site(std::size_t i, std::size_t j, std::size_t query_length, std::size_t key_length) {
+void check_transformer_xl_site(std::size_t i, std::size_t j, std::size_t query_length, std::size_t key_length) {
   check_transformer_xl_lengths(query_length, key_length);
   if (i >= query_length)
-    throw Error(kWhere, "i", std::to_string(i), "a query row 0 <= i < query_length = " + std::to_string(query_length));
+    throw Error(kTransformerXlWhere, "i", std::to_string(i), "a query row 0 <= i < query_length = " + std::to_string(query_length));
   if (j >= key_length)
-    throw Error(kWhere, "j", std::to_string(j), "a key 0 <= j < key_length = " + std::to_string(key_length));
+    throw Error(kTransformerXlWhere, "j", std::to_string(j), "a key 0 <= j < key_length = " + std::to_string(key_length));
 }
 
-void check_vector(const char* name, std::span<const double> v, std::size_t d_head) {
+void check_transformer_xl_vector(const char* name, std::span<const double> v, std::size_t d_head) {
   if (v.size() != d_head)
-    throw Error(kWhere, name, "a vector of " + std::to_string(v.size()) + " values",
+    throw Error(kTransformerXlWhere, name, "a vector of " + std::to_string(v.size()) + " values",
                 "exactly d_head = " + std::to_string(d_head) + " finite values", "has the wrong length");
   for (std::size_t c = 0; c < v.size(); ++c)
     if (!std::isfinite(v[c]))
-      throw Error(kWhere, name, format_real(v[c]) + " at entry " + std::to_string(c), "finite numbers",
+      throw Error(kTransformerXlWhere, name, format_real(v[c]) + " at entry " + std::to_string(c), "finite numbers",
                   "is not finite");
-}
-
-void check_key_mask(std::span<const std::uint8_t> key_mask, std::size_t key_length) {
-  if (!key_mask.empty() && key_mask.size() != key_length)
-    throw Error(kWhere, "key_mask", "a mask of " + std::to_string(key_mask.size()) + " entries",
-                "empty (every key real) or key_length = " + std::to_string(key_length) + " entries");
-  for (std::size_t j = 0; j < key_mask.size(); ++j)
-    if (key_mask[j] > 1)
-      throw Error(kWhere, "key_mask", std::to_string(key_mask[j]) + " at key " + std::to_string(j),
-                  "0 (padding) or 1 (a real key)");
 }
 
 // ---- the definition, transcribed --------------------------------------------------------------------------------
 
 // q_i = klen - qlen + i (lengths < 2^31: no overflow).
-std::int64_t query_position(std::size_t i, std::size_t query_length, std::size_t key_length) {
-  return static_cast<std::int64_t>(key_length) - static_cast<std::int64_t>(query_length) +
-         static_cast<std::int64_t>(i);
-}
-
 // pos_seq.clamp_(max=clamp_len) if clamp_len > 0.
 std::int64_t clamped(const TransformerXlSpec& s, std::int64_t delta) {
   return s.clamp_len > 0 ? std::min(delta, s.clamp_len) : delta;
@@ -172,17 +158,17 @@ Real exact_entry(std::int64_t p, std::size_t k, bool want_cos, std::size_t d, un
 
 // inv_freq[k] = RN32(1 / RN32(10000 ** RN32(RN32(2k) / d))) as a Real of 64 bits.
 Real emulated_inv_freq(std::size_t k, std::size_t d) {
-  const Real two_k = rn(F32, make_real(static_cast<std::int64_t>(2 * k), kEmuBits), kEmuBits);
-  const Real x = rn_div(F32, two_k, make_real(static_cast<std::int64_t>(d), kEmuBits), kEmuBits);
-  const Real p = rn_pow(F32, make_real(10000.0, kEmuBits), x, kEmuBits);
-  return rn_div(F32, make_real(1.0, kEmuBits), p, kEmuBits);
+  const Real two_k = rn(F32, make_real(static_cast<std::int64_t>(2 * k), kEmu), kEmu);
+  const Real x = rn_div(F32, two_k, make_real(static_cast<std::int64_t>(d), kEmu), kEmu);
+  const Real p = rn_pow(F32, make_real(10000.0, kEmu), x, kEmu);
+  return rn_div(F32, make_real(1.0, kEmu), p, kEmu);
 }
 
 // RN32(sin | cos (RN32(RN32(p) inv))).
 Real emulated_entry(std::int64_t p, const Real& inv, bool want_cos) {
-  const Real pos = rn(F32, make_real(p, kEmuBits), kEmuBits);
-  const Real a = rn_mul(F32, pos, inv, kEmuBits);
-  return want_cos ? rn_cos(F32, a, kEmuBits) : rn_sin(F32, a, kEmuBits);
+  const Real pos = rn(F32, make_real(p, kEmu), kEmu);
+  const Real a = rn_mul(F32, pos, inv, kEmu);
+  return want_cos ? rn_cos(F32, a, kEmu) : rn_sin(F32, a, kEmu);
 }
 
 Real table_entry(const TransformerXlSpec& s, std::int64_t p, std::size_t m, unsigned bits) {
@@ -271,7 +257,7 @@ std::vector<double> transformer_xl_table_f64(const TransformerXlSpec& spec, std:
   validate(spec);
   check_transformer_xl_lengths(1, key_length);
   if (key_length > kTxlMaxTableEntries / spec.d_model)
-    throw Error(kWhere, "key_length", std::to_string(key_length),
+    throw Error(kTransformerXlWhere, "key_length", std::to_string(key_length),
                 "1 .. 2^26 / d_model = " + std::to_string(kTxlMaxTableEntries / spec.d_model) +
                     " (the oracle's table holds at most 2^26 entries)");
   const std::size_t d = spec.d_model, half = d / 2;
@@ -314,14 +300,14 @@ TransformerXlOracle::TransformerXlOracle(const TransformerXlSpec& spec, const Tr
 
 bool TransformerXlOracle::defined(std::size_t i, std::size_t j, std::size_t query_length,
                                   std::size_t key_length) const {
-  check_site(i, j, query_length, key_length);
+  check_transformer_xl_site(i, j, query_length, key_length);
   return static_cast<std::int64_t>(j) <= query_position(i, query_length, key_length);
 }
 
 bool TransformerXlOracle::visible(std::span<const std::uint8_t> key_mask, std::size_t i, std::size_t j,
                                   std::size_t query_length, std::size_t key_length) const {
-  check_site(i, j, query_length, key_length);
-  check_key_mask(key_mask, key_length);
+  check_transformer_xl_site(i, j, query_length, key_length);
+  check_key_mask(kTransformerXlWhere, key_mask, key_length);
   if (hidden_by_code_mask(spec_, i, j, query_length, key_length)) return false;
   return key_mask.empty() || key_mask[j] != 0;
 }
@@ -329,19 +315,19 @@ bool TransformerXlOracle::visible(std::span<const std::uint8_t> key_mask, std::s
 Real TransformerXlOracle::score(std::span<const double> q, std::span<const double> k, std::size_t head,
                                 std::size_t i, std::size_t j, std::size_t query_length, std::size_t key_length,
                                 std::optional<double> scale) const {
-  check_site(i, j, query_length, key_length);
+  check_transformer_xl_site(i, j, query_length, key_length);
   const std::int64_t qi = query_position(i, query_length, key_length);
   if (static_cast<std::int64_t>(j) > qi)
-    throw Error(kWhere, "j", std::to_string(j),
+    throw Error(kTransformerXlWhere, "j", std::to_string(j),
                 "a key 0 <= j <= q_i = key_length - query_length + i = " + std::to_string(qi),
                 "is an undefined entry (j > q_i: the key is after the query; _rel_shift leaves junk there)");
   if (head >= spec_.heads)
-    throw Error(kWhere, "head", std::to_string(head), "a head 0 .. heads - 1 = " + std::to_string(spec_.heads - 1));
+    throw Error(kTransformerXlWhere, "head", std::to_string(head), "a head 0 .. heads - 1 = " + std::to_string(spec_.heads - 1));
   const std::size_t dh = spec_.d_head, d = spec_.d_model, half = d / 2;
-  check_vector("q", q, dh);
-  check_vector("k", k, dh);
+  check_transformer_xl_vector("q", q, dh);
+  check_transformer_xl_vector("k", k, dh);
   if (scale && !std::isfinite(*scale))
-    throw Error(kWhere, "scale", format_real(*scale), "a finite number, or none for 1/sqrt(d_head)", "is not finite");
+    throw Error(kTransformerXlWhere, "scale", format_real(*scale), "a finite number, or none for 1/sqrt(d_head)", "is not finite");
 
   const std::int64_t p = clamped(spec_, qi - static_cast<std::int64_t>(j));
   const double* u = r_w_bias_.data() + head * dh;
@@ -383,9 +369,9 @@ Real TransformerXlOracle::score(std::span<const double> q, std::span<const doubl
       for (std::size_t kk = 0; kk < half; ++kk) {
         if (mpfr_zero_p(g[kk].get()) && mpfr_zero_p(g[half + kk].get())) continue;
         // p = 0 (either regime): sin 0 = 0, cos 0 = 1 exactly; else the emulated float32 numbers.
-        const Real inv = p == 0 ? make_real(kEmuBits) : emulated_inv_freq(kk, d);
-        const Real sn = p == 0 ? make_real(kEmuBits) : emulated_entry(p, inv, false);
-        const Real cs = p == 0 ? make_real(1.0, kEmuBits) : emulated_entry(p, inv, true);
+        const Real inv = p == 0 ? make_real(kEmu) : emulated_inv_freq(kk, d);
+        const Real sn = p == 0 ? make_real(kEmu) : emulated_entry(p, inv, false);
+        const Real cs = p == 0 ? make_real(1.0, kEmu) : emulated_entry(p, inv, true);
         terms.push_back(exact_mul(g[kk], raw(sn)));
         terms.push_back(exact_mul(g[half + kk], raw(cs)));
       }

@@ -10,13 +10,14 @@
 #include <utility>
 
 #include "mpfr_util.hpp"
+#include "score_checks.hpp"
 #include "posenc/error.hpp"
 
 namespace posenc::reference {
 namespace {
+using detail::kZivLimit;
 
-constexpr const char* kWhere = "xlnet oracle";
-constexpr mpfr_prec_t kZivLimit = mpfr_prec_t{1} << 20;
+constexpr const char* kXlnetWhere = "xlnet oracle";
 
 using detail::raw;
 
@@ -29,46 +30,36 @@ using detail::push_product;
 
 void check_position(std::int64_t p) {
   if (p < -kXlnetMaxLength || p > kXlnetMaxLength)
-    throw Error(kWhere, "position", std::to_string(p),
+    throw Error(kXlnetWhere, "position", std::to_string(p),
                 "a pos_seq value -(2^30 - 1) .. 2^30 - 1 (|p| <= max(key_length, query_length - 1))");
 }
 
 void check_column(const XlnetSpec& s, std::size_t m) {
   if (m >= s.d_model)
-    throw Error(kWhere, "m", std::to_string(m), "a column 0 .. d_model - 1 = " + std::to_string(s.d_model - 1));
+    throw Error(kXlnetWhere, "m", std::to_string(m), "a column 0 .. d_model - 1 = " + std::to_string(s.d_model - 1));
 }
 
-void check_site(std::size_t i, std::size_t j, std::size_t query_length, std::size_t key_length) {
+void check_xlnet_site(std::size_t i, std::size_t j, std::size_t query_length, std::size_t key_length) {
   check_xlnet_lengths(query_length, key_length);
   if (i >= query_length)
-    throw Error(kWhere, "i", std::to_string(i), "a query row 0 <= i < query_length = " + std::to_string(query_length));
+    throw Error(kXlnetWhere, "i", std::to_string(i), "a query row 0 <= i < query_length = " + std::to_string(query_length));
   if (j >= key_length)
-    throw Error(kWhere, "j", std::to_string(j), "a key 0 <= j < key_length = " + std::to_string(key_length));
+    throw Error(kXlnetWhere, "j", std::to_string(j), "a key 0 <= j < key_length = " + std::to_string(key_length));
 }
 
-void check_vector(const char* name, std::span<const double> v, std::size_t want) {
+void check_xlnet_vector(const char* name, std::span<const double> v, std::size_t want) {
   if (v.size() != want)
-    throw Error(kWhere, name, "a vector of " + std::to_string(v.size()) + " values",
+    throw Error(kXlnetWhere, name, "a vector of " + std::to_string(v.size()) + " values",
                 "exactly d_head = " + std::to_string(want) + " finite values", "has the wrong length");
   for (std::size_t c = 0; c < v.size(); ++c)
     if (!std::isfinite(v[c]))
-      throw Error(kWhere, name, format_real(v[c]) + " at entry " + std::to_string(c), "finite numbers",
+      throw Error(kXlnetWhere, name, format_real(v[c]) + " at entry " + std::to_string(c), "finite numbers",
                   "is not finite");
 }
 
-void check_scale(std::optional<double> scale) {
+void check_xlnet_scale(std::optional<double> scale) {
   if (scale && !std::isfinite(*scale))
-    throw Error(kWhere, "scale", format_real(*scale), "a finite number, or none for 1/sqrt(d_head)", "is not finite");
-}
-
-void check_key_mask(std::span<const std::uint8_t> key_mask, std::size_t key_length) {
-  if (!key_mask.empty() && key_mask.size() != key_length)
-    throw Error(kWhere, "key_mask", "a mask of " + std::to_string(key_mask.size()) + " entries",
-                "empty (every key real) or key_length = " + std::to_string(key_length) + " entries");
-  for (std::size_t j = 0; j < key_mask.size(); ++j)
-    if (key_mask[j] > 1)
-      throw Error(kWhere, "key_mask", std::to_string(key_mask[j]) + " at key " + std::to_string(j),
-                  "0 (padding) or 1 (a real key)");
+    throw Error(kXlnetWhere, "scale", format_real(*scale), "a finite number, or none for 1/sqrt(d_head)", "is not finite");
 }
 
 // ---- the definition, transcribed -----------------------------------------------------------------------------
@@ -78,10 +69,6 @@ std::int64_t memory_of(std::size_t query_length, std::size_t key_length) {
 }
 
 // q_i = M + i.
-std::int64_t query_position(std::size_t i, std::size_t query_length, std::size_t key_length) {
-  return memory_of(query_length, key_length) + static_cast<std::int64_t>(i);
-}
-
 // arange(klen, -qlen, -1) (bi) or arange(klen, -1, -1) (uni): rows and the value of row c.
 std::size_t rows_of(const XlnetSpec& s, std::size_t query_length, std::size_t key_length) {
   return s.attn_type == XlnetAttnType::bi ? key_length + query_length : key_length + 1;
@@ -251,7 +238,7 @@ std::int64_t xlnet_pos_seq(const XlnetSpec& spec, std::size_t c, std::size_t que
   validate(spec);
   check_xlnet_lengths(query_length, key_length);
   const std::size_t rows = rows_of(spec, query_length, key_length);
-  if (c >= rows) throw Error(kWhere, "c", std::to_string(c), "a table row 0 .. rows - 1 = " + std::to_string(rows - 1));
+  if (c >= rows) throw Error(kXlnetWhere, "c", std::to_string(c), "a table row 0 .. rows - 1 = " + std::to_string(rows - 1));
   return pos_seq_of(spec, c, key_length);
 }
 
@@ -278,14 +265,14 @@ XlnetOracle::XlnetOracle(const XlnetSpec& spec, const XlnetWeights& weights, uns
 }
 
 bool XlnetOracle::defined(std::size_t i, std::size_t j, std::size_t query_length, std::size_t key_length) const {
-  check_site(i, j, query_length, key_length);
+  check_xlnet_site(i, j, query_length, key_length);
   return defined_of(spec_, i, j, query_length, key_length);
 }
 
 bool XlnetOracle::visible(std::span<const std::uint8_t> key_mask, std::size_t i, std::size_t j,
                           std::size_t query_length, std::size_t key_length) const {
-  check_site(i, j, query_length, key_length);
-  check_key_mask(key_mask, key_length);
+  check_xlnet_site(i, j, query_length, key_length);
+  check_key_mask(kXlnetWhere, key_mask, key_length);
   if (hidden_of(spec_, i, j, query_length, key_length)) return false;
   return key_mask.empty() || key_mask[j] != 0;
 }
@@ -294,18 +281,18 @@ Real XlnetOracle::score(std::span<const double> q, std::span<const double> k, st
                         std::size_t j, std::size_t query_length, std::size_t key_length,
                         std::span<const std::int64_t> token_types, std::optional<double> scale) const {
   const std::size_t dh = spec_.d_head, dm = spec_.d_model, hd = spec_.heads * dh;
-  check_site(i, j, query_length, key_length);
+  check_xlnet_site(i, j, query_length, key_length);
   if (head >= spec_.heads)
-    throw Error(kWhere, "head", std::to_string(head), "a head 0 .. heads - 1 = " + std::to_string(spec_.heads - 1));
+    throw Error(kXlnetWhere, "head", std::to_string(head), "a head 0 .. heads - 1 = " + std::to_string(spec_.heads - 1));
   if (!defined_of(spec_, i, j, query_length, key_length))
-    throw Error(kWhere, "j", std::to_string(j),
+    throw Error(kXlnetWhere, "j", std::to_string(j),
                 "a key j <= q_i = " + std::to_string(query_position(i, query_length, key_length)) +
                     " (uni: rel_shift_bnij leaves junk past the query; the entry is masked, its score -inf)",
                 "is not a defined entry");
-  check_vector("q", q, dh);
-  check_vector("k", k, dh);
+  check_xlnet_vector("q", q, dh);
+  check_xlnet_vector("k", k, dh);
   check_xlnet_token_types(token_types, query_length);
-  check_scale(scale);
+  check_xlnet_scale(scale);
 
   const std::int64_t p = pos_seq_of(spec_, row_of(i, j, query_length), key_length);
   const double* u = weights_.r_w_bias.data() + head * dh;
@@ -438,18 +425,18 @@ double XlnetOracle::score_magnitude(std::span<const double> q, std::span<const d
                                     std::span<const std::int64_t> token_types, std::optional<double> scale) const {
   const std::size_t dh = spec_.d_head, dm = spec_.d_model, hd = spec_.heads * dh;
   // The checks of score, in its order.
-  check_site(i, j, query_length, key_length);
+  check_xlnet_site(i, j, query_length, key_length);
   if (head >= spec_.heads)
-    throw Error(kWhere, "head", std::to_string(head), "a head 0 .. heads - 1 = " + std::to_string(spec_.heads - 1));
+    throw Error(kXlnetWhere, "head", std::to_string(head), "a head 0 .. heads - 1 = " + std::to_string(spec_.heads - 1));
   if (!defined_of(spec_, i, j, query_length, key_length))
-    throw Error(kWhere, "j", std::to_string(j),
+    throw Error(kXlnetWhere, "j", std::to_string(j),
                 "a key j <= q_i = " + std::to_string(query_position(i, query_length, key_length)) +
                     " (uni: rel_shift_bnij leaves junk past the query; the entry is masked, its score -inf)",
                 "is not a defined entry");
-  check_vector("q", q, dh);
-  check_vector("k", k, dh);
+  check_xlnet_vector("q", q, dh);
+  check_xlnet_vector("k", k, dh);
   check_xlnet_token_types(token_types, query_length);
-  check_scale(scale);
+  check_xlnet_scale(scale);
 
   const std::int64_t p = pos_seq_of(spec_, row_of(i, j, query_length), key_length);
   const double* u = weights_.r_w_bias.data() + head * dh;
