@@ -8,22 +8,22 @@
 namespace posenc {
 namespace {
 
-constexpr std::string_view kWhere = "alibi";
+constexpr std::string_view kAlibiWhere = "alibi";
 
 // CONVENTIONS.md §2.13; each preset names the code it reproduces and the commit it was read at.
 constexpr AlibiSpec kOfirpress{.heads = 8, .variant = AlibiVariant::key, .regime = AlibiRegime::ofirpress};
-constexpr AlibiSpec kGptNeox{.heads = 8, .variant = AlibiVariant::relative, .regime = AlibiRegime::ofirpress};
+constexpr AlibiSpec kAlibiGptNeox{.heads = 8, .variant = AlibiVariant::relative, .regime = AlibiRegime::ofirpress};
 constexpr AlibiSpec kBloom{.heads = 16, .variant = AlibiVariant::key_counted, .regime = AlibiRegime::bloom};
 constexpr AlibiSpec kMpt{.heads = 32, .variant = AlibiVariant::key_shifted, .regime = AlibiRegime::mpt};
 constexpr AlibiSpec kMosaicBert{.heads = 12, .variant = AlibiVariant::symmetric, .regime = AlibiRegime::ofirpress};
 
-constexpr std::array<Preset<AlibiSpec>, 5> kPresets{{
+constexpr std::array<Preset<AlibiSpec>, 5> kAlibiPresets{{
     {"ofirpress", "bias m_h j per key (rows identical; the causal mask is added separately), float64 get_slopes -> float32",
      "ofirpress fairseq/models/transformer.py TransformerDecoder.__init__ get_slopes + buffered_future_mask",
      "ofirpress/attention_with_linear_biases@3b7c2eca8397d27be08c6dffad9b60855507f9b7", kOfirpress},
     {"gpt-neox", "bias -m_h (i - j) for j <= i, 0 above (-tril), float64 get_slopes -> float32",
      "EleutherAI gpt-neox megatron/model/positional_embeddings.py AliBi._get_slopes + bias",
-     "EleutherAI/gpt-neox@b0b561f91becfe3137a34599025242647d8e7f3b", kGptNeox},
+     "EleutherAI/gpt-neox@b0b561f91becfe3137a34599025242647d8e7f3b", kAlibiGptNeox},
     {"bloom", "bias m_h c_j, c_j = (cumsum(mask) - 1) * mask over the keys, float32 torch.pow(base, k) slopes",
      "HF bloom/modeling_bloom.py build_alibi_tensor",
      "huggingface/transformers@9d97831a1cbb420edac062c2e8454ce9ac1c4b79", kBloom},
@@ -37,7 +37,7 @@ constexpr std::array<Preset<AlibiSpec>, 5> kPresets{{
 
 }  // namespace
 
-std::span<const Preset<AlibiSpec>> SpecTraits<AlibiSpec>::presets() { return kPresets; }
+std::span<const Preset<AlibiSpec>> SpecTraits<AlibiSpec>::presets() { return kAlibiPresets; }
 
 AlibiSpec alibi_preset(std::string_view name, std::size_t heads) {
   AlibiSpec s = find_preset<AlibiSpec>(name).spec;
@@ -48,10 +48,10 @@ AlibiSpec alibi_preset(std::string_view name, std::size_t heads) {
 
 void check_alibi_lengths(std::size_t query_length, std::size_t key_length) {
   if (key_length < 1 || key_length >= static_cast<std::size_t>(kAlibiMaxLength))
-    throw Error(std::string(kWhere), "key_length", std::to_string(key_length),
+    throw Error(std::string(kAlibiWhere), "key_length", std::to_string(key_length),
                 "an integer in [1, " + std::to_string(kAlibiMaxLength - 1) + "] (key positions 0..key_length-1 < 2^31)");
   if (query_length < 1 || query_length > key_length)
-    throw Error(std::string(kWhere), "query_length", std::to_string(query_length),
+    throw Error(std::string(kAlibiWhere), "query_length", std::to_string(query_length),
                 "an integer in [1, key_length = " + std::to_string(key_length) +
                     "] (the queries are the last query_length keys)");
 }

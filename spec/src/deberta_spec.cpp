@@ -9,7 +9,7 @@
 namespace posenc {
 namespace {
 
-constexpr std::string_view kWhere = "deberta";
+constexpr std::string_view kDebertaWhere = "deberta";
 
 // CONVENTIONS.md §2.8. HF read at huggingface/transformers@967ed0db036766dc1e9a964eca66a8c07df1b902
 // src/transformers/models/deberta_v2/modeling_deberta_v2.py (make_log_bucket_position, build_relative_position:
@@ -29,7 +29,7 @@ constexpr DebertaSpec kV3Base{.position_buckets = 256, .max_relative_positions =
 constexpr DebertaSpec kV2XLarge{.position_buckets = 256, .max_relative_positions = 512, .clamp = false,
                                 .regime = DebertaRegime::hf, .c2p = true, .p2c = true, .heads = 24, .head_dim = 64};
 
-constexpr std::array<Preset<DebertaSpec>, 2> kPresets{{
+constexpr std::array<Preset<DebertaSpec>, 2> kDebertaPresets{{
     {"deberta-v3-base",
      "HF DeBERTa-v3-base: rel = i - j, 256 log buckets up to 512, c2p + p2c, 12 heads x 64, HF float32 log",
      "transformers models/deberta_v2/modeling_deberta_v2.py make_log_bucket_position, DisentangledSelfAttention",
@@ -43,19 +43,19 @@ constexpr std::array<Preset<DebertaSpec>, 2> kPresets{{
 void check_table(const DebertaSpec& s, const std::vector<double>& t, const char* name, bool used) {
   if (!used) {
     if (!t.empty())
-      throw Error(std::string(kWhere), name, std::to_string(t.size()) + " values",
+      throw Error(std::string(kDebertaWhere), name, std::to_string(t.size()) + " values",
                   std::string("none: this spec has ") + (name[4] == 'k' ? "c2p" : "p2c") + " = false (the table is unused)");
     return;
   }
   const std::size_t rows = deberta_table_rows(s), want = s.heads * rows * s.head_dim;
   if (t.size() != want)
-    throw Error(std::string(kWhere), name, std::to_string(t.size()) + " values",
+    throw Error(std::string(kDebertaWhere), name, std::to_string(t.size()) + " values",
                 "exactly heads * 2 span * head_dim = " + std::to_string(s.heads) + " * " + std::to_string(rows) + " * " +
                     std::to_string(s.head_dim) + " = " + std::to_string(want) +
                     " values ([heads][2 span][head_dim], row-major; span = position_buckets or max_relative_positions)");
   for (std::size_t i = 0; i < t.size(); ++i)
     if (!std::isfinite(t[i]) || std::fabs(t[i]) > kDebertaMaxWeight)
-      throw Error(std::string(kWhere), name,
+      throw Error(std::string(kDebertaWhere), name,
                   "head " + std::to_string(i / (rows * s.head_dim)) + ", row " + std::to_string(i / s.head_dim % rows) +
                       ", column " + std::to_string(i % s.head_dim) + ": " + format_real(t[i]),
                   "a finite real with |v| <= 1e15");
@@ -63,7 +63,7 @@ void check_table(const DebertaSpec& s, const std::vector<double>& t, const char*
 
 }  // namespace
 
-std::span<const Preset<DebertaSpec>> SpecTraits<DebertaSpec>::presets() { return kPresets; }
+std::span<const Preset<DebertaSpec>> SpecTraits<DebertaSpec>::presets() { return kDebertaPresets; }
 
 void check_deberta_weights(const DebertaSpec& s, const DebertaWeights& w) {
   check_table(s, w.pos_key, "pos_key", s.c2p);
@@ -72,9 +72,9 @@ void check_deberta_weights(const DebertaSpec& s, const DebertaWeights& w) {
 
 void check_deberta_lengths(std::size_t query_length, std::size_t key_length) {
   if (query_length == 0 || query_length > kDebertaMaxLength)
-    throw Error(std::string(kWhere), "query_length", std::to_string(query_length), "1 .. 2^30");
+    throw Error(std::string(kDebertaWhere), "query_length", std::to_string(query_length), "1 .. 2^30");
   if (key_length == 0 || key_length > kDebertaMaxLength)
-    throw Error(std::string(kWhere), "key_length", std::to_string(key_length), "1 .. 2^30");
+    throw Error(std::string(kDebertaWhere), "key_length", std::to_string(key_length), "1 .. 2^30");
 }
 
 }  // namespace posenc

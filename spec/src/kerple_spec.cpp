@@ -9,13 +9,13 @@
 namespace posenc {
 namespace {
 
-constexpr std::string_view kWhere = "kerple";
+constexpr std::string_view kKerpleWhere = "kerple";
 
 // CONVENTIONS.md §2.14; the code reproduced, read at chijames/KERPLE@73f1ee2d24722cdbe277d473899321218f5cbd00.
 constexpr KerpleSpec kLog{.heads = 12, .kernel = KerpleKernel::log, .regime = KerpleRegime::megatron};
 constexpr KerpleSpec kPower{.heads = 12, .kernel = KerpleKernel::power, .regime = KerpleRegime::megatron};
 
-constexpr std::array<Preset<KerpleSpec>, 2> kPresets{{
+constexpr std::array<Preset<KerpleSpec>, 2> kKerplePresets{{
     {"kerple-log", "bias -p ln(1 + a d) over tril(i - j), p, a >= 0.01, float32 (the paper's best variant)",
      "chijames/KERPLE megatron/mpu/layers.py ParallelKerpleLog.forward",
      "chijames/KERPLE@73f1ee2d24722cdbe277d473899321218f5cbd00", kLog},
@@ -26,17 +26,17 @@ constexpr std::array<Preset<KerpleSpec>, 2> kPresets{{
 
 void check_one(const KerpleSpec& s, const std::vector<double>& v, const char* name) {
   if (v.size() != s.heads)
-    throw Error(std::string(kWhere), name, std::to_string(v.size()) + " values",
+    throw Error(std::string(kKerpleWhere), name, std::to_string(v.size()) + " values",
                 "exactly heads = " + std::to_string(s.heads) + " values (one per head)");
   for (std::size_t h = 0; h < v.size(); ++h)
     if (!std::isfinite(v[h]) || std::fabs(v[h]) > kKerpleMaxParameter)
-      throw Error(std::string(kWhere), name, "head " + std::to_string(h) + ": " + format_real(v[h]),
+      throw Error(std::string(kKerpleWhere), name, "head " + std::to_string(h) + ": " + format_real(v[h]),
                   "a finite real with |v| <= 1e6 (values below 0.01 are clamped to 0.01 as the reference does)");
 }
 
 }  // namespace
 
-std::span<const Preset<KerpleSpec>> SpecTraits<KerpleSpec>::presets() { return kPresets; }
+std::span<const Preset<KerpleSpec>> SpecTraits<KerpleSpec>::presets() { return kKerplePresets; }
 
 KerpleSpec kerple_preset(std::string_view name, std::size_t heads) {
   KerpleSpec s = find_preset<KerpleSpec>(name).spec;

@@ -9,14 +9,14 @@
 namespace posenc {
 namespace {
 
-constexpr std::string_view kWhere = "learned";
+constexpr std::string_view kLearnedWhere = "learned";
 
 constexpr LearnedSpec kArange{.id_map = IdMap::arange, .padding_idx = 1, .offset = 0};
 constexpr LearnedSpec kRoberta{.id_map = IdMap::make_positions, .padding_idx = 1, .offset = 0};
 constexpr LearnedSpec kOpt{.id_map = IdMap::cumsum_mask, .padding_idx = 1, .offset = 2};
 
 // CONVENTIONS.md §2.2; each preset names the code it reproduces and the commit it was read at.
-constexpr std::array<Preset<LearnedSpec>, 5> kPresets{{
+constexpr std::array<Preset<LearnedSpec>, 5> kLearnedPresets{{
     {"bert", "ids past .. past + L - 1 (padding tokens included), table of max_position_embeddings = 512 rows",
      "HF bert/modeling_bert.py BertEmbeddings (position_ids buffer sliced [past : past + L])",
      "huggingface/transformers@8ec58104181bfb34d824d89bccc009b4f6be6e0e", kArange},
@@ -36,7 +36,7 @@ constexpr std::array<Preset<LearnedSpec>, 5> kPresets{{
 
 }  // namespace
 
-std::span<const Preset<LearnedSpec>> SpecTraits<LearnedSpec>::presets() { return kPresets; }
+std::span<const Preset<LearnedSpec>> SpecTraits<LearnedSpec>::presets() { return kLearnedPresets; }
 
 LearnedSpec learned_preset(std::string_view name) {
   LearnedSpec s = find_preset<LearnedSpec>(name).spec;
@@ -46,15 +46,15 @@ LearnedSpec learned_preset(std::string_view name) {
 
 void check_learned_table(const LearnedTable& t) {
   if (t.rows < 1 || t.dim < 1 || t.rows > static_cast<std::size_t>(kLearnedMaxIndex))
-    throw Error(std::string(kWhere), "table", std::to_string(t.rows) + " x " + std::to_string(t.dim),
+    throw Error(std::string(kLearnedWhere), "table", std::to_string(t.rows) + " x " + std::to_string(t.dim),
                 "a table of rows in [1, 2^40) and dim >= 1");
   std::size_t n = 0;
   if (__builtin_mul_overflow(t.rows, t.dim, &n) || n != t.values.size())
-    throw Error(std::string(kWhere), "table", std::to_string(t.values.size()) + " values",
+    throw Error(std::string(kLearnedWhere), "table", std::to_string(t.values.size()) + " values",
                 "exactly rows * dim = " + std::to_string(t.rows) + " * " + std::to_string(t.dim) + " values");
   for (std::size_t i = 0; i < n; ++i)
     if (!std::isfinite(t.values[i]))
-      throw Error(std::string(kWhere), "table",
+      throw Error(std::string(kLearnedWhere), "table",
                   format_real(t.values[i]) + " at row " + std::to_string(i / t.dim) + ", column " +
                       std::to_string(i % t.dim),
                   "finite values");

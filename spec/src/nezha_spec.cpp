@@ -14,7 +14,7 @@ namespace {
 // sijunhe/nezha-cn-base).
 constexpr NezhaSpec kCnBase{.max_relative_position = 64, .depth = 64, .regime = NezhaRegime::hf};
 
-constexpr std::array<Preset<NezhaSpec>, 1> kPresets{{
+constexpr std::array<Preset<NezhaSpec>, 1> kNezhaPresets{{
     {"nezha-cn-base",
      "HF NEZHA (NezhaConfig defaults, sijunhe/nezha-cn-base): K = 64, depth 768 / 12 = 64, HF's float32 table",
      "transformers models/deprecated/nezha/modeling_nezha.py NezhaRelativePositionsEncoding, NezhaSelfAttention",
@@ -23,7 +23,7 @@ constexpr std::array<Preset<NezhaSpec>, 1> kPresets{{
 
 }  // namespace
 
-std::span<const Preset<NezhaSpec>> SpecTraits<NezhaSpec>::presets() { return kPresets; }
+std::span<const Preset<NezhaSpec>> SpecTraits<NezhaSpec>::presets() { return kNezhaPresets; }
 
 ShawSpec nezha_shaw_spec(const NezhaSpec& s) {
   validate(s);

@@ -9,25 +9,25 @@
 namespace posenc {
 namespace {
 
-constexpr std::string_view kWhere = "rope";
+constexpr std::string_view kRopeWhere = "rope";
 
 // CONVENTIONS.md §2.10; commits as in CONVENTIONS.md §4 (Meta Llama: the version of llama/model.py read for
 // this preset, precompute_freqs_cis + apply_rotary_emb).
 constexpr RopeSpec kHfLlama{.layout = Layout::halves, .regime = RopeRegime::hf, .head_dim = 128, .rotary_dim = 128};
-constexpr RopeSpec kGptNeox{.layout = Layout::halves, .regime = RopeRegime::hf, .head_dim = 96, .rotary_dim = 24};
+constexpr RopeSpec kRopeGptNeox{.layout = Layout::halves, .regime = RopeRegime::hf, .head_dim = 96, .rotary_dim = 24};
 constexpr RopeSpec kGptJ{.layout = Layout::interleaved, .regime = RopeRegime::hf, .head_dim = 256, .rotary_dim = 64};
 constexpr RopeSpec kRoformer{.layout = Layout::interleaved, .regime = RopeRegime::roformer, .head_dim = 64, .rotary_dim = 64};
 constexpr RopeSpec kMetaLlama{.layout = Layout::interleaved, .regime = RopeRegime::hf, .head_dim = 128, .rotary_dim = 128};
 constexpr RopeSpec kGgmlNormal{.layout = Layout::interleaved, .regime = RopeRegime::ggml, .head_dim = 128, .rotary_dim = 128};
 constexpr RopeSpec kGgmlNeox{.layout = Layout::halves, .regime = RopeRegime::ggml, .head_dim = 128, .rotary_dim = 128};
 
-constexpr std::array<Preset<RopeSpec>, 7> kPresets{{
+constexpr std::array<Preset<RopeSpec>, 7> kRopePresets{{
     {"hf-llama", "half-split pairs (k, k+r/2), full rotary, base 10000 (Llama 2; Llama 3 sets --base 500000), HF float32 steps",
      "HF llama/modeling_llama.py LlamaRotaryEmbedding + rotate_half/apply_rotary_pos_emb",
      "huggingface/transformers@5dd4a63548857797727ae73eeb6a6e886ea02a3e", kHfLlama},
     {"gpt-neox", "half-split pairs, rotary_pct 0.25 (NeoX-20B: 24 of 96 channels), base 10000, float32 steps",
      "EleutherAI gpt-neox megatron/model/positional_embeddings.py RotaryEmbedding (einsum of float32 t and inv_freq)",
-     "EleutherAI/gpt-neox@ea7aefd8f8e183256992d9fede4d7c71a46d67a5", kGptNeox},
+     "EleutherAI/gpt-neox@ea7aefd8f8e183256992d9fede4d7c71a46d67a5", kRopeGptNeox},
     {"gpt-j", "interleaved pairs (2k, 2k+1), rotary_dim 64 of 256, base 10000, float32 [sin | cos] table",
      "HF gptj/modeling_gptj.py create_sinusoidal_positions + rotate_every_two/apply_rotary_pos_emb",
      "huggingface/transformers@cb6cd7e984c1482cfcf62aeb3b2921bfeca71e95", kGptJ},
@@ -50,19 +50,19 @@ constexpr std::array<Preset<RopeSpec>, 7> kPresets{{
 
 }  // namespace
 
-std::span<const Preset<RopeSpec>> SpecTraits<RopeSpec>::presets() { return kPresets; }
+std::span<const Preset<RopeSpec>> SpecTraits<RopeSpec>::presets() { return kRopePresets; }
 
 std::size_t rotary_dim_from_factor(std::size_t head_dim, double f) {
   if (head_dim < 2 || head_dim > kRopeMaxHeadDim)
-    throw Error(std::string(kWhere), "head_dim", std::to_string(head_dim),
+    throw Error(std::string(kRopeWhere), "head_dim", std::to_string(head_dim),
                 "an integer in [2, " + std::to_string(kRopeMaxHeadDim) + "]");
   if (!(f > 0.0 && f <= 1.0))
-    throw Error(std::string(kWhere), "partial_rotary_factor", format_real(f), "a real in (0, 1]");
+    throw Error(std::string(kRopeWhere), "partial_rotary_factor", format_real(f), "a real in (0, 1]");
   // int(head_dim * f) in Python: the double product, truncated toward zero.
   const double product = static_cast<double>(head_dim) * f;
   const auto r = static_cast<std::size_t>(product);
   if (r < 2 || r % 2 != 0)
-    throw Error(std::string(kWhere), "partial_rotary_factor", format_real(f),
+    throw Error(std::string(kRopeWhere), "partial_rotary_factor", format_real(f),
                 "a factor with int(head_dim * factor) even and >= 2 (head_dim = " + std::to_string(head_dim) +
                     " gives int(" + format_real(product) + ") = " + std::to_string(r) +
                     "; HF would build arange(0, r, 2) frequencies for an odd r, which is not a rotation of pairs)");
@@ -83,7 +83,7 @@ RopeSpec rope_preset(std::string_view name, std::size_t head_dim) {
 
 void check_position(const RopeSpec& s, std::int64_t p, std::string_view parameter) {
   const Range<std::int64_t> r = SpecTraits<RopeSpec>::position_range(s);
-  if (!in_range(p, r)) throw Error(std::string(kWhere), std::string(parameter), std::to_string(p), accepted_text(r, false));
+  if (!in_range(p, r)) throw Error(std::string(kRopeWhere), std::string(parameter), std::to_string(p), accepted_text(r, false));
 }
 
 }  // namespace posenc

@@ -10,7 +10,7 @@
 namespace posenc {
 namespace {
 
-constexpr std::string_view kWhere = "sinusoidal";
+constexpr std::string_view kSinusoidalWhere = "sinusoidal";
 
 // CONVENTIONS.md §2.1 items 1-4; the commits are those the conventions were read at (CONVENTIONS.md §4).
 constexpr SinusoidalSpec kVaswani{};
@@ -24,7 +24,7 @@ constexpr SinusoidalSpec kFairseq{.layout = Layout::halves, .rule = FrequencyRul
 constexpr SinusoidalSpec kTransformerXl{.layout = Layout::halves, .paper_form = PaperForm::pow};
 constexpr SinusoidalSpec kXlnet{.layout = Layout::halves, .paper_form = PaperForm::pow, .signed_positions = true};
 
-constexpr std::array<Preset<SinusoidalSpec>, 6> kPresets{{
+constexpr std::array<Preset<SinusoidalSpec>, 6> kSinusoidalPresets{{
     {"vaswani", "interleaved sin(2k)/cos(2k+1), omega_k = 10000^(-2k/d), positions from 0, odd d rejected",
      "HF xlm/modeling_xlm.py create_sinusoidal_embeddings (float64 numpy, cast to float32); Vaswani et al. 2017",
      "huggingface/transformers@3e80c232adccced9188b55ed6c78278d5bdfc391", kVaswani},
@@ -56,7 +56,7 @@ std::string str(double x) { return format_real(x); }
 
 }  // namespace
 
-std::span<const Preset<SinusoidalSpec>> SpecTraits<SinusoidalSpec>::presets() { return kPresets; }
+std::span<const Preset<SinusoidalSpec>> SpecTraits<SinusoidalSpec>::presets() { return kSinusoidalPresets; }
 
 SinusoidalSpec sinusoidal_preset(std::string_view name, std::size_t dim) {
   SinusoidalSpec s = find_preset<SinusoidalSpec>(name).spec;
@@ -80,7 +80,7 @@ SinusoidalSpec marian_spec(std::size_t dim, double base) {
 }
 
 SinusoidalSpec tensor2tensor_spec(std::size_t dim, double min_timescale, double max_timescale) {
-  const std::string where = std::string(kWhere) + " tensor2tensor";
+  const std::string where = std::string(kSinusoidalWhere) + " tensor2tensor";
   if (!(std::isfinite(min_timescale) && min_timescale > 0 && min_timescale <= 1.0e6))
     throw Error(where, "min_timescale", str(min_timescale), "a real in (0, 1e+06]");
   const double base = max_timescale / min_timescale;  // float(max_timescale) / float(min_timescale), as t2t does
@@ -96,7 +96,7 @@ SinusoidalSpec tensor2tensor_spec(std::size_t dim, double min_timescale, double 
 
 SinusoidalSpec fairseq_spec(std::size_t dim, std::int64_t padding_idx) {
   if (padding_idx < 0 || padding_idx > kMaxPosition - 1)
-    throw Error(std::string(kWhere) + " fairseq", "padding_idx", std::to_string(padding_idx),
+    throw Error(std::string(kSinusoidalWhere) + " fairseq", "padding_idx", std::to_string(padding_idx),
                 "an integer in [0, " + std::to_string(kMaxPosition - 1) + "]");
   SinusoidalSpec s = kFairseq;
   s.dim = dim;
@@ -107,16 +107,16 @@ SinusoidalSpec fairseq_spec(std::size_t dim, std::int64_t padding_idx) {
 
 void check_position(const SinusoidalSpec& s, std::int64_t p) {
   const Range<std::int64_t> r = SpecTraits<SinusoidalSpec>::position_range(s);
-  if (!in_range(p, r)) throw Error(std::string(kWhere), "position", std::to_string(p), accepted_text(r, false));
+  if (!in_range(p, r)) throw Error(std::string(kSinusoidalWhere), "position", std::to_string(p), accepted_text(r, false));
 }
 
 namespace {
 // count >= 1 rows of dim elements of element_size bytes fit in size_t; `name` is the parameter the caller gave.
 std::size_t checked_rows(const SinusoidalSpec& s, std::size_t count, std::size_t element_size, const char* name) {
-  if (count == 0) throw Error(std::string(kWhere), name, "0", "an integer >= 1");
+  if (count == 0) throw Error(std::string(kSinusoidalWhere), name, "0", "an integer >= 1");
   const std::size_t max_elems = std::numeric_limits<std::size_t>::max() / element_size;
   if (count > max_elems / s.dim)
-    throw Error(std::string(kWhere), name, std::to_string(count),
+    throw Error(std::string(kSinusoidalWhere), name, std::to_string(count),
                 std::string(name) + " * dim * " + std::to_string(element_size) + " bytes must fit in size_t (dim = " +
                     std::to_string(s.dim) + ")");
   return count * s.dim;
@@ -131,12 +131,12 @@ std::size_t checked_list_elements(const SinusoidalSpec& s, std::size_t count, st
 std::size_t checked_table_elements(const SinusoidalSpec& s, std::int64_t first, std::size_t count,
                                    std::size_t element_size) {
   validate(s);
-  if (count == 0) throw Error(std::string(kWhere), "count", "0", "an integer >= 1");
+  if (count == 0) throw Error(std::string(kSinusoidalWhere), "count", "0", "an integer >= 1");
   check_position(s, first);
   const std::int64_t lim = max_abs_position(s);
   // first >= -lim, so lim - first cannot overflow (lim <= 2^40).
   if (count - 1 > static_cast<std::uint64_t>(lim - first))
-    throw Error(std::string(kWhere), "count", std::to_string(count),
+    throw Error(std::string(kSinusoidalWhere), "count", std::to_string(count),
                 "first + count - 1 <= " + std::to_string(lim) + " (first = " + std::to_string(first) + ")");
   return checked_rows(s, count, element_size, "count");
 }
@@ -146,7 +146,7 @@ std::int64_t position_of_token(const SinusoidalSpec& s, std::int64_t t) {
   // first_position is validated (|first_position| <= lim <= 2^40), so lim - first_position cannot overflow.
   validate(s);
   if (t < 0 || t > lim - s.first_position)
-    throw Error(std::string(kWhere), "token_index", std::to_string(t),
+    throw Error(std::string(kSinusoidalWhere), "token_index", std::to_string(t),
                 "an integer in [0, " + std::to_string(lim - s.first_position) + "]");
   return s.first_position + t;
 }
