@@ -4,10 +4,10 @@
 #     posenc_add_scheme(<name> TESTS <TestPrefix>)
 # Every part then picks up its file(s) of that scheme by convention (posenc_scheme_files below), and configure
 # fails naming the file when a scheme lacks one:
-#     spec/include/posenc/<name>_spec.hpp, spec/src/<name>_spec.cpp        posenc::spec
-#     lib/include/posenc/<name>.hpp, lib/src/<name>.cpp                    posenc::posenc
-#     reference/include/posenc/reference/<name>.hpp, reference/src/<name>.cpp   posenc::reference
-#     reference/tests/<name>_oracle_test.cpp                               posenc_oracle_tests
+#     schemes/<name>/spec.cpp (+ spec/include/posenc/<name>_spec.hpp)            posenc::spec
+#     schemes/<name>/fast.cpp (+ lib/include/posenc/<name>.hpp)                  posenc::posenc
+#     schemes/<name>/oracle.cpp (+ reference/include/posenc/reference/<name>.hpp)  posenc::reference
+#     schemes/<name>/oracle_test.cpp                                             posenc_oracle_tests
 #     schemes/<name>/budget.hpp, budget.cpp                                posenc_verify (the budget table)
 #     schemes/<name>/cases.hpp                                             the case table (claims, sweep, benchmarks)
 #     schemes/<name>/check.cpp, check.hpp                                  posenc check / identify (posenc_verify)

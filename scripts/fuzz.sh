@@ -18,8 +18,8 @@ CXX=${POSENC_FUZZ_CXX:-clang++}
 flags=(-std=c++20 -O1 -g -fno-omit-frame-pointer -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
        -I"$root/cli" -I"$root/spec/include")
 declare -A sources=([positions_fuzz]="cli/args.cpp" [npy_fuzz]="cli/npy_reader.cpp"
-                    [spec_json_fuzz]="spec/src/sinusoidal_spec.cpp spec/src/rope_spec.cpp"
-                    [hf_config_fuzz]="spec/src/rope_config.cpp spec/src/rope_spec.cpp")
+                    [spec_json_fuzz]="schemes/sinusoidal/spec.cpp schemes/rope/spec.cpp"
+                    [hf_config_fuzz]="spec/src/rope_config.cpp schemes/rope/spec.cpp")
 targets=(positions_fuzz npy_fuzz spec_json_fuzz hf_config_fuzz)
 for target in "${targets[@]}"; do
   echo "[fuzz] building $target"

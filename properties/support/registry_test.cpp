@@ -75,10 +75,10 @@ TEST(Registry, SchemeListIsConsistent) {
 TEST(Registry, EverySchemeHasItsFileInEveryPart) {
   for (const std::string& n : kSchemes)
     for (const fs::path& f :
-         {fs::path("spec/include/posenc") / (n + "_spec.hpp"), fs::path("spec/src") / (n + "_spec.cpp"),
-          fs::path("lib/include/posenc") / (n + ".hpp"), fs::path("lib/src") / (n + ".cpp"),
-          fs::path("reference/include/posenc/reference") / (n + ".hpp"), fs::path("reference/src") / (n + ".cpp"),
-          fs::path("reference/tests") / (n + "_oracle_test.cpp"), fs::path("schemes") / n / "budget.cpp",
+         {fs::path("spec/include/posenc") / (n + "_spec.hpp"), fs::path("schemes") / n / "spec.cpp",
+          fs::path("lib/include/posenc") / (n + ".hpp"), fs::path("schemes") / n / "fast.cpp",
+          fs::path("reference/include/posenc/reference") / (n + ".hpp"), fs::path("schemes") / n / "oracle.cpp",
+          fs::path("schemes") / n / "oracle_test.cpp", fs::path("schemes") / n / "budget.cpp",
           fs::path("schemes") / n / "cases.hpp", fs::path("schemes") / n / "check.cpp",
           fs::path("properties") / n / "properties.cpp", fs::path("properties") / n / "sweep.cpp",
           fs::path("benchmarks") / (n + "_bench.cpp"), fs::path("cli/schemes") / (n + ".cpp"),

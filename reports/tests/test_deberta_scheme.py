@@ -27,7 +27,7 @@ REPO = HERE.parent.parent
 CLI = REPO / "build" / "cli" / "posenc"
 
 # The fake CLI: `index deberta` (--what relative|c2p) and `scores deberta` (float64 .npy in, --out .npy, one head) of
-# the deberta-v3-base preset (spec/src/deberta_spec.cpp) with --position-buckets, --max-relative-positions, --clamp,
+# the deberta-v3-base preset (schemes/deberta/spec.cpp) with --position-buckets, --max-relative-positions, --clamp,
 # --regime, --heads and --head-dim overrides, as cli/schemes/deberta.cpp writes them: queries at 0..Lq-1, rel = i - j.
 # Its exact bucket is ceil(v) in double, or near an integer the least t with (M / mid)^t >= (a / mid)^N in integers;
 # its hf bucket HF's float32 steps.

@@ -24,7 +24,7 @@ from samples import FakeCliTest, bench_entry, cli_has_scheme, write_fake  # noqa
 REPO = HERE.parent.parent
 CLI = REPO / "build" / "cli" / "posenc"
 
-# The fake CLI: `table nezha` and `index nezha` of the preset (spec/src/nezha_spec.cpp) with --max-relative-position,
+# The fake CLI: `table nezha` and `index nezha` of the preset (schemes/nezha/spec.cpp) with --max-relative-position,
 # --depth, --regime and --dtype overrides, JSON as cli/schemes/nezha.cpp writes it (f32 entries in 9 significant
 # digits: they read back to the float32 number, not to it exactly).
 FAKE = r'''

@@ -26,7 +26,7 @@ from samples import FakeCliTest, bench_entry, cli_has_scheme, write_fake  # noqa
 REPO = HERE.parent.parent
 CLI = REPO / "build" / "cli" / "posenc"
 
-# The fake CLI: `index shaw` and `scores shaw` of the three presets (spec/src/shaw_spec.cpp) with
+# The fake CLI: `index shaw` and `scores shaw` of the three presets (schemes/shaw/spec.cpp) with
 # --max-relative-position, --sign and --clip overrides, JSON as cli/schemes/shaw.cpp writes it; a geometry an
 # unclipped table cannot index is refused; scores read float64 .npy inputs (--mask none only, one head) and need
 # --value-table when the spec has values.

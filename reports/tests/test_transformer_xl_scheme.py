@@ -25,7 +25,7 @@ from samples import FakeCliTest, bench_entry, cli_has_scheme, write_fake  # noqa
 REPO = HERE.parent.parent
 CLI = REPO / "build" / "cli" / "posenc"
 
-# The fake CLI: `index`, `table` and `scores transformer_xl` (spec/src/transformer_xl_spec.cpp's defaults and the
+# The fake CLI: `index`, `table` and `scores transformer_xl` (schemes/transformer_xl/spec.cpp's defaults and the
 # txl-wt103-base preset; --d-model, --clamp-len and --regime overrides), JSON as cli/schemes/transformer_xl.cpp writes
 # it: the table's rows c = R(min(klen - 1 - c, clamp_len)) (exact: sin/cos in double; emulated: PositionalEmbedding's
 # float32 steps), the scores scale ((q + u).k + (q + v).W_R R[c(i, j)]) with zero biases, null where j > q_i.

@@ -23,7 +23,7 @@ from samples import FakeCliTest, bench_entry, cli_has_scheme, write_fake  # noqa
 REPO = HERE.parent.parent
 CLI = REPO / "build" / "cli" / "posenc"
 
-# The fake CLI: `index`, `table` and `scores xlnet` (spec/src/xlnet_spec.cpp's defaults; --d-model, --attn-type,
+# The fake CLI: `index`, `table` and `scores xlnet` (schemes/xlnet/spec.cpp's defaults; --d-model, --attn-type,
 # --direction and --clamp-len overrides; exact regime), JSON as cli/schemes/xlnet.cpp writes it: pos_seq klen ..
 # -qlen + 1 (bi) or klen .. 0 (uni), negated backward, clamped; row c(i, j) = qlen - i + j; the scores scale ((q +
 # r_w_bias).k + (q + r_r_bias).R[c] r) with zero biases and no token types, null where uni leaves an entry undefined.

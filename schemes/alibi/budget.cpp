@@ -1,7 +1,7 @@
 // The ALiBi rows of THE budget table (verify/budget.hpp). Notation: u = 2^-53, x the integer a bias
 // variant multiplies (|x| < 2^31), m_h the exact slope 2^(-b e).
 //
-// The algorithm analysed (lib/src/alibi.cpp):
+// The algorithm analysed (schemes/alibi/fast.cpp):
 //  * exact regime: m_h = exp2q(-(b num) / den) in binary128 (exponent rounded once, |b e| <= 128: relative error
 //    of m <= 2^-112 * 128 * ln 2 + 2^-112 < 2^-103), split into double-double hi + lo. A bias is
 //    v = RN64(p + e), p = RN64(hi x), e = RN64(fma(hi, x, -p) + RN64(lo x)): the fma is exact (hi x - p is a

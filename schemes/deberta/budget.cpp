@@ -2,7 +2,7 @@
 // scores are sums of products, measured against the oracle's exact values as a ratio to an a-priori bound B computed
 // per entry from the inputs' magnitudes (DESIGN.md §3).
 //
-// The algorithm analysed (lib/src/deberta.cpp, posenc/deberta.hpp):
+// The algorithm analysed (schemes/deberta/fast.cpp, posenc/deberta.hpp):
 //  * buckets, exact: ceil(v), v = ln(a/mid) / ln(M/mid) N, first in double (|v~ - v| < 2^-38 max(1, v): the
 //    quotient a/mid rounded, two logs within 1 ulp, |ln x| >= ln(1 + 1/mid) >= 2^-15.1), taken where v~ is more
 //    than 2^-30 max(1, v) from an integer; else in binary128 (two logq within 2^-112 relative: |v~ - v| <= 2^-100

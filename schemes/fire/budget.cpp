@@ -3,7 +3,7 @@
 // S = |b2[h]| + sum_k |W2[h][k]| (|W1[k]| x + |b1[k]|) >= |b_h| (the condition scale of the MLP's sum: S / |b_h| is
 // how much the sum cancels).
 //
-// The algorithm analysed (lib/src/fire.cpp):
+// The algorithm analysed (schemes/fire/fast.cpp):
 //  * exact regime, double: l = log1p(fl(|c| d)), den = log1p(fl(|c| N)) + eps, x^ = l / den. log1p is within 1 ulp
 //    (glibc, libm-test-ulps) with condition <= 1, the products round once, N = the threshold rounded to double
 //    (relative u) or q (exact), eps >= 0 adds without cancellation: |x^ - x| <= 10 u x. Then per unit

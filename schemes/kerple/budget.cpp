@@ -1,7 +1,7 @@
 // The KERPLE rows of THE budget table (verify/budget.hpp). Notation: u32 = 2^-24, u = 2^-53, d the
 // integer distance (0 <= d < 2^31), (p, a) a head's clamped parameters.
 //
-// The algorithm analysed (lib/src/kerple.cpp):
+// The algorithm analysed (schemes/kerple/fast.cpp):
 //  * exact regime, float output: v = -p log1p(a d) or -a pow(d, p) in double. glibc's log1p and pow are within
 //    1 ulp (libm-test-ulps), a d and the final product round once each, and log1p's condition number
 //    x / ((1 + x) ln(1 + x)) is <= 1, so |v - X| <= 4 u |X| (1 + 2u) < 2^-50 |X|. v is rounded to float unless it

@@ -1,6 +1,6 @@
 // The RoPE rows of THE budget table (verify/budget.hpp). Notation: u = 2^-53.
 //
-// The algorithm analysed (lib/src/rope.cpp on the angle core lib/src/core/angle_table.hpp and trig.hpp):
+// The algorithm analysed (schemes/rope/fast.cpp on the angle core lib/src/core/angle_table.hpp and trig.hpp):
 //  * theta_k = base^(-2k/r) in binary128 (a product of two expq values) split into double-double: relative
 //    error <= 2^-104.9.
 //  * exact regime: cos, sin of p theta_k from the angle core, each within E64 = 2 sqrt2 eps_sc + 2^-54 + 2^-53

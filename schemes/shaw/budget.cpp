@@ -2,7 +2,7 @@
 // (exact); scores and outputs are sums of products and exponentials, measured against the oracle's exact values
 // as a ratio to an a-priori bound B computed per entry from the inputs' magnitudes (DESIGN.md §3).
 //
-// The algorithm analysed (lib/src/shaw.cpp, posenc/shaw.hpp), u the type's unit roundoff, gamma_n = n u / (1 - n u),
+// The algorithm analysed (schemes/shaw/fast.cpp, posenc/shaw.hpp), u the type's unit roundoff, gamma_n = n u / (1 - n u),
 // alpha = RN(scale) (|alpha - scale| <= u |scale|):
 //  * scores: p = gemm(alpha <q, a^K[c]>) and, with key_query, r = gemm(alpha <k, a^K[c]>): each a sum of d products
 //    times alpha, |p~ - alpha sum q a| <= gamma_{d+1} |alpha| sum |q a| (any order, blocked, FMA or not); b~ =

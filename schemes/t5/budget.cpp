@@ -2,7 +2,7 @@
 // are table entries, so every row but the scores' is an identity: the fast path must give the oracle's integer or
 // the table's number exactly.
 //
-// The algorithm analysed (lib/src/t5.cpp): per plan, the first distance of every bucket of a side (thresholds),
+// The algorithm analysed (schemes/t5/fast.cpp): per plan, the first distance of every bucket of a side (thresholds),
 // found by binary search of the regime's level function L(a), which is non-decreasing in a:
 //  * exact: L(a) = floor(v), v = ln(a/me) / ln(md/me) (n - me) in binary128 (two logq within 2^-112 relative, a
 //    quotient and a product: |v~ - v| <= 2^-100 for |v| <= 2^15); where v~ lies within 2^-80 of an integer t the

@@ -1,5 +1,5 @@
 // The TENER rows of THE budget table (verify/budget.hpp). The table is the sinusoidal plan's fairseq-rule
-// table at the signed distances -L .. L - 1 (lib/src/tener.cpp), so its bounds are the sinusoidal kernel's
+// table at the signed distances -L .. L - 1 (schemes/tener/fast.cpp), so its bounds are the sinusoidal kernel's
 // (verify/relative_budget.hpp); indices and the shifts are integers and copies; the scores bound is the one the
 // three sinusoid-relative schemes share (verify/relative_budget.hpp), with the key term among the terms and no
 // projection (the table is each head's positional keys).

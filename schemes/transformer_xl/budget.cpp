@@ -1,5 +1,5 @@
 // The Transformer-XL rows of THE budget table (verify/budget.hpp). The table is the sinusoidal plan's
-// transformer-xl table at the call's distances (lib/src/transformer_xl.cpp), so its bounds are the sinusoidal
+// transformer-xl table at the call's distances (schemes/transformer_xl/fast.cpp), so its bounds are the sinusoidal
 // kernel's (verify/relative_budget.hpp: relative_table_rows); indices and the rel_shift are integers and copies; the
 // scores bound is the one the three sinusoid-relative schemes share (verify/relative_budget.hpp).
 #include "schemes/transformer_xl/budget.hpp"

@@ -1,5 +1,5 @@
 // The XLNet rows of THE budget table (verify/budget.hpp). The table is the sinusoidal plan's xlnet table
-// at the call's pos_seq (lib/src/xlnet.cpp), so its bounds are the sinusoidal kernel's (verify/relative_budget.hpp);
+// at the call's pos_seq (schemes/xlnet/fast.cpp), so its bounds are the sinusoidal kernel's (verify/relative_budget.hpp);
 // indices and the rel_shift are integers and copies; the scores bound is the one the three sinusoid-relative schemes
 // share (verify/relative_budget.hpp), with the segment term among the terms.
 #include "schemes/xlnet/budget.hpp"

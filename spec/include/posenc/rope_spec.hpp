@@ -50,7 +50,7 @@
 //   longrope theta'_k = theta_k / e_k with e = long_factor when seq_len > L0, else short_factor (the values as
 //            given); m = attention_factor if given, else 1 for s <= 1, else sqrt(1 + ln s / ln L0)
 //   (L0 = original_context; channels >= rotary_dim pass through unscaled: m multiplies cos and sin only.)
-// hf regime: the same formulas as HF's float32 tensor steps (lib/src/rope.cpp lists them: Python scalars are
+// hf regime: the same formulas as HF's float32 tensor steps (schemes/rope/fast.cpp lists them: Python scalars are
 //   doubles rounded to float32 where they meet a tensor, `x / t` is t.reciprocal() * x; dynamic is the module's
 //   forward, where L is an int64 tensor, the new base a float32 one, and its power r/(r-2) a double pow rounded to
 //   float32; longrope: inv_k = RN32(1 / RN32(RN32(e_k) RN32(pow(RN32(base), RN32(RN32(2k) / RN32(r)))))), m a

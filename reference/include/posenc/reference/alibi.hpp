@@ -42,7 +42,7 @@
 //   bias (every emulated regime) = RN32(RN32(x) * slope): torch multiplies the integer position tensor by the
 //     float32 slopes in float32 (int64/int32 * float32 -> float32). Results are exact float32 numbers held in a
 //     Real of `bits` bits (bits >= 24 holds every binary32 number, subnormals included).
-//   Verified against the real code (float32 steps; see reference/src/alibi.cpp for the lines):
+//   Verified against the real code (float32 steps; see schemes/alibi/oracle.cpp for the lines):
 //     ofirpress/attention_with_linear_biases@3b7c2eca8397d27be08c6dffad9b60855507f9b7 fairseq/models/transformer.py
 //       TransformerDecoder.__init__ get_slopes, self.alibi = slopes * arange(maxpos);
 //     huggingface/transformers@9d97831a1cbb420edac062c2e8454ce9ac1c4b79 models/bloom/modeling_bloom.py

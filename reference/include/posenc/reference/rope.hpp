@@ -131,7 +131,7 @@
 //              (Error naming "short_factor" or "long_factor"). m_hf = attention_factor if > 0; else 1.0 if s <= 1;
 //              else RN64(sqrt(RN64(1 + RN64(RN64(log s) / RN64(log L0))))) (math.sqrt, math.log: Python floats).
 //     m_hf = 1 for every scaling but yarn and longrope.
-//   Verified against the real code (float32 steps only; see reference/src/rope.cpp for the lines):
+//   Verified against the real code (float32 steps only; see schemes/rope/oracle.cpp for the lines):
 //     HF   transformers@ef46806472a64b0013ed413781e3afed82bfa047 modeling_rope_utils.py
 //          _compute_default_rope_parameters; @26892c16b782513fdf938920653228ef63a19d7d modeling_rope_utils.py
 //          dynamic_rope_update, _compute_linear_scaling_rope_parameters, _compute_dynamic_ntk_parameters,
@@ -158,7 +158,7 @@
 //          (= RN32(d RN32(1/d)), d = M above: 1, or 1 - 2^-24 for ~15% of d in [1, 2), e.g. factor 12, 19, 33, 36
 //          of 2..128: the product M is then one ulp below; not modelled, nor DeepSeek's rope_yarn_log_mul).
 //     Held-out: properties/heldout/data/hf/rope_scaling.json (transformers 5.17, PyTorch 2.11 CPU) agrees with the
-//          hf inv'_k and m_hf above (reference/tests/rope_oracle_test.cpp, RopeOracleHeldout).
+//          hf inv'_k and m_hf above (schemes/rope/oracle_test.cpp, RopeOracleHeldout).
 //   Caveat (not modelled): PyTorch on CUDA divides a tensor by a Python scalar as a * RN32(1/b)
 //   (aten/src/ATen/native/cuda/BinaryDivTrueKernel.cu, pytorch@0f57f050df0e969d03e76495ace7ea90ba2b05d8), so an
 //   inv_freq built on the GPU has RN32(RN32(2k) * RN32(1/r)) for the exponent; it equals RN32(2k)/RN32(r) when r

@@ -9,7 +9,7 @@
 // function of d; the geometry; the condition scale; the score; every bad argument against the posenc::Error it must
 // raise.
 //
-// Break-the-oracle map: each mutation of reference/src/fire.cpp below was applied and the suite run; the tests
+// Break-the-oracle map: each mutation of schemes/fire/oracle.cpp below was applied and the suite run; the tests
 // named failed (the mutant's own exceptions included):
 //   |c| -> c in the exact regime               LiteralNegativeC, ExactMatchesIndependentEvaluation, the shape,
 //                                              geometry, scale and score properties (ln of 1 - |c| d: no rounding)
