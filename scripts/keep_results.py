@@ -6,7 +6,7 @@
 Copies into DATA (reports/latest/data/) what the history needs to remember the run (`scripts/history.py import-git`
 reads every committed version of it): run.json, the claims ledgers proofs-*.json, the budget rows of accuracy*.json
 (their per-position series, which only the report's plots need, are left out) and the benchmark files bench-*.json,
-all as compact JSON. Files of an earlier run in DATA are replaced. With --reliability (a --full or --long run) the
+all as compact JSON, and the figure data figures-*.json (the report tests' shared fixture). Files of an earlier run in DATA are replaced. With --reliability (a --full or --long run) the
 reliability suite's results go to DATA/reliability/ with a copy of run.json, replacing the earlier ones: a later run
 without the suite shows them on reliability.md as that run's figures. Without it, DATA/reliability/ is kept as is.
 Python 3 standard library only.
@@ -30,7 +30,7 @@ def keep_run(results: Path, data: Path):
     for old in data.glob("*.json"):
         old.unlink()
     for pattern, drop in (("run.json", ()), ("proofs-*.json", ()), ("accuracy*.json", ("series",)),
-                          ("bench-*.json", ())):
+                          ("bench-*.json", ()), ("figures-*.json", ())):
         for src in sorted(results.glob(pattern)):
             compact(src, data / src.name, drop)
 

@@ -237,6 +237,8 @@ if "$py_history" -c 'import numpy, scipy' 2>/dev/null; then
 else
   echo "    history: skipped ($py_history has no numpy/scipy; scripts/install-deps.sh installs them)"
 fi
+# The figures' data (figures-<scheme>.json, posenc_figures): the report draws it and computes nothing itself.
+"$build/reports/figures/posenc_figures" --out "$results" > "$results/log-figures.txt" 2>&1 || failed+=("figures")
 "$py_history" "$root/reports/generate.py" --results "$results" --out "$root/reports/latest" \
   --cli "$build/cli/posenc" --repo "$root" "${history_args[@]}" || failed+=("report")
 # The compact results of this run, committed with the report (what import-git reads to seed a history).

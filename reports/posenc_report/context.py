@@ -8,6 +8,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .figure_data import FigureData
 from .gnuplot import Renderer
 from .inputs import Inputs
 
@@ -35,6 +36,10 @@ class Context:
     problems: list = field(default_factory=list)       # [(where, message)] for the overview's problem list
     figure_notes: list = field(default_factory=list)   # [(label, markdown)] a figures module adds
     shared: dict = field(default_factory=dict)         # caches shared by all contexts of one generation
+
+    def figure_data(self) -> FigureData:
+        """The scheme's figures-<scheme>.json (posenc_figures) from the results directory."""
+        return FigureData(self.inputs.all.results_dir, self.scheme or "?")
 
     @property
     def readme_link(self) -> str:
