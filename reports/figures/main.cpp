@@ -62,7 +62,7 @@ bool write_scheme(const std::filesystem::path& dir, const std::string& scheme, P
   doc["meta"] = meta(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
   const auto path = dir / ("figures-" + scheme + ".json");
   std::ofstream f(path);
-  f << doc.dump(1) << "\n";
+  f << doc.dump() << "\n";  // compact: the report reads it, people read the figures
   f.close();
   if (!f) {
     std::fprintf(stderr, "posenc_figures: cannot write %s\n", path.c_str());

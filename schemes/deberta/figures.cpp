@@ -19,7 +19,7 @@
 #include <string>
 #include <vector>
 
-#include "cpython_random.hpp"
+#include "python_compat.hpp"
 #include "figures.hpp"
 #include "posenc/deberta.hpp"
 
@@ -92,7 +92,7 @@ Json buckets() {
 
 // dim float32 numbers drawn N(0, 1/dim) (the old module's fixed_vector).
 std::vector<double> fixed_vector(std::size_t dim, std::uint32_t seed) {
-  posenc::figures::CPythonRandom rng(seed);
+  posenc::figures::CpythonRandom rng(seed);
   std::vector<double> v(dim);
   for (double& x : v) x = static_cast<float>(rng.gauss(0.0, 1.0 / std::sqrt(static_cast<double>(dim))));
   return v;
@@ -104,7 +104,7 @@ std::vector<double> fixed_vector(std::size_t dim, std::uint32_t seed) {
 std::vector<double> synthetic_table(std::size_t span, std::size_t dim, std::uint32_t seed) {
   const double sd = 1.0 / std::sqrt(static_cast<double>(dim));
   std::vector<double> t(2 * span * dim);
-  posenc::figures::CPythonRandom rng0(seed + 3), up(seed + 1), down(seed + 2);
+  posenc::figures::CpythonRandom rng0(seed + 3), up(seed + 1), down(seed + 2);
   for (std::size_t c = 0; c < dim; ++c) t[span * dim + c] = rng0.gauss(0.0, sd);
   for (std::size_t row = span + 1; row < 2 * span; ++row)
     for (std::size_t c = 0; c < dim; ++c) t[row * dim + c] = t[(row - 1) * dim + c] + up.gauss(0.0, sd);

@@ -18,7 +18,7 @@
 #include <string>
 #include <vector>
 
-#include "cpython_random.hpp"
+#include "python_compat.hpp"
 #include "figures.hpp"
 #include "posenc/shaw.hpp"
 
@@ -106,7 +106,7 @@ Json index_curves() {
 
 // q: dim float32 numbers drawn N(0, 1/dim) (the old module's fixed_query).
 std::vector<double> fixed_query(std::size_t dim) {
-  posenc::figures::CPythonRandom rng(kSeed);
+  posenc::figures::CpythonRandom rng(kSeed);
   std::vector<double> v(dim);
   for (double& x : v) x = static_cast<float>(rng.gauss(0.0, 1.0 / std::sqrt(static_cast<double>(dim))));
   return v;
@@ -118,7 +118,7 @@ std::vector<double> fixed_query(std::size_t dim) {
 std::vector<double> synthetic_table(std::size_t k, std::size_t dim) {
   const double sd = 1.0 / std::sqrt(static_cast<double>(dim));
   std::vector<double> t((2 * k + 1) * dim);
-  posenc::figures::CPythonRandom rng0(kSeed + 3), up(kSeed + 1), down(kSeed + 2);
+  posenc::figures::CpythonRandom rng0(kSeed + 3), up(kSeed + 1), down(kSeed + 2);
   for (std::size_t c = 0; c < dim; ++c) t[k * dim + c] = rng0.gauss(0.0, sd);
   for (std::size_t row = k + 1; row <= 2 * k; ++row)
     for (std::size_t c = 0; c < dim; ++c) t[row * dim + c] = t[(row - 1) * dim + c] + up.gauss(0.0, sd);
