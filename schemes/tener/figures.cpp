@@ -8,7 +8,6 @@
 //                           (the marian table of positions 0 .. kScoreL - 1, p = kHalf, each dot product summed exactly
 //                           and rounded once, as math.fsum); the plot's y range and the facts the caption quotes (each
 //                           curve's largest |f(k) - f(-k)| and where)
-#include <mpfr.h>
 
 #include <algorithm>
 #include <array>
@@ -19,6 +18,7 @@
 #include <vector>
 
 #include "figures.hpp"
+#include "python_compat.hpp"
 #include "posenc/sinusoidal.hpp"
 #include "posenc/tener.hpp"
 
@@ -54,73 +54,11 @@ Json index_matrix(bool key) {
   return {{"query_length", kL}, {"key_length", kL}, {"indices", rows}};
 }
 
-// CPython's random.Random(seed) for a seed below 2^32 (MT19937 seeded by init_by_array({seed})), its random() (53
-// bits of two draws) and gauss() (Box-Muller, the second value kept for the next call).
-class PythonRandom {
- public:
-  explicit PythonRandom(std::uint32_t seed) {
-    init(19650218u);
-    std::size_t i = 1;
-    for (std::size_t k = kN; k > 0; --k) {  // init_by_array of the one-word key {seed}
-      mt_[i] = (mt_[i] ^ ((mt_[i - 1] ^ (mt_[i - 1] >> 30)) * 1664525u)) + seed;
-      if (++i >= kN) mt_[0] = mt_[kN - 1], i = 1;
-    }
-    for (std::size_t k = kN - 1; k > 0; --k) {
-      mt_[i] = (mt_[i] ^ ((mt_[i - 1] ^ (mt_[i - 1] >> 30)) * 1566083941u)) - static_cast<std::uint32_t>(i);
-      if (++i >= kN) mt_[0] = mt_[kN - 1], i = 1;
-    }
-    mt_[0] = 0x80000000u;
-  }
-  double random() {
-    const std::uint32_t a = next() >> 5, b = next() >> 6;
-    return (a * 67108864.0 + b) * (1.0 / 9007199254740992.0);
-  }
-  double gauss() {
-    if (has_next_) return has_next_ = false, next_gauss_;
-    const double x2pi = random() * (2.0 * std::numbers::pi);
-    const double g2rad = std::sqrt(-2.0 * std::log(1.0 - random()));
-    next_gauss_ = std::sin(x2pi) * g2rad, has_next_ = true;
-    return std::cos(x2pi) * g2rad;
-  }
-
- private:
-  static constexpr std::size_t kN = 624;
-  std::array<std::uint32_t, kN> mt_{};
-  std::size_t index_ = kN;
-  double next_gauss_ = 0.0;
-  bool has_next_ = false;
-
-  void init(std::uint32_t s) {
-    mt_[0] = s;
-    for (std::size_t i = 1; i < kN; ++i)
-      mt_[i] = 1812433253u * (mt_[i - 1] ^ (mt_[i - 1] >> 30)) + static_cast<std::uint32_t>(i);
-  }
-  std::uint32_t next() {
-    if (index_ >= kN) {
-      for (std::size_t k = 0; k < kN; ++k) {
-        const std::uint32_t y = (mt_[k] & 0x80000000u) | (mt_[(k + 1) % kN] & 0x7fffffffu);
-        mt_[k] = mt_[(k + 397) % kN] ^ (y >> 1) ^ ((y & 1u) ? 0x9908b0dfu : 0u);
-      }
-      index_ = 0;
-    }
-    std::uint32_t y = mt_[index_++];
-    y ^= y >> 11;
-    y ^= (y << 7) & 0x9d2c5680u;
-    y ^= (y << 15) & 0xefc60000u;
-    return y ^ (y >> 18);
-  }
-};
-
-// sum_c a_c b_c with every product rounded to double and their sum exact, rounded once (math.fsum's value): 2200
-// bits hold any sum of a few doubles exactly (exponents 2^-1074 .. 2^1023).
+// sum_c a_c b_c with every product rounded to double and their sum exact, rounded once (math.fsum's value).
 double exact_dot(const double* a, const double* b, std::size_t n) {
-  mpfr_t sum;
-  mpfr_init2(sum, 2200);
-  mpfr_set_zero(sum, 1);
-  for (std::size_t c = 0; c < n; ++c) mpfr_add_d(sum, sum, a[c] * b[c], MPFR_RNDN);
-  const double out = mpfr_get_d(sum, MPFR_RNDN);
-  mpfr_clear(sum);
-  return out;
+  std::vector<double> products(n);
+  for (std::size_t c = 0; c < n; ++c) products[c] = a[c] * b[c];
+  return posenc::figures::fsum(products);
 }
 
 // The middle row's scores, index j - i + kHalf, of q in every row and zero keys, unscaled.
@@ -157,9 +95,9 @@ Json direction() {
   std::vector<double> table(2 * kScoreL * kDHead);  // row c: t = c - kScoreL
   posenc::tener_table(spec(), kScoreL, table);
   const std::vector<double> qr(table.begin() + (kScoreL + kT0) * kDHead, table.begin() + (kScoreL + kT0 + 1) * kDHead);
-  PythonRandom rng(kSeed);
+  posenc::figures::CpythonRandom rng(kSeed);
   std::vector<double> qn(kDHead);
-  for (double& v : qn) v = static_cast<float>(rng.gauss());
+  for (double& v : qn) v = static_cast<float>(rng.gauss(0.0, 1.0));
   const std::vector<double> fr = middle_row(qr), fn = middle_row(qn), fa = absolute_curve();
   std::vector<std::int64_t> offsets(kScoreL);
   for (std::size_t x = 0; x < kScoreL; ++x) offsets[x] = static_cast<std::int64_t>(x) - std::int64_t{kHalf};
