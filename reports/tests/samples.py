@@ -187,7 +187,29 @@ def run_json(run_id=RUN_ID, failed=()):
             "failed": list(failed)}
 
 
-def write(directory, accuracy_file=True, broken_bench=False, run_file=True, schemes_file=True):
+def figures_sinusoidal():
+    """figures-sinusoidal.json as posenc_figures writes it (schemes/sinusoidal/figures.cpp), made small: d = 4, three
+    positions, offsets k = -2 .. 2 (the values are the formulas' where that is cheap, else made up)."""
+    def over_k(f):
+        return [[k, f(k)] for k in range(-2, 3)]
+    w = [1.0, 0.01]
+    closed = over_k(lambda k: sum(math.cos(k * wi) for wi in w))
+    return {"scheme": "sinusoidal", "meta": {**META, "program": "posenc_figures"}, "figures": {
+        "heatmap": {"dim": 4, "positions": 3, "rows": [[math.sin(p * wi) if i % 2 == 0 else math.cos(p * wi)
+                                                        for i, wi in enumerate((1.0, 1.0, 0.01, 0.01))]
+                                                       for p in range(3)],
+                    "min": -0.416147, "max": 1.0, "norm_error": 2.2e-16},
+        "dot_vs_k": {"dim": 4, "half_dim": 2, "closed": closed, "dots": [{"t": 3, "points": closed}],
+                     "largest_deviation": 0.0},
+        "dot_random_w": {"dim": 4, "t": 3, "dot": closed,
+                         "seeds": [{"seed": 1, "points": over_k(lambda k: 0.1 * k)}]},
+        "random_w_vs_t": {"seed": 1, "series": [{"t": 3, "points": over_k(lambda k: 0.2 * k)}]},
+        "preset_frequencies": {"dim": 4, "pairs": 2, "last_paper": 0.01, "presets": [
+            {"preset": p, "points": [[k, wi] for k, wi in enumerate(w)]} for p in ("vaswani", "tensor2tensor")]},
+        "frequency_ratio": {"dims": [{"d": 4, "points": [[0.0, 1.0], [1.0, 1.0]], "last": 1.0}]}}}
+
+
+def write(directory, accuracy_file=True, broken_bench=False, run_file=True, schemes_file=True, figures_file=True):
     d = Path(directory)
     d.mkdir(parents=True, exist_ok=True)
     files = {"proofs-sinusoidal.json": proofs_sinusoidal(), "proofs-zeta.json": proofs_zeta(),
@@ -198,6 +220,8 @@ def write(directory, accuracy_file=True, broken_bench=False, run_file=True, sche
         files["run.json"] = run_json(failed=["proofs:properties"])
     if schemes_file:
         files["schemes.json"] = schemes_json()
+    if figures_file:
+        files["figures-sinusoidal.json"] = figures_sinusoidal()
     for name, data in files.items():
         (d / name).write_text(json.dumps(data, indent=1), encoding="utf-8")
     if broken_bench:

@@ -1,7 +1,7 @@
 """End-to-end tests of the report generator on fabricated inputs (python3 -m unittest discover -s reports/tests).
 
 Covers: a full run (failing claim, exceeded budget row, repetitions with medians, fallback BLAS core),
-missing inputs ("not run" sections), unreadable files, determinism, no gnuplot, the CLI data path; the
+missing inputs ("not run" sections), unreadable files, determinism, no gnuplot, the figure data path; the
 per-scheme layout (two schemes in the overview, a scheme without a report module, the methods block once, the
 run column only when runs differ), the scheme module registry, stale-output cleaning and shortened worst
 inputs."""
@@ -12,7 +12,6 @@ import io
 import json
 import os
 import re
-import stat
 import sys
 import tempfile
 import unittest
@@ -28,24 +27,6 @@ from posenc_report import bench, cli, md, runs, schemes  # noqa: E402
 PAGES = ("index.md", "claims.md", "accuracy.md", "performance.md", "figures.md")
 SIN = "sinusoidal/"
 REPO = HERE.parent.parent
-
-FAKE_CLI = """#!{python}
-import json, math, sys
-args = sys.argv[1:]
-if {fail}:
-    sys.stderr.write("posenc: error: --preset: unknown value\\n"); sys.exit(2)
-dim = int(args[args.index("--dim") + 1])
-first, end = (int(x) for x in args[args.index("--positions") + 1].split(":"))
-rows = []
-for p in range(first, end):
-    row = []
-    for i in range(dim):
-        w = 10000.0 ** (-2.0 * (i // 2) / dim)
-        row.append(math.sin(p * w) if i % 2 == 0 else math.cos(p * w))
-    rows.append(row)
-print(json.dumps({{"spec": {{"dim": dim}}, "positions": list(range(first, end)), "dtype": "f64", "rows": rows}}))
-"""
-
 
 def generate(results: Path, out: Path, *extra) -> int:
     with contextlib.redirect_stderr(io.StringIO()):
@@ -357,19 +338,20 @@ class ReportTest(unittest.TestCase):
             os.environ["PATH"] = old
         self.assertIn("not drawn: gnuplot not found", self.read(SIN + "figures.md"))
 
-    def _fake_cli(self, fail: bool) -> Path:
-        path = self.tmp / ("posenc-fail" if fail else "posenc")
-        path.write_text(FAKE_CLI.format(python=sys.executable, fail=fail))
-        path.chmod(path.stat().st_mode | stat.S_IXUSR)
-        return path
-
-    def test_figures_from_cli(self):
-        generate(self.tmp, self.out, "--cli", str(self._fake_cli(False)))
-        self.assertIn("Data: the posenc CLI", self.read(SIN + "figures.md"))
-        generate(self.tmp, self.out, "--cli", str(self._fake_cli(True)))
+    def test_figures_from_figure_data(self):
+        results = samples.write(self.tmp / "results", figures_file=False)
+        generate(results, self.out)
         figures = self.read(SIN + "figures.md")
-        self.assertIn("Data: Python's math.sin/cos", figures)
-        self.assertIn("unknown value", figures)
+        self.assertEqual(figures.count("not drawn: figures-sinusoidal.json not found"), 7)  # 6 plots, methods row
+        samples.write(results)
+        generate(results, self.out)
+        figures = self.read(SIN + "figures.md")
+        self.assertIn("Data: SinusoidalPlan::table", figures)
+        self.assertIn("`posenc_figures` (reports/figures, schemes/sinusoidal/figures.cpp)", figures)
+        self.assertNotIn("not drawn:", figures)
+        (results / "figures-sinusoidal.json").write_text('{"scheme": "sinusoidal", "error": "boom"}')
+        generate(results, self.out)
+        self.assertIn("not drawn: posenc_figures failed for sinusoidal: boom", self.read(SIN + "figures.md"))
 
 
 class SchemeModuleTest(unittest.TestCase):
@@ -407,44 +389,6 @@ class SchemeModuleTest(unittest.TestCase):
         self.assertTrue(names)
         for name in names:
             self.assertIn(name, schemes.registered(), f"add reports/posenc_report/schemes/{name}.py")
-
-    def test_rope_figures_without_and_with_the_cli(self):
-        from posenc_report.schemes import rope
-        self.assertEqual(rope.distances(20)[:17], list(range(16)) + [16])
-        self.assertEqual(rope.distances(1 << 10)[-1], 1 << 10)
-
-        class Renderer:
-            def image(self, plot, alt):
-                return f"IMG {plot.name} {len(plot.series)}"
-
-        class Inputs:
-            results_dir = None
-
-        class Ctx:
-            def __init__(self, cli):
-                self.cli, self.figure_notes, self.renderer, self.inputs = cli, [], Renderer(), Inputs()
-
-        none = rope.figures(Ctx(None))
-        self.assertEqual(len(none), 5)
-        for img, _ in none[:3] + none[4:]:
-            self.assertIn("not drawn: no --cli given", img)    # (e), the xPos table, uses the CLI too
-        self.assertIn("not drawn: not run", none[3][0])         # (d) reads the results, not the CLI
-        cli = REPO / "build" / "cli" / "posenc"
-        if cli.is_file():
-            drawn = rope.figures(Ctx(str(cli)))
-            self.assertEqual([img for img, _ in drawn[:3]],
-                             ["IMG fig-rope-score-vs-distance 2", "IMG fig-rope-score-error-vs-distance 4",
-                              "IMG fig-rope-scaled-frequencies 7"])
-            # (c): Llama 3.1 keeps 29 pairs, smooths 6 and divides 29 (CONVENTIONS.md §2.11); Phi-3.5's LongRoPE
-            # long factors run from 1.08 to 64.8, its short ones from 1 to 2.84
-            self.assertIn("llama3: 29 pairs kept, 6 blended, 29 divided by 8", drawn[2][1])
-            self.assertIn("long_factor: θ_k divided by 1.08 (k = 0) to 64.8", drawn[2][1])
-            self.assertIn("short_factor: θ_k divided by 1 (k = 0) to 2.84", drawn[2][1])
-            # (a): the two query positions give the same scores (relativity); (b): 1M context errors exceed 4K ones
-            self.assertRegex(drawn[0][1], r"largest difference (0|[0-9.]+e-1[3-9])\b")
-            errs = [float(x) for x in re.findall(r"up to ([0-9.]+(?:e-?[0-9]+)?)", drawn[1][1])]
-            self.assertEqual(len(errs), 4)
-            self.assertGreater(min(errs[:2]), 10 * max(errs[2:]))
 
     def test_run_labels(self):
         self.assertEqual(runs.of_meta({"run_id": "abc@t", "commit": "x"}), "abc@t")
