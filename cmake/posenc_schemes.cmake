@@ -15,6 +15,7 @@
 #     properties/<name>/sweep.cpp                                          posenc_accuracy_sweep
 #     benchmarks/<name>_bench.cpp                                          posenc_bench
 #     cli/schemes/<name>.cpp                                               posenc (CLI)
+#     schemes/<name>/figures.cpp (+ reports/posenc_report/schemes/<name>.py)  posenc_figures: the report's figure data
 # GoogleTest suites of a scheme start with <TestPrefix> (e.g. Sinusoidal, SinusoidalOracleEmulated): ctest
 # discovers each test and labels it "<part>:<name>", so `ctest -L sinusoidal` runs one scheme.
 

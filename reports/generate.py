@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """posenc report generator (Python 3 standard library + gnuplot).
 
-    python3 reports/generate.py --results DIR --out reports/latest [--cli build/cli/posenc] [--repo .]
+    python3 reports/generate.py --results DIR --out reports/latest [--repo .]
 
 See reports/README.md for the input schemas and what each page contains."""
 import sys

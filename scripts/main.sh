@@ -125,15 +125,11 @@ run_sharded() {
 run_sharded properties "$build/properties/posenc_properties"
 run_sharded oracle "$build/reference/posenc_oracle_tests"
 
-stage "held-out vectors of the real implementations, long-context RoPE (HF float32 vs exact, positions 0..131071)"
-parts+=("held-out" "long-context")
+stage "held-out vectors of the real implementations"
+parts+=("held-out")
 # Held-out vectors: numbers the real implementations computed (properties/heldout/), held to posenc through its
-# CLI; heldout.json feeds the schemes' claims pages. The long-context figure's data (~15 s) runs beside it.
-python3 "$root/properties/heldout/heldout_test.py" "$build/cli/posenc" > "$results/log-heldout.txt" 2>&1 &
-heldout_pid=$!
-python3 "$root/scripts/rope_long_context.py" "$build/cli/posenc" --out "$results/rope-long-context.json" \
-  > "$results/log-rope-long-context.txt" 2>&1 || { failed+=("rope-long-context"); echo "    long-context FAILED"; }
-if wait $heldout_pid; then
+# CLI; heldout.json feeds the schemes' claims pages.
+if python3 "$root/properties/heldout/heldout_test.py" "$build/cli/posenc" > "$results/log-heldout.txt" 2>&1; then
   tail -n 1 "$results/log-heldout.txt" | sed 's/^/    /'
 else
   failed+=("proofs:heldout"); echo "    held-out FAILED (see $results/log-heldout.txt)"
@@ -240,7 +236,7 @@ fi
 # The figures' data (figures-<scheme>.json, posenc_figures): the report draws it and computes nothing itself.
 "$build/reports/figures/posenc_figures" --out "$results" > "$results/log-figures.txt" 2>&1 || failed+=("figures")
 "$py_history" "$root/reports/generate.py" --results "$results" --out "$root/reports/latest" \
-  --cli "$build/cli/posenc" --repo "$root" "${history_args[@]}" || failed+=("report")
+  --repo "$root" "${history_args[@]}" || failed+=("report")
 # The compact results of this run, committed with the report (what import-git reads to seed a history).
 python3 "$root/scripts/keep_results.py" "$results" "$data" $([ $reliability -eq 1 ] && echo --reliability) \
   || failed+=("report-data")

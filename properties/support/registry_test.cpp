@@ -80,6 +80,7 @@ TEST(Registry, EverySchemeHasItsFileInEveryPart) {
           fs::path("reference/include/posenc/reference") / (n + ".hpp"), fs::path("schemes") / n / "oracle.cpp",
           fs::path("schemes") / n / "oracle_test.cpp", fs::path("schemes") / n / "budget.cpp",
           fs::path("schemes") / n / "cases.hpp", fs::path("schemes") / n / "check.cpp",
+          fs::path("schemes") / n / "figures.cpp",
           fs::path("properties") / n / "properties.cpp", fs::path("properties") / n / "sweep.cpp",
           fs::path("benchmarks") / (n + "_bench.cpp"), fs::path("cli/schemes") / (n + ".cpp"),
           fs::path("reports/posenc_report/schemes") / (n + ".py")})

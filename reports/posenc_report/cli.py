@@ -36,7 +36,6 @@ def parse_args(argv):
     ap.add_argument("--results", required=True, type=Path, help="directory with run.json, schemes.json, "
                                                                 "proofs-*.json, accuracy.json, bench-*.json")
     ap.add_argument("--out", required=True, type=Path, help="output directory (e.g. reports/latest)")
-    ap.add_argument("--cli", help="path to the posenc binary, used for the figures' data")
     ap.add_argument("--repo", type=Path, help="posenc checkout, to link claims to their test sources")
     ap.add_argument("--png", action="store_true", help="also write PNG copies of the plots (for previewing)")
     ap.add_argument("--strict", action="store_true", help="exit 1 if a page could not be generated")
@@ -176,7 +175,7 @@ def main(argv=None) -> int:
     shared = _history(args, out, main_run, problems)
     if "history_note" in shared:
         print(f"generate.py: warning: {shared['history_note']}", file=sys.stderr)
-    octx = Context(inputs=data, out_dir=out, renderer=None, repo=args.repo, cli=args.cli, main_run=main_run,
+    octx = Context(inputs=data, out_dir=out, renderer=None, repo=args.repo, main_run=main_run,
                    problems=problems, shared=shared)
     rows, dirs, failed = [], {}, False
     for name in data.scheme_names(modules):
@@ -184,7 +183,7 @@ def main(argv=None) -> int:
         renderer = Renderer(out / dirs[name], png=args.png)
         renderers.append((dirs[name], renderer))
         ctx = Context(inputs=data.scoped(name), out_dir=out / dirs[name], renderer=renderer, repo=args.repo,
-                      cli=args.cli, scheme=name, module=modules.get(name), main_run=main_run, problems=problems,
+                      scheme=name, module=modules.get(name), main_run=main_run, problems=problems,
                       shared=shared)
         failed |= bool(build_scheme(ctx))
         row = ctx.summaries.get("index.md", {}).get("row")

@@ -28,7 +28,6 @@ class Context:
     out_dir: Path
     renderer: Renderer | None
     repo: Path | None = None
-    cli: str | None = None
     summaries: dict = field(default_factory=dict)      # page file -> summary dict returned by its builder
     scheme: str | None = None                          # None on the overview
     module: object = None                              # the scheme's report module (schemes/<name>.py), if any

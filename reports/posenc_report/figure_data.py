@@ -18,48 +18,58 @@ def not_drawn(name: str, why: str, kind: str = "plot") -> str:
 
 
 class FigureData:
-    """figures-<scheme>.json of a results directory: `error` (None, or why there is no data), `get(figure)`."""
+    """figures-<scheme>.json of a results directory: `get(figure)`, and `error` (why the last get gave None)."""
 
     def __init__(self, results_dir, scheme: str):
         self.scheme = scheme
-        self.error = None
+        self.file_error = None   # why the file gives no figures at all
+        self.missing = []        # figure ids asked for that the file lacks
+        self._last = None
         self.path = Path(results_dir) / FILE.format(scheme=scheme) if results_dir else None
         self.figures, self.meta = {}, {}
         if self.path is None:
-            self.error = "no results directory"
+            self.file_error = "no results directory"
             return
         try:
             doc = json.loads(self.path.read_text())
         except FileNotFoundError:
-            self.error = f"{self.path.name} not found (scripts/main.sh writes it with posenc_figures)"
+            self.file_error = f"{self.path.name} not found (scripts/main.sh writes it with posenc_figures)"
             return
         except (OSError, ValueError) as e:
-            self.error = f"{self.path.name}: {type(e).__name__}: {e}"
+            self.file_error = f"{self.path.name}: {type(e).__name__}: {e}"
             return
         if not isinstance(doc, dict) or doc.get("scheme") != scheme:
-            self.error = f"{self.path.name}: not the figure data of {scheme}"
+            self.file_error = f"{self.path.name}: not the figure data of {scheme}"
         elif doc.get("error") is not None:
-            self.error = f"posenc_figures failed for {scheme}: {doc['error']}"
+            self.file_error = f"posenc_figures failed for {scheme}: {doc['error']}"
         elif not isinstance(doc.get("figures"), dict):
-            self.error = f"{self.path.name}: no \"figures\" object"
+            self.file_error = f"{self.path.name}: no \"figures\" object"
         else:
             self.figures = doc["figures"]
             self.meta = doc.get("meta") if isinstance(doc.get("meta"), dict) else {}
 
     def get(self, figure: str) -> dict | None:
         """The figure's object, or None (and `error` set) when the file has none."""
-        if self.error:
+        if self.file_error:
             return None
         value = self.figures.get(figure)
         if not isinstance(value, dict):
-            self.error = f"{self.path.name} has no figure \"{figure}\""
+            self._last = f"{self.path.name} has no figure \"{figure}\""
+            self.missing.append(figure)
             return None
+        self._last = None
         return value
+
+    @property
+    def error(self) -> str | None:
+        """Why the last get() gave None: the file's problem, or the figure it lacks (None after a figure it has)."""
+        return self.file_error or self._last
 
     def note(self) -> tuple:
         """The (label, Markdown) row of the figures page's methods block saying where the data came from."""
-        if self.error:
-            return "figure data", f"not drawn: {md.cell(self.error)}"
+        if self.file_error:
+            return "figure data", f"not drawn: {md.cell(self.file_error)}"
         run = self.meta.get("run_id") or self.meta.get("commit") or "?"
         return "figure data", (f"`posenc_figures` (reports/figures, schemes/{self.scheme}/figures.cpp): "
-                               f"{self.path.name}, run {md.cell(str(run))}")
+                               f"{self.path.name}, run {md.cell(str(run))}"
+                               + (f"; not drawn, missing from it: {', '.join(self.missing)}" if self.missing else ""))

@@ -138,8 +138,8 @@ def _inputs(octx) -> str:
                           ("accuracy", "accuracy*.json"), ("benchmarks", "bench-*.json")):
         if not dict(kinds)[kind]:
             rows.append((md.code(pattern), kind, "—", "*not found*"))
-    rows.append((md.code("posenc CLI"), "figures", "—", md.code(octx.cli) if octx.cli else
-                 "*not given* (figures computed in Python)"))
+    figs = sorted(inp.results_dir.glob("figures-*.json")) if inp.results_dir else []
+    rows.append((md.code("figures-*.json"), "figures", "—", f"{len(figs)} files" if figs else "*not found*"))
     text = md.table(["file", "kind", "run", "status"], rows)
     main = octx.main_run
     others = sorted({f.run for f in inp.data_files() if f.data is not None and f.run and f.run != main})

@@ -4,15 +4,9 @@ full set for a manual look."""
 from __future__ import annotations
 
 import json
-import unittest
 import math
 import sys
 from pathlib import Path
-
-import fake_cli
-from fake_cli import write_fake  # noqa: F401  (the tests' one way to write a fake CLI)
-
-fake_cli.install()  # fake CLIs run in this process (fake_cli.py)
 
 RUN_ID = "0123456789ab@2025-01-01T11:55:00Z"
 META = {"commit": "0123456789abcdef0123456789abcdef01234567", "run_id": RUN_ID, "compiler": "GNU 12.2.0",
@@ -245,35 +239,3 @@ def bench_entry(name, ms, bytes_per_second=None, items_per_second=None):
     if items_per_second is not None:
         e["items_per_second"] = items_per_second
     return e
-
-
-def cli_has_scheme(cli, scheme):
-    """Whether the posenc binary `cli` (a Path) exists and lists `scheme`."""
-    import subprocess
-    if not cli.is_file():
-        return False
-    try:
-        out = subprocess.run([str(cli), "list", "--format", "json"], capture_output=True, text=True, timeout=60)
-        return any(s.get("name") == scheme for s in json.loads(out.stdout).get("schemes", []))
-    except (OSError, ValueError, subprocess.TimeoutExpired):
-        return False
-
-
-class FakeCliTest(unittest.TestCase):
-    """A test case with cls.fake: an executable Python script (the class attribute FAKE) standing in for posenc."""
-    FAKE = ""
-
-    @classmethod
-    def setUpClass(cls):
-        import os
-        import sys
-        import tempfile
-        cls.tmp = tempfile.TemporaryDirectory()
-        cls.fake = os.path.join(cls.tmp.name, "posenc")
-        with open(cls.fake, "w") as f:
-            f.write(f"#!{sys.executable}\n" + cls.FAKE)
-        os.chmod(cls.fake, 0o755)
-
-    @classmethod
-    def tearDownClass(cls):
-        cls.tmp.cleanup()

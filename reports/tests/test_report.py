@@ -380,13 +380,9 @@ class SchemeModuleTest(unittest.TestCase):
         self.assertEqual(sorted(w for w, _ in problems),
                          ["schemes/badhead.py", "schemes/broken.py", "schemes/misnamed.py"])
 
-    @unittest.skipUnless((REPO / "build" / "cli" / "posenc").is_file(), "posenc CLI not built")
-    def test_every_listed_scheme_has_a_module(self):
-        import subprocess
-        listed = json.loads(subprocess.run([str(REPO / "build" / "cli" / "posenc"), "list", "--format", "json"],
-                                           capture_output=True, text=True, check=True).stdout)
-        names = [s["name"] for s in listed["schemes"]]
-        self.assertTrue(names)
+    def test_every_scheme_has_a_module(self):
+        names = sorted(p.name for p in (REPO / "schemes").iterdir() if (p / "spec.cpp").is_file())
+        self.assertGreaterEqual(len(names), 13)
         for name in names:
             self.assertIn(name, schemes.registered(), f"add reports/posenc_report/schemes/{name}.py")
 

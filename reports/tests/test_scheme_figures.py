@@ -21,8 +21,8 @@ FIXTURE = Path(os.environ.get("POSENC_FIGURES_DIR", REPO / "reports" / "latest" 
 
 
 def with_figures() -> list:
-    """The schemes whose figures come from figure data: those with a schemes/<name>/figures.cpp."""
-    return sorted(p.parent.name for p in (REPO / "schemes").glob("*/figures.cpp"))
+    """Every scheme (a folder schemes/<name>/ with its spec.cpp): each has a figures.cpp (CMake requires it)."""
+    return sorted(p.parent.name for p in (REPO / "schemes").glob("*/spec.cpp"))
 
 
 class Renderer:

@@ -27,7 +27,7 @@
 #include "figures.hpp"
 #include "posenc/rope.hpp"
 #include "posenc/rope_config.hpp"
-#include "python_random.hpp"
+#include "python_compat.hpp"
 
 namespace rope_figures {
 
@@ -44,7 +44,7 @@ constexpr const char* kConfigDir = "cli/tests/data/configs";
 
 // One vector of `dim` float32 numbers, iid N(0, 1) / sqrt(dim) (random.Random(seed).gauss, then rounded to float).
 std::vector<double> unit_vector(std::size_t dim, std::uint64_t seed) {
-  posenc::figures::PythonRandom rng(seed);
+  posenc::figures::CpythonRandom rng(seed);
   std::vector<double> v(dim);
   for (double& x : v) x = static_cast<float>(rng.gauss(0.0, 1.0) / std::sqrt(static_cast<double>(dim)));
   return v;

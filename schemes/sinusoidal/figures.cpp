@@ -20,7 +20,7 @@
 
 #include "figures.hpp"
 #include "posenc/sinusoidal.hpp"
-#include "python_random.hpp"
+#include "python_compat.hpp"
 
 namespace sinusoidal_figures {
 
@@ -70,7 +70,7 @@ Vec frequencies(const char* preset, std::size_t dim) {
 class RandomMap {
  public:
   RandomMap(std::size_t dim, std::uint64_t seed) : w_(dim, Vec(dim)) {
-    posenc::figures::PythonRandom rng(seed);
+    posenc::figures::CpythonRandom rng(seed);
     const double sd = 1.0 / std::sqrt(static_cast<double>(dim));
     for (Vec& row : w_)
       for (double& x : row) x = rng.gauss(0.0, sd);

@@ -174,8 +174,7 @@ def _long_context_error(ctx, data: FigureData) -> tuple:
            "attention factor m, which multiplies cos and sin, changes it. Data: RopePlan::cache, pairs form, f64, "
            "of every position in both regimes (`posenc table rope --config FILE | --head-dim 128 --base B "
            "--scaling none --regime hf|exact --form pairs --positions A:B --format npy --dtype f64` gives the same "
-           "values; `scripts/rope_long_context.py`, main job stage 5/9, reduces them the same way into "
-           "rope-long-context.json). Figure (b) shows what this does to a score.")
+           "values). Figure (b) shows what this does to a score.")
     return ctx.renderer.image(plot, "RoPE hf vs exact cache error at 128k positions"), cap
 
 
