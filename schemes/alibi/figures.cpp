@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "figures.hpp"
+#include "python_compat.hpp"
 #include "posenc/alibi.hpp"
 #include "posenc/reference/alibi.hpp"
 
@@ -162,38 +163,6 @@ Json bias_rows() {
 
 // ---- (c) softmax equivalence -----------------------------------------------------------------------------
 
-// The correctly rounded sum of xs: exact partial sums (Shewchuk), then the top ones added with the correction
-// for a result halfway between two doubles (what Python's math.fsum returns).
-double exact_sum(const std::vector<double>& xs) {
-  std::vector<double> partials;
-  for (double x : xs) {
-    std::size_t kept = 0;
-    for (std::size_t i = 0; i < partials.size(); ++i) {
-      double y = partials[i];
-      if (std::fabs(x) < std::fabs(y)) std::swap(x, y);
-      const double hi = x + y, lo = y - (hi - x);
-      if (lo != 0) partials[kept++] = lo;
-      x = hi;
-    }
-    partials.resize(kept);
-    partials.push_back(x);
-  }
-  if (partials.empty()) return 0.0;
-  std::size_t n = partials.size() - 1;
-  double hi = partials[n], lo = 0;
-  while (n > 0) {
-    const double x = hi, y = partials[--n];
-    hi = x + y;
-    lo = y - (hi - x);
-    if (lo != 0) break;
-  }
-  if (n > 0 && ((lo < 0 && partials[n - 1] < 0) || (lo > 0 && partials[n - 1] > 0))) {
-    const double y = 2 * lo, x = hi + y;
-    if (y == x - hi) hi = x;
-  }
-  return hi;
-}
-
 // float64 softmax of a row; -inf entries get 0; empty for a row with no finite entry.
 std::vector<double> softmax(const double* row, std::size_t n) {
   double top = kNegInf;
@@ -201,7 +170,7 @@ std::vector<double> softmax(const double* row, std::size_t n) {
   if (top == kNegInf) return {};
   std::vector<double> e(n);
   for (std::size_t j = 0; j < n; ++j) e[j] = row[j] == kNegInf ? 0.0 : std::exp(row[j] - top);
-  const double sum = exact_sum(e);
+  const double sum = posenc::figures::fsum(e);
   for (double& x : e) x /= sum;
   return e;
 }
