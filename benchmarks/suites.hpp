@@ -22,7 +22,7 @@ constexpr const char* regime_label(std::size_t bytes) noexcept {
   return bytes <= kCacheMaxBytes ? "cache" : bytes >= kDramMinBytes ? "dram" : "l3";
 }
 
-// One registration function per scheme, in its one file benchmarks/<scheme>_bench.cpp (cmake/posenc_schemes.cmake):
+// One registration function per scheme, in its one file schemes/<scheme>/bench.cpp (cmake/posenc_schemes.cmake):
 //   POSENC_BENCH_SCHEME(sinusoidal) { ...register "sinusoidal/..." benchmarks...; return "<sizes skipped>"; }
 // main.cpp calls every registered function; each returns a one-line account of the sizes it skipped, which goes
 // into the "size_policy" context.

@@ -57,7 +57,7 @@ int main(int argc, char** argv) {
   posenc::cli::Registry registry(app);
   posenc::cli::register_general_commands(registry);
   posenc::cli::register_budget_command(registry);
-  posenc::cli::register_schemes(registry, argc, argv);  // cli/schemes/<scheme>.cpp (POSENC_CLI_SCHEME)
+  posenc::cli::register_schemes(registry, argc, argv);  // schemes/<scheme>/cli.cpp (POSENC_CLI_SCHEME)
 
   try {
     // CLI11 reads a flag given an empty value (--signed-positions=) as the flag alone; every option refuses

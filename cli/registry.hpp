@@ -7,7 +7,7 @@
 //   apply     transform a tensor read from a .npy                  scores    pre-softmax scores from Q, K .npy files
 //   check     verify a user's own numbers against the oracle       identify  which convention a user's table is
 // and a scheme may add verbs of its own (sinusoidal: shift). A scheme registers, in its one file
-// cli/schemes/<scheme>.cpp (POSENC_CLI_SCHEME, one function), its description for `posenc list` (generated from its
+// schemes/<scheme>/cli.cpp (POSENC_CLI_SCHEME, one function), its description for `posenc list` (generated from its
 // spec description, cli/spec_options.hpp) and one subcommand per verb it has; option parsing from the spec
 // description, output formats and error lines come from the generic code. `posenc <verb> <unknown>` names the
 // schemes that have that verb. Plus the scheme-independent `posenc list` and `posenc info`.

@@ -4,18 +4,18 @@
 #     posenc_add_scheme(<name> TESTS <TestPrefix>)
 # Every part then picks up its file(s) of that scheme by convention (posenc_scheme_files below), and configure
 # fails naming the file when a scheme lacks one:
-#     schemes/<name>/spec.cpp (+ spec/include/posenc/<name>_spec.hpp)            posenc::spec
-#     schemes/<name>/fast.cpp (+ lib/include/posenc/<name>.hpp)                  posenc::posenc
+#     schemes/<name>/spec.cpp (+ spec/include/posenc/<name>_spec.hpp)              posenc::spec
+#     schemes/<name>/fast.cpp (+ lib/include/posenc/<name>.hpp)                    posenc::posenc
 #     schemes/<name>/oracle.cpp (+ reference/include/posenc/reference/<name>.hpp)  posenc::reference
-#     schemes/<name>/oracle_test.cpp                                             posenc_oracle_tests
-#     schemes/<name>/budget.hpp, budget.cpp                                posenc_verify (the budget table)
-#     schemes/<name>/cases.hpp                                             the case table (claims, sweep, benchmarks)
-#     schemes/<name>/check.cpp, check.hpp                                  posenc check / identify (posenc_verify)
-#     properties/<name>/properties.cpp (+ other .cpp: support code)        posenc_properties
-#     properties/<name>/sweep.cpp                                          posenc_accuracy_sweep
-#     benchmarks/<name>_bench.cpp                                          posenc_bench
-#     cli/schemes/<name>.cpp                                               posenc (CLI)
-#     schemes/<name>/figures.cpp (+ reports/posenc_report/schemes/<name>.py)  posenc_figures: the report's figure data
+#     schemes/<name>/oracle_test.cpp                                              posenc_oracle_tests
+#     schemes/<name>/budget.hpp, budget.cpp                                       posenc_verify (the budget table)
+#     schemes/<name>/cases.hpp                                                    the case table (claims, sweep, benchmarks)
+#     schemes/<name>/check.cpp, check.hpp                                         posenc check / identify (posenc_verify)
+#     schemes/<name>/claims.cpp (+ measure.cpp, generators.cpp: test support)     posenc_properties
+#     schemes/<name>/sweep.cpp                                                    posenc_accuracy_sweep
+#     schemes/<name>/bench.cpp                                                    posenc_bench
+#     schemes/<name>/cli.cpp                                                      posenc (CLI)
+#     schemes/<name>/figures.cpp (+ reports/posenc_report/schemes/<name>.py)      posenc_figures: the report's figure data
 # GoogleTest suites of a scheme start with <TestPrefix> (e.g. Sinusoidal, SinusoidalOracleEmulated): ctest
 # discovers each test and labels it "<part>:<name>", so `ctest -L sinusoidal` runs one scheme.
 

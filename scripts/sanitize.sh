@@ -7,7 +7,7 @@
 #     Left out: cli.faults, whose LD_PRELOAD shim and address-space limits (ulimit -v) cannot work under ASan
 #     (ASan must be the first library loaded and reserves terabytes of address space); it runs in the Release
 #     suite. With POSENC_COVERAGE=1 (the main job) the same build is instrumented for coverage (gcc --coverage):
-#     after the run, gcovr measures the line and branch coverage of lib/, spec/, cli/, verify/ and schemes/ (the product) by the suite (counters
+#     after the run, gcovr measures the line and branch coverage of lib/, spec/, cli/, verify/ and the product parts of schemes/ (not the oracles, claims, sweeps, benchmarks, figures) by the suite (counters
 #     are zeroed first, so the figures are this run's).
 #  2. ThreadSanitizer: posenc's worker pool through the public API (posenc_api_tests: concurrent host
 #     threads, tables, RoPE caches and rotations) built into build-tsan/. (libgomp is not instrumented, which is
@@ -92,7 +92,7 @@ if [[ $what == all || $what == asan ]]; then
     # an error ends it with a non-zero status.
     gcov_args=(-r "$root" --object-directory "$build" --filter "$root/lib/" --filter "$root/spec/" --filter "$root/cli/"
                --filter "$root/verify/" --filter "$root/schemes/"
-               --exclude "$root/cli/tests/" --exclude "$root/schemes/[a-z_0-9]+/oracle(_test)?\.cpp"
+               --exclude "$root/cli/tests/" --exclude "$root/schemes/[a-z_0-9]+/(oracle|oracle_test|claims|sweep|measure|generators|config_test|bench|figures)\.(cpp|hpp)"
                --exclude-throw-branches --exclude-unreachable-branches --gcov-ignore-parse-errors -j 1)
     if [[ -z $cov_flags ]]; then
       :

@@ -1,6 +1,6 @@
 // verify/check_report.hpp — what `posenc check` reports about a user's numbers, for every scheme.
 //
-// A scheme's checker (properties/<scheme>/check.*) walks the user's entries, computes each one's reference with
+// A scheme's checker (schemes/<scheme>/check.*) walks the user's entries, computes each one's reference with
 // the scheme's MPFR oracle (the exact value, and the value of each emulated regime) and adds the entry to one
 // CheckAccumulator per reference. An accumulator holds the entries to one budget row (the metric and bound come
 // from the row, never from the caller) and keeps what a porter needs to find a mistake:

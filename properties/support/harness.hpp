@@ -1,6 +1,6 @@
 // properties/support/harness.hpp — how measuring harnesses report what they measure.
 //
-// A scheme's harness (properties/<scheme>/measure.*) computes fast values and oracle values and emits one case
+// A scheme's harness (schemes/<scheme>/measure.*) computes fast values and oracle values and emits one case
 // per compared number under its budget row; emit() computes the measure from the row (budget.hpp), so a harness
 // never chooses a metric. Sinks decide what a case is for: a claim sink records it in the ledger and fails the
 // property or test with the whole case when it is over budget (tests and report measure exactly the same thing,

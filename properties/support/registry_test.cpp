@@ -81,8 +81,8 @@ TEST(Registry, EverySchemeHasItsFileInEveryPart) {
           fs::path("schemes") / n / "oracle_test.cpp", fs::path("schemes") / n / "budget.cpp",
           fs::path("schemes") / n / "cases.hpp", fs::path("schemes") / n / "check.cpp",
           fs::path("schemes") / n / "figures.cpp",
-          fs::path("properties") / n / "properties.cpp", fs::path("properties") / n / "sweep.cpp",
-          fs::path("benchmarks") / (n + "_bench.cpp"), fs::path("cli/schemes") / (n + ".cpp"),
+          fs::path("schemes") / n / "claims.cpp", fs::path("schemes") / n / "sweep.cpp",
+          fs::path("schemes") / n / "bench.cpp", fs::path("schemes") / n / "cli.cpp",
           fs::path("reports/posenc_report/schemes") / (n + ".py")})
       EXPECT_TRUE(fs::exists(kSource / f)) << "scheme '" << n << "' has no " << f;
 }

@@ -1,4 +1,4 @@
-// properties/support/sweep.hpp — the accuracy sweep's registry. Each scheme's properties/<scheme>/sweep.cpp
+// properties/support/sweep.hpp — the accuracy sweep's registry. Each scheme's schemes/<scheme>/sweep.cpp
 // registers one function with POSENC_SWEEP(<scheme>); posenc_accuracy_sweep (support/sweep_main.cpp) runs them all
 // (or the ones named with --scheme), aggregates every emitted case per budget row and writes accuracy.json:
 // every budget row with its bound and measured maximum (worst input, sample count), the error-vs-position series

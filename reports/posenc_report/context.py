@@ -51,7 +51,7 @@ class Context:
         return f"**{self.scheme}:** {links} · [All schemes](../index.md)" if self.scheme else links
 
     def test_link(self, test: str | None) -> str | None:
-        """Markdown link to the definition of test 'Suite.Name' under <repo>/properties, if found."""
+        """Markdown link to the definition of test 'Suite.Name' under <repo>/schemes or <repo>/properties, if found."""
         if not test or not self.repo:
             return None
         if "tests" not in self.shared:
@@ -65,10 +65,9 @@ class Context:
 
     def _index_tests(self) -> dict:
         index = {}
-        root = Path(self.repo).resolve() / "properties"
-        if not root.is_dir():
-            return index
-        for path in sorted(p for p in root.rglob("*") if p.suffix in (".cpp", ".cc", ".cxx", ".hpp", ".h")):
+        roots = [Path(self.repo).resolve() / d for d in ("properties", "schemes")]
+        for path in sorted(p for root in roots if root.is_dir() for p in root.rglob("*")
+                           if p.suffix in (".cpp", ".cc", ".cxx", ".hpp", ".h")):
             try:
                 text = path.read_text(encoding="utf-8", errors="replace")
             except OSError:

@@ -9,7 +9,7 @@
 
 namespace posenc::cases::learned {
 
-// ---- Benchmarks (benchmarks/learned_bench.cpp) ------------------------------------------------------------
+// ---- Benchmarks (schemes/learned/bench.cpp) ------------------------------------------------------------
 // rows: LearnedPlan::rows, the gather of L rows from a float64 table, against stores / a memcpy of the same output
 // bytes. Two tables: RoBERTa's (514 = 512 + 2 rows, hidden 768) and an OPT-like one (2050 = 2048 + 2 rows, hidden
 // 4096: OPT-6.7B's max_position_embeddings + offset and hidden size). The ids of a table are those of consecutive

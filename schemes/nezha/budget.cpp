@@ -1,5 +1,5 @@
 // The NEZHA rows of THE budget table (verify/budget.hpp). The table is the sinusoidal plan's paper table
-// at positions 0..2K (schemes/nezha/fast.cpp), so its bounds are the sinusoidal kernel's (properties/sinusoidal/
+// at positions 0..2K (schemes/nezha/fast.cpp), so its bounds are the sinusoidal kernel's (schemes/sinusoidal/
 // budget.cpp); the indices are integers; scores and outputs are the Shaw plan's, under the Shaw rows.
 //
 // HF's table vs the exact one (row nezha.table.hf_vs_exact). T_hf = RN32(sin a32) (or cos), a32 = RN32(r w32), w32

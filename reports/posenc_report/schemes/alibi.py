@@ -14,7 +14,7 @@ from ..gnuplot import Plot, Series
 
 SCHEME = "alibi"
 
-# benchmarks/alibi_bench.cpp: bias/<variant>/heads:32/L:<L>/threads:<n> (the whole [H][L][L] matrix; baselines
+# schemes/alibi/bench.cpp: bias/<variant>/heads:32/L:<L>/threads:<n> (the whole [H][L][L] matrix; baselines
 # stream_store_f32 — the DRAM write limit — and store_f32 of the same bytes) and
 # scores/<variant>/heads:1/L:4096/head_dim:128/threads:<n> (baseline sgemm_f32: q k^T of the same shape; bench.py
 # recognises it by the "sgemm" prefix of the variant, in any family, with the same arguments).

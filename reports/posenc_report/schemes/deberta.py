@@ -14,7 +14,7 @@ from ..gnuplot import Plot, Series
 
 SCHEME = "deberta"
 
-# benchmarks/deberta_bench.cpp: index/<variant>/heads:1/L:<L>/threads:<n> (int32 matrices; baselines
+# schemes/deberta/bench.cpp: index/<variant>/heads:1/L:<L>/threads:<n> (int32 matrices; baselines
 # stream_store_i32, store_i32) and scores/<variant>/heads:1/L:4096/head_dim:64/threads:<n> (fused against sgemm_f32).
 HEADLINE_KERNELS = (
     {"family": "index", "variant": "relative_v3_i32", "baseline": "bandwidth",

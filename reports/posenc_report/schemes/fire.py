@@ -15,7 +15,7 @@ from ..gnuplot import Plot, Series
 
 SCHEME = "fire"
 
-# benchmarks/fire_bench.cpp: bias/<variant>/heads:32/L:<L>/threads:<n> (the whole [H][L][L] matrix, width 32;
+# schemes/fire/bench.cpp: bias/<variant>/heads:32/L:<L>/threads:<n> (the whole [H][L][L] matrix, width 32;
 # variants cramming_f32, exact_f32, exact_f64; baselines stream_store_f32 — the DRAM write limit — store_f32 and
 # plainloop_f32 — the per-entry loop of the definition, L:512 only — and their f64 forms) and
 # scores/<variant>/heads:1/L:4096/head_dim:128/threads:<n> (fused_cramming_causal_f32 against sgemm_f32, q k^T of the

@@ -14,7 +14,7 @@ from ..gnuplot import Plot, Series
 
 SCHEME = "kerple"
 
-# benchmarks/kerple_bench.cpp: bias/<variant>/heads:32/L:<L>/threads:<n> (the whole [H][L][L] matrix; variants
+# schemes/kerple/bench.cpp: bias/<variant>/heads:32/L:<L>/threads:<n> (the whole [H][L][L] matrix; variants
 # exact_log_f32, megatron_log_f32, exact_power_f32, megatron_power_f32, exact_log_f64; baselines stream_store_f32 —
 # the DRAM write limit — and store_f32 of the same bytes, and their f64 forms) and
 # scores/<variant>/heads:1/L:4096/head_dim:128/threads:<n> (fused_exact_log_causal_f32 against sgemm_f32, q k^T of

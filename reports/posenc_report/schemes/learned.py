@@ -12,7 +12,7 @@ from ..figure_data import FigureData, not_drawn
 
 SCHEME = "learned"
 
-# benchmarks/learned_bench.cpp: rows/<variant>/rows:<R>/dim:<d>/L:<L>/threads:1 (LearnedPlan::rows of L ids from a
+# schemes/learned/bench.cpp: rows/<variant>/rows:<R>/dim:<d>/L:<L>/threads:1 (LearnedPlan::rows of L ids from a
 # float64 table; variants gather_f32, gather_f64; baselines stream_store_f32 — the DRAM write limit — store_f32 and
 # memcpy_f32 of the same output bytes, and their f64 forms) and ids/<variant>/L:1048576/threads:1 (position_ids of
 # each map: arange, make_positions, cumsum_mask; baseline plainloop: std::vector<int64_t>(L) written with 0 .. L-1).

@@ -14,7 +14,7 @@ from ..gnuplot import Plot, Series
 
 SCHEME = "nezha"
 
-# benchmarks/nezha_bench.cpp: table/<variant>/K:<K>/depth:64/threads:<n> (the (2K + 1) x depth table at K = 64 and
+# schemes/nezha/bench.cpp: table/<variant>/K:<K>/depth:64/threads:<n> (the (2K + 1) x depth table at K = 64 and
 # 16384; variants exact_f32 and hf_f32; baseline plainloop_f32: the loop a user writes — float32 frequencies and
 # angles, one std::sin / std::cos per entry — which bench.py recognises by its "plainloop" prefix and pairs with
 # the kernel of the same family and arguments, items/s ÷ items/s; the table family has no streaming-store

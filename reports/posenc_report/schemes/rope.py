@@ -14,7 +14,7 @@ from ..gnuplot import COLOURS, Plot, Series
 
 SCHEME = "rope"
 
-# benchmarks/rope_bench.cpp: apply/<variant>/T:/heads:/head_dim:/threads: (in place; baseline rmw_f32, the
+# schemes/rope/bench.cpp: apply/<variant>/T:/heads:/head_dim:/threads: (in place; baseline rmw_f32, the
 # read-modify-write of the same bytes) and cache/<variant>/T:/w:/threads: (baseline stream_store_f32).
 HEADLINE_KERNELS = (
     {"family": "apply", "variant": "exact_halves_f32", "baseline": "rmw",

@@ -15,7 +15,7 @@ from ..gnuplot import Plot, Series
 
 SCHEME = "shaw"
 
-# benchmarks/shaw_bench.cpp: index/<variant>/heads:1/L:<L>/threads:<n> (the [L][L] int32 index matrix; variants
+# schemes/shaw/bench.cpp: index/<variant>/heads:1/L:<L>/threads:<n> (the [L][L] int32 index matrix; variants
 # t2t_i32 at L = 512, 8192, 16384 and bert_i32 at L = 512 only; baselines stream_store_i32, store_i32 of the same
 # bytes), scores/<variant>/heads:1/L:4096/head_dim:64/threads:<n> (fused_t2t_causal_f32 against sgemm_f32: q k^T
 # alone) and attend/t2t_causal_f32/heads:1/L:4096/head_dim:64/threads:<n> (the attention output). bench.py pairs a

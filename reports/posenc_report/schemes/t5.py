@@ -12,7 +12,7 @@ from ..gnuplot import COLOURS, Plot, Series
 
 SCHEME = "t5"
 
-# benchmarks/t5_bench.cpp: index/<variant>/heads:1/L:<L>/threads:<n> (int32 bucket matrices; baselines
+# schemes/t5/bench.cpp: index/<variant>/heads:1/L:<L>/threads:<n> (int32 bucket matrices; baselines
 # stream_store_i32, store_i32), bias/<variant>/heads:32/L:<L>/threads:<n> (baselines stream_store_f32, store_f32) and
 # scores/<variant>/heads:1/L:4096/head_dim:64/threads:<n> (fused against sgemm_f32).
 HEADLINE_KERNELS = (

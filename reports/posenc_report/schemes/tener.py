@@ -15,7 +15,7 @@ from ..relative_figures import index_figure, yes
 
 SCHEME = "tener"
 
-# benchmarks/tener_bench.cpp (benchmarks/relative_bench.hpp): table/<variant>/L:<rows>/d:1024/threads:<n> and
+# schemes/tener/bench.cpp (benchmarks/relative_bench.hpp): table/<variant>/L:<rows>/d:1024/threads:<n> and
 # scores/<variant>/heads:1/L:4096/head_dim:64/threads:<n> (blas_f32 vs sgemm_f32: three gemms against one;
 # direct_f32 at L 512).
 HEADLINE_KERNELS = (

@@ -16,7 +16,7 @@ from ..relative_figures import index_figure, yes
 
 SCHEME = "transformer_xl"
 
-# benchmarks/transformer_xl_bench.cpp (benchmarks/relative_bench.hpp): table/<variant>/L:<rows>/d:1024/threads:<n>
+# schemes/transformer_xl/bench.cpp (benchmarks/relative_bench.hpp): table/<variant>/L:<rows>/d:1024/threads:<n>
 # (R of a call; exact_f32, emulated_f32 against stream_store and plainloop_f32) and scores/<variant>/heads:1/L:4096/
 # head_dim:64/threads:<n> (blas_f32 against sgemm_f32, q k^T alone; direct_f32 at L 512).
 HEADLINE_KERNELS = (

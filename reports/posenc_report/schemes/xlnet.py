@@ -15,7 +15,7 @@ from ..relative_figures import index_figure, yes
 
 SCHEME = "xlnet"
 
-# benchmarks/xlnet_bench.cpp (benchmarks/relative_bench.hpp): table/<variant>/L:<rows>/d:1024/threads:<n> and
+# schemes/xlnet/bench.cpp (benchmarks/relative_bench.hpp): table/<variant>/L:<rows>/d:1024/threads:<n> and
 # scores/<variant>/heads:1/L:4096/head_dim:64/threads:<n> (a bi call: blas_f32 vs sgemm_f32; direct_f32 at L 512).
 HEADLINE_KERNELS = (
     {"family": "table", "variant": "exact_f32", "baseline": "bandwidth",
