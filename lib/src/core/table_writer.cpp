@@ -451,142 +451,180 @@ class Writer {
 
 }  // namespace
 
-// Runs of at least this many consecutive positions in a list are written as ranges (block by block, one anchor per
-// block of rows) instead of entry by entry.
-constexpr std::size_t kMinRun = 128;
+namespace {
 
+// One call of write_table: its workers, the writer of its rows, and the ways in: a range of positions (run_rows)
+// or a list (write_list).
 template <class T>
-void write_table(const AngleTable& table, const PositionSource& src, const RowForm<T>& form,
-                 std::optional<std::int64_t> zero_position, const TableOptions& opt, std::size_t elements) {
-  if (src.count == 0) return;
-  const bool stream = opt.streaming_stores && worth_streaming(elements * sizeof(T));
-  const int threads = thread_count(opt, elements);
-  std::vector<Worker<T>> workers;
-  workers.reserve(static_cast<std::size_t>(threads));
-  // Groups for cache-resident outputs too: there a chunk's J slice of a block (128 KiB) is read from L2 for every
-  // row, and sharing each row's slice among the blocks of a group measured 22% faster (512 x 256 f32 plan, 1
-  // thread: 0.195 -> 0.153 ns per pair with groups of 8, 0.155 with 4). At most as many as the call's rows can fill
-  // (abs_range below): a small table allocates one anchor slot per worker, not eight.
-  const std::size_t G = std::clamp<std::size_t>((src.count / table.block() + 2) / (2 * static_cast<std::size_t>(threads)),
-                                                1, group_blocks(table));
-  for (int t = 0; t < threads; ++t) workers.emplace_back(table.pairs(), G);
-  const Writer<T> writer(table, form, stream);
-  const auto B = static_cast<std::int64_t>(table.block());
-  const bool has_zero = zero_position.has_value();
-  const std::int64_t zp = zero_position.value_or(0);
+class TableJob {
+ public:
+  TableJob(const AngleTable& table, const RowForm<T>& form, std::optional<std::int64_t> zero_position,
+           const TableOptions& opt, std::size_t elements, std::size_t rows)
+      : table_(table), form_(form), stream_(opt.streaming_stores && worth_streaming(elements * sizeof(T))),
+        threads_(thread_count(opt, elements)), writer_(table, form, stream_), B_(static_cast<std::int64_t>(table.block())),
+        has_zero_(zero_position.has_value()), zp_(zero_position.value_or(0)), cached_(table, form, false) {
+    // Groups for cache-resident outputs too: there a chunk's J slice of a block (128 KiB) is read from L2 for every
+    // row, and sharing each row's slice among the blocks of a group measured 22% faster (512 x 256 f32 plan, 1
+    // thread: 0.195 -> 0.153 ns per pair with groups of 8, 0.155 with 4). At most as many as the call's rows can
+    // fill (range below): a small table allocates one anchor slot per worker, not eight.
+    G_ = std::clamp<std::size_t>((rows / table.block() + 2) / (2 * static_cast<std::size_t>(threads_)), 1,
+                                 group_blocks(table));
+    workers_.reserve(static_cast<std::size_t>(threads_));
+    for (int t = 0; t < threads_; ++t) workers_.emplace_back(table.pairs(), G_);
+  }
+
+  // A run of `count` rows starting at output row `row`, positions p0, p0 + step, ... (step = +1 or -1).
+  void run_rows(std::size_t row, std::int64_t p0, std::size_t count, int step) {
+    const std::int64_t p1 = p0 + step * (static_cast<std::int64_t>(count) - 1);
+    const std::int64_t lo = std::min(p0, p1), hi = std::max(p0, p1);
+    const auto r = static_cast<std::int64_t>(row);
+    // output row of position p: r + step (p - p0); of q >= 0: r + step (q - p0); of p = -q < 0: r - step (q + p0)
+    range(std::max<std::int64_t>(lo, 0), hi, r - step * p0, step, false);
+    range(std::max<std::int64_t>(-hi, 1), -lo, r - step * p0, -step, true);
+  }
+
+  // A list: long runs of step +1 or -1 as ranges; the other entries in fixed chunks, where runs of consecutive
+  // positions inside one block share the anchor.
+  void write_list(std::span<const std::int64_t> list) {
+    std::vector<std::pair<std::size_t, std::size_t>> chunks;  // [begin, end) of entries not in a long run
+    for (const auto& [b, e] : short_pieces(list))
+      for (std::size_t c = b; c < e; c += kListChunk) chunks.emplace_back(c, std::min(e, c + kListChunk));
+    parallel_for(chunks.size(), std::min<int>(threads_, static_cast<int>(std::max<std::size_t>(chunks.size(), 1))),
+                 [&](int t, std::size_t c) {
+                   list_chunk(workers_[static_cast<std::size_t>(t)], list, chunks[c].first, chunks[c].second);
+                 });
+  }
+
+  void finish() const {
+    if (stream_) store_fence();
+  }
+
+ private:
+  // Runs of at least this many consecutive positions in a list are written as ranges (block by block, one anchor
+  // per block of rows) instead of entry by entry.
+  static constexpr std::size_t kMinRun = 128;
+
+  // Writes the list's long runs (run_rows); returns the [begin, end) pieces of the other entries.
+  std::vector<std::pair<std::size_t, std::size_t>> short_pieces(std::span<const std::int64_t> list) {
+    std::vector<std::pair<std::size_t, std::size_t>> pieces;
+    const std::size_t n = list.size();
+    for (std::size_t i = 0; i < n;) {
+      std::size_t e = i + 1;
+      int step = 0;
+      if (e < n && (list[e] - list[i] == 1 || list[e] - list[i] == -1)) {
+        step = static_cast<int>(list[e] - list[i]);
+        while (e < n && list[e] - list[e - 1] == step) ++e;
+      }
+      if (step != 0 && e - i >= kMinRun) run_rows(i, list[i], e - i, step);
+      else if (!pieces.empty() && pieces.back().second == i) pieces.back().second = e;
+      else pieces.emplace_back(i, e);
+      i = e;
+    }
+    return pieces;
+  }
 
   // Positions q = q_lo .. q_hi >= 0 into output rows r0 + dir q (dir = +1 or -1), block by block (one anchor per
   // block), with the sines negated when `negate`: then row r0 + dir q holds the row of -q, the exact reflection of
   // the row of q bit for bit (p and -p have different anchors and J rows, so computing -p directly gave f64 cosines
   // that differed from those of p in the last bit in ~45% of entries). The form is re-based so that its row index
   // is q itself. A zero position inside the run (sign given by `negate`) gets an all-zero row.
-  auto abs_range = [&](std::int64_t q_lo, std::int64_t q_hi, std::int64_t r0, int dir, bool negate) {
+  void range(std::int64_t q_lo, std::int64_t q_hi, std::int64_t r0, int dir, bool negate) {
     if (q_lo > q_hi) return;
-    RowForm<T> f = form;
+    RowForm<T> f = form_;
     for (std::size_t i = 0; i < f.count; ++i) {
       f.segments[i].origin += r0 * f.segments[i].row_stride;
       f.segments[i].row_stride *= dir;
     }
     f.negate_sin = negate;
-    const Writer<T> w_run(table, f, stream);
-    const std::int64_t zq = negate ? -zp : zp;  // the zero position's q, if it has this run's sign
-    const bool zero_here = has_zero && (negate ? zp < 0 : zp >= 0) && zq >= q_lo && zq <= q_hi;
+    const Writer<T> w_run(table_, f, stream_);
+    const std::int64_t zq = negate ? -zp_ : zp_;  // the zero position's q, if it has this run's sign
+    const bool zero_here = has_zero_ && (negate ? zp_ < 0 : zp_ >= 0) && zq >= q_lo && zq <= q_hi;
+    const std::optional<std::int64_t> zero = zero_here ? std::optional<std::int64_t>(zq) : std::nullopt;
     // Work items: groups of g blocks (a "block" of g B rows for for_each_block), each split into its anchor blocks;
     // fewer per group where the groups would not give every thread at least two of them (balance between threads).
-    const std::size_t blocks = static_cast<std::size_t>(q_hi - q_lo) / table.block() + 1;
-    const std::size_t g = std::clamp<std::size_t>(blocks / (2 * static_cast<std::size_t>(threads)), 1, G);
-    for_each_block(q_lo, static_cast<std::size_t>(q_hi - q_lo + 1), g * table.block(), threads,
+    const std::size_t blocks = static_cast<std::size_t>(q_hi - q_lo) / table_.block() + 1;
+    const std::size_t g = std::clamp<std::size_t>(blocks / (2 * static_cast<std::size_t>(threads_)), 1, G_);
+    for_each_block(q_lo, static_cast<std::size_t>(q_hi - q_lo + 1), g * table_.block(), threads_,
                    [&](int t, std::int64_t ga, std::int64_t g_lo, std::int64_t g_hi) {
-                     Worker<T>& w = workers[static_cast<std::size_t>(t)];
-                     std::array<Piece, 2 * kMaxGroup> pieces;
-                     std::size_t np = 0;
-                     auto rows = [&](std::int64_t pa, std::int64_t a, std::int64_t b) {  // positions a..b of block pa
-                       if (a <= b)
-                         pieces[np++] = {pa, static_cast<std::size_t>(a - pa), static_cast<std::size_t>(b - pa),
-                                         static_cast<std::size_t>(a)};
-                     };
-                     for (std::int64_t pa = ga; pa <= g_hi; pa += B) {
-                       const std::int64_t lo = std::max(pa, g_lo), hi = std::min(pa + B - 1, g_hi);
-                       if (zero_here && zq >= lo && zq <= hi) {
-                         rows(pa, lo, zq - 1);
-                         rows(pa, zq + 1, hi);
-                       } else {
-                         rows(pa, lo, hi);
-                       }
-                     }
-                     w_run.run(w, std::span<const Piece>(pieces.data(), np));
-                     if (zero_here && zq >= g_lo && zq <= g_hi) w_run.zero_row(static_cast<std::size_t>(zq));
+                     group(w_run, workers_[static_cast<std::size_t>(t)], ga, g_lo, g_hi, zero);
                    });
-  };
-  // A run of `count` rows starting at output row `row`, positions p0, p0 + step, ... (step = +1 or -1).
-  auto run_rows = [&](std::size_t row, std::int64_t p0, std::size_t count, int step) {
-    const std::int64_t p1 = p0 + step * (static_cast<std::int64_t>(count) - 1);
-    const std::int64_t lo = std::min(p0, p1), hi = std::max(p0, p1);
-    const auto r = static_cast<std::int64_t>(row);
-    // output row of position p: r + step (p - p0); of q >= 0: r + step (q - p0); of p = -q < 0: r - step (q + p0)
-    abs_range(std::max<std::int64_t>(lo, 0), hi, r - step * p0, step, false);
-    abs_range(std::max<std::int64_t>(-hi, 1), -lo, r - step * p0, -step, true);
-  };
+  }
 
-  if (src.list.empty()) {
-    run_rows(0, src.first, src.count, src.descending ? -1 : 1);
-    if (stream) store_fence();
-    return;
-  }
-  // A list: long runs of step +1 or -1 as ranges; the other entries in fixed chunks, where runs of consecutive
-  // positions inside one block share the anchor.
-  const std::span<const std::int64_t> list = src.list;
-  const std::size_t n = src.count;
-  std::vector<std::pair<std::size_t, std::size_t>> pieces;  // [begin, end) of the entries not in a long run
-  for (std::size_t i = 0; i < n;) {
-    std::size_t e = i + 1;
-    int step = 0;
-    if (e < n && (list[e] - list[i] == 1 || list[e] - list[i] == -1)) {
-      step = static_cast<int>(list[e] - list[i]);
-      while (e < n && list[e] - list[e - 1] == step) ++e;
+  // Positions g_lo .. g_hi of the group of blocks from anchor ga, as pieces of its blocks, less the zero position.
+  void group(const Writer<T>& w_run, Worker<T>& w, std::int64_t ga, std::int64_t g_lo, std::int64_t g_hi,
+             std::optional<std::int64_t> zero) const {
+    std::array<Piece, 2 * kMaxGroup> pieces;
+    std::size_t np = 0;
+    auto rows = [&](std::int64_t pa, std::int64_t a, std::int64_t b) {  // positions a..b of block pa
+      if (a <= b)
+        pieces[np++] = {pa, static_cast<std::size_t>(a - pa), static_cast<std::size_t>(b - pa),
+                        static_cast<std::size_t>(a)};
+    };
+    for (std::int64_t pa = ga; pa <= g_hi; pa += B_) {
+      const std::int64_t lo = std::max(pa, g_lo), hi = std::min(pa + B_ - 1, g_hi);
+      if (zero && *zero >= lo && *zero <= hi) {
+        rows(pa, lo, *zero - 1);
+        rows(pa, *zero + 1, hi);
+      } else {
+        rows(pa, lo, hi);
+      }
     }
-    if (step != 0 && e - i >= kMinRun) {
-      run_rows(i, list[i], e - i, step);
-    } else {
-      if (!pieces.empty() && pieces.back().second == i) pieces.back().second = e;
-      else pieces.emplace_back(i, e);
-    }
-    i = e;
+    w_run.run(w, std::span<const Piece>(pieces.data(), np));
+    if (zero && *zero >= g_lo && *zero <= g_hi) w_run.zero_row(static_cast<std::size_t>(*zero));
   }
-  // The rows of a negative position one by one: the row of |p| written with ordinary stores (still in cache for
-  // the sign flip), then its sines negated.
-  const Writer<T> cached(table, form, false);
-  auto mirrored_row = [&](Worker<T>& w, std::int64_t p, std::size_t row) {
-    if (has_zero && p == zp) return writer.zero_row(row);
-    const std::int64_t q = -p, qa = table.anchor_of(q);
-    cached.run(w, qa, static_cast<std::size_t>(q - qa), static_cast<std::size_t>(q - qa), row);
-    cached.negate_sines(row);
-  };
-  std::vector<std::pair<std::size_t, std::size_t>> chunks;
-  for (const auto& [b, e] : pieces)
-    for (std::size_t c = b; c < e; c += kListChunk) chunks.emplace_back(c, std::min(e, c + kListChunk));
-  parallel_for(chunks.size(), std::min<int>(threads, static_cast<int>(std::max<std::size_t>(chunks.size(), 1))),
-               [&](int t, std::size_t c) {
-                 Worker<T>& w = workers[static_cast<std::size_t>(t)];
-                 const std::size_t end = chunks[c].second;
-                 for (std::size_t i = chunks[c].first; i < end;) {
-                   const std::int64_t p = list[i];
-                   if (has_zero && p == zp) {
-                     writer.zero_row(i++);
-                     continue;
-                   }
-                   if (p < 0) {
-                     mirrored_row(w, p, i++);
-                     continue;
-                   }
-                   const std::int64_t pa = table.anchor_of(p);
-                   std::size_t e = i + 1;  // [i, e): the run
-                   while (e < end && list[e] == list[e - 1] + 1 && list[e] - pa < B && !(has_zero && list[e] == zp)) ++e;
-                   writer.run(w, pa, static_cast<std::size_t>(p - pa), static_cast<std::size_t>(list[e - 1] - pa), i);
-                   i = e;
-                 }
-               });
-  if (stream) store_fence();
+
+  // Entries [begin, end) of a list: zero rows, negative positions one by one (mirrored_row), and runs of
+  // consecutive positions within one block from one anchor.
+  void list_chunk(Worker<T>& w, std::span<const std::int64_t> list, std::size_t begin, std::size_t end) const {
+    for (std::size_t i = begin; i < end;) {
+      const std::int64_t p = list[i];
+      if (has_zero_ && p == zp_) {
+        writer_.zero_row(i++);
+        continue;
+      }
+      if (p < 0) {
+        mirrored_row(w, p, i++);
+        continue;
+      }
+      const std::int64_t pa = table_.anchor_of(p);
+      std::size_t e = i + 1;  // [i, e): the run
+      while (e < end && list[e] == list[e - 1] + 1 && list[e] - pa < B_ && !(has_zero_ && list[e] == zp_)) ++e;
+      writer_.run(w, pa, static_cast<std::size_t>(p - pa), static_cast<std::size_t>(list[e - 1] - pa), i);
+      i = e;
+    }
+  }
+
+  // The row of a negative position: the row of |p| written with ordinary stores (still in cache for the sign
+  // flip), then its sines negated.
+  void mirrored_row(Worker<T>& w, std::int64_t p, std::size_t row) const {
+    const std::int64_t q = -p, qa = table_.anchor_of(q);
+    cached_.run(w, qa, static_cast<std::size_t>(q - qa), static_cast<std::size_t>(q - qa), row);
+    cached_.negate_sines(row);
+  }
+
+  const AngleTable& table_;
+  const RowForm<T>& form_;
+  bool stream_;
+  int threads_;
+  std::size_t G_ = 1;
+  std::vector<Worker<T>> workers_;
+  Writer<T> writer_;
+  std::int64_t B_;
+  bool has_zero_;
+  std::int64_t zp_;
+  Writer<T> cached_;  // ordinary stores: mirrored rows
+};
+
+}  // namespace
+
+template <class T>
+void write_table(const AngleTable& table, const PositionSource& src, const RowForm<T>& form,
+                 std::optional<std::int64_t> zero_position, const TableOptions& opt, std::size_t elements) {
+  if (src.count == 0) return;
+  TableJob<T> job(table, form, zero_position, opt, elements, src.count);
+  if (src.list.empty()) job.run_rows(0, src.first, src.count, src.descending ? -1 : 1);
+  else job.write_list(src.list);
+  job.finish();
 }
 
 template void write_table<float>(const AngleTable&, const PositionSource&, const RowForm<float>&,
