@@ -175,6 +175,119 @@ double resolve_scale(const DebertaSpec& s, std::optional<double> scale) {
   return v;
 }
 
+void check_scores_args(const DebertaSpec& s, std::size_t q_size, std::size_t k_size, std::size_t out_size,
+                       std::size_t Lq, std::size_t Lk, std::span<const std::uint8_t> key_mask, std::size_t total) {
+  const std::size_t H = s.heads, d = s.head_dim;
+  auto need = [&](const char* what, std::size_t have, std::size_t rows, const char* shape) {
+    std::size_t n = 0;
+    if (__builtin_mul_overflow(H, rows, &n) || __builtin_mul_overflow(n, d, &n) || have != n)
+      throw Error(kWhere, what, std::to_string(have) + " elements",
+                  std::string("exactly ") + shape + " = " + std::to_string(n) + " elements");
+  };
+  need("q", q_size, Lq, "heads * query_length * head_dim");
+  need("k", k_size, Lk, "heads * key_length * head_dim");
+  if (out_size != total)
+    throw Error(kWhere, "scores", std::to_string(out_size) + " elements",
+                "exactly heads * query_length * key_length = " + std::to_string(total) + " elements");
+  if (key_mask.empty()) return;
+  if (key_mask.size() != Lk)
+    throw Error(kWhere, "key_mask", std::to_string(key_mask.size()) + " entries",
+                "empty or exactly key_length = " + std::to_string(Lk) + " entries");
+  for (std::size_t j = 0; j < Lk; ++j)
+    if (key_mask[j] > 1)
+      throw Error(kWhere, "key_mask", "entry " + std::to_string(j) + " = " + std::to_string(key_mask[j]),
+                  "0 (padding) or 1 (token)");
+}
+
+// The gather index c over t (rel = Lq - 1 - t), non-increasing in t, so the used table rows are [cmin, cmin + R).
+// Long runs of one index c over t (keys far from the query: the c2p clamp to 0 or 2 span - 1 past the largest
+// bucket, and wide log buckets): there G's column c is read for consecutive keys, so it is copied out once per head
+// into a contiguous vector and the run becomes a vector add. long_of[t]: the run holding t, or -1; next_long[t]: the
+// first t' >= t inside a long run (or C.size()).
+struct IndexRuns {
+  struct LongRun {
+    std::size_t end;  // one past its last t
+    std::size_t col;  // c - cmin
+  };
+  std::vector<std::int32_t> C;
+  std::int32_t cmin = 0;
+  std::size_t R = 0;
+  std::vector<LongRun> long_runs;
+  std::vector<std::int32_t> long_of;
+  std::vector<std::size_t> next_long;
+
+  IndexRuns(const DebertaPlan::Impl& P, std::size_t Lq, std::size_t Lk) {
+    const std::vector<std::int64_t> B = P.toeplitz_buckets(Lq, Lk);
+    C.resize(B.size());
+    for (std::size_t t = 0; t < B.size(); ++t) C[t] = static_cast<std::int32_t>(P.position_index(B[t]));
+    cmin = C.back();
+    R = static_cast<std::size_t>(C.front() - cmin) + 1;
+    long_of.assign(C.size(), -1);
+    for (std::size_t t = 0; t < C.size();) {
+      std::size_t e = t + 1;
+      while (e < C.size() && C[e] == C[t]) ++e;
+      if (e - t >= kLongRun) {
+        for (std::size_t x = t; x < e; ++x) long_of[x] = static_cast<std::int32_t>(long_runs.size());
+        long_runs.push_back({e, static_cast<std::size_t>(C[t] - cmin)});
+      }
+      t = e;
+    }
+    next_long.assign(C.size() + 1, C.size());
+    for (std::size_t t = C.size(); t-- > 0;) next_long[t] = long_of[t] >= 0 ? t : next_long[t + 1];
+  }
+};
+
+// Keys [j0, j1) of query row i: c2p + p2c terms (before the content term is added by the sgemm). Pm: the row's c2p
+// terms over the used table rows; G [Lk][R]: the p2c terms; cols: the long runs' column copies.
+template <class T>
+void relative_row(const IndexRuns& ix, std::size_t Lq, std::size_t Lk, std::size_t i, std::size_t j0, std::size_t j1,
+                  bool c2p, bool p2c, const T* Pm, const T* G, const T* cols, T* O) {
+  const std::size_t base = Lq - 1 - i;  // key j is at t = base + j
+  const std::int32_t* c = ix.C.data() + base;
+  const T* p = Pm + i * ix.R;
+  T* o_row = O + i * Lk;
+  for (std::size_t j = j0; j < j1;) {
+    if (const std::int32_t lr = ix.long_of[base + j]; lr >= 0) {
+      const IndexRuns::LongRun& run = ix.long_runs[static_cast<std::size_t>(lr)];
+      const std::size_t e = std::min(j1, run.end - base);
+      const T* g = cols + static_cast<std::size_t>(lr) * Lk;
+      const T pc = c2p ? p[run.col] : T(0);
+      if (c2p && p2c) for (std::size_t x = j; x < e; ++x) o_row[x] = pc + g[x];
+      else if (c2p) std::fill(o_row + j, o_row + e, pc);
+      else if (p2c) std::copy(g + j, g + e, o_row + j);
+      else std::fill(o_row + j, o_row + e, T(0));
+      j = e;
+      continue;
+    }
+    const std::size_t e = std::min(j1, ix.next_long[base + j] - base);
+    if (c2p && p2c) {
+      for (std::size_t x = j; x < e; ++x) {
+        const auto cc = static_cast<std::size_t>(c[x] - ix.cmin);
+        o_row[x] = p[cc] + G[x * ix.R + cc];
+      }
+    } else if (c2p) {
+      for (std::size_t x = j; x < e; ++x) o_row[x] = p[static_cast<std::size_t>(c[x] - ix.cmin)];
+    } else if (p2c) {
+      for (std::size_t x = j; x < e; ++x) o_row[x] = G[x * ix.R + static_cast<std::size_t>(c[x] - ix.cmin)];
+    } else {
+      std::fill(o_row + j, o_row + e, T(0));
+    }
+    j = e;
+  }
+}
+
+template <class T>
+void mask_keys(T* O, std::size_t Lq, std::size_t Lk, std::span<const std::uint8_t> key_mask, std::size_t blocks,
+               int threads) {
+  const T ninf = -std::numeric_limits<T>::infinity();
+  core::parallel_for(blocks, threads, [&](int, std::size_t blk) {
+    const std::size_t i0 = blk * kRowBlock, i1 = std::min(Lq, i0 + kRowBlock);
+    for (std::size_t i = i0; i < i1; ++i)
+      for (std::size_t j = 0; j < Lk; ++j)
+        if (key_mask[j] == 0) O[i * Lk + j] = ninf;
+  });
+}
+
 template <class T>
 void scores_impl(const DebertaPlan::Impl& P, std::span<const T> q, std::span<const T> k, std::size_t Lq,
                  std::size_t Lk, std::span<const std::uint8_t> key_mask, std::optional<double> scale_opt,
@@ -183,137 +296,45 @@ void scores_impl(const DebertaPlan::Impl& P, std::span<const T> q, std::span<con
   const std::size_t H = s.heads, d = s.head_dim;
   const std::size_t total = checked_cells(Lq, Lk, H);
   const double scale = resolve_scale(s, scale_opt);
-  auto need = [&](const char* what, std::size_t have, std::size_t rows, const char* shape) {
-    std::size_t n = 0;
-    if (__builtin_mul_overflow(H, rows, &n) || __builtin_mul_overflow(n, d, &n) || have != n)
-      throw Error(kWhere, what, std::to_string(have) + " elements",
-                  std::string("exactly ") + shape + " = " + std::to_string(n) + " elements");
-  };
-  need("q", q.size(), Lq, "heads * query_length * head_dim");
-  need("k", k.size(), Lk, "heads * key_length * head_dim");
-  if (out.size() != total)
-    throw Error(kWhere, "scores", std::to_string(out.size()) + " elements",
-                "exactly heads * query_length * key_length = " + std::to_string(total) + " elements");
-  if (!key_mask.empty()) {
-    if (key_mask.size() != Lk)
-      throw Error(kWhere, "key_mask", std::to_string(key_mask.size()) + " entries",
-                  "empty or exactly key_length = " + std::to_string(Lk) + " entries");
-    for (std::size_t j = 0; j < Lk; ++j)
-      if (key_mask[j] > 1)
-        throw Error(kWhere, "key_mask", "entry " + std::to_string(j) + " = " + std::to_string(key_mask[j]),
-                    "0 (padding) or 1 (token)");
-  }
+  check_scores_args(s, q.size(), k.size(), out.size(), Lq, Lk, key_mask, total);
   const std::string where = std::string(kWhere) + " scores";
   const blasint m = core::to_blasint(Lq, where.c_str(), "query_length");
   const blasint n = core::to_blasint(Lk, where.c_str(), "key_length");
   const blasint dd = core::to_blasint(d, where.c_str(), "head_dim");
   prepare_blas();
 
-  // c over t (rel = Lq - 1 - t): non-increasing in t, so the used table rows are [C.back(), C.front()].
-  const std::vector<std::int64_t> B = P.toeplitz_buckets(Lq, Lk);
-  std::vector<std::int32_t> C(B.size());
-  for (std::size_t t = 0; t < B.size(); ++t) C[t] = static_cast<std::int32_t>(P.position_index(B[t]));
-  const std::int32_t cmin = C.back();
-  const std::size_t R = static_cast<std::size_t>(C.front() - cmin) + 1;
+  const IndexRuns ix(P, Lq, Lk);
+  const std::size_t R = ix.R;
   const auto rows = static_cast<std::size_t>(2 * P.span);
   const bool c2p = s.c2p, p2c = s.p2c;
-  // Long runs of one index c over t (keys far from the query: the c2p clamp to 0 or 2 span - 1 past the largest
-  // bucket, and wide log buckets): there G's column c is read for consecutive keys, so it is copied out once per head
-  // into a contiguous vector and the run becomes a vector add. long_of[t]: the run holding t, or -1; next_long[t]:
-  // the first t' >= t inside a long run (or C.size()).
-  struct LongRun {
-    std::size_t end;  // one past its last t
-    std::size_t col;  // c - cmin
-  };
-  std::vector<LongRun> long_runs;
-  std::vector<std::int32_t> long_of(C.size(), -1);
-  for (std::size_t t = 0; t < C.size();) {
-    std::size_t e = t + 1;
-    while (e < C.size() && C[e] == C[t]) ++e;
-    if (e - t >= kLongRun) {
-      for (std::size_t x = t; x < e; ++x) long_of[x] = static_cast<std::int32_t>(long_runs.size());
-      long_runs.push_back({e, static_cast<std::size_t>(C[t] - cmin)});
-    }
-    t = e;
-  }
-  std::vector<std::size_t> next_long(C.size() + 1, C.size());
-  for (std::size_t t = C.size(); t-- > 0;) next_long[t] = long_of[t] >= 0 ? t : next_long[t + 1];
-  core::AlignedBuffer<T> pbuf(c2p ? Lq * R : 0), gbuf(p2c ? Lk * R : 0), cols(p2c ? long_runs.size() * Lk : 0);
+  core::AlignedBuffer<T> pbuf(c2p ? Lq * R : 0), gbuf(p2c ? Lk * R : 0), cols(p2c ? ix.long_runs.size() * Lk : 0);
   const std::size_t blocks = (Lq + kRowBlock - 1) / kRowBlock;
   const int threads = std::min<int>(core::thread_count(o, total), static_cast<int>(std::min<std::size_t>(blocks, 1 << 20)));
-  const T ninf = -std::numeric_limits<T>::infinity();
 
   for (std::size_t h = 0; h < H; ++h) {
     const T* Q = q.data() + h * Lq * d;
     const T* K = k.data() + h * Lk * d;
     T* O = out.data() + h * Lq * Lk;
-    const std::size_t first = (h * rows + static_cast<std::size_t>(cmin)) * d;
+    const std::size_t first = (h * rows + static_cast<std::size_t>(ix.cmin)) * d;
     if (c2p)
       core::gemm_nt_ld(m, static_cast<blasint>(R), dd, scale, Q, dd, P.pos_key<T>() + first, dd, 0.0, pbuf.get(),
                        static_cast<blasint>(R));
     if (p2c)
       core::gemm_nt_ld(n, static_cast<blasint>(R), dd, scale, K, dd, P.pos_query<T>() + first, dd, 0.0, gbuf.get(),
                        static_cast<blasint>(R));
-    const T* Pm = pbuf.get();
-    const T* G = gbuf.get();
     if (p2c)
-      for (std::size_t r = 0; r < long_runs.size(); ++r)
-        for (std::size_t j = 0; j < Lk; ++j) cols.get()[r * Lk + j] = G[j * R + long_runs[r].col];
+      for (std::size_t r = 0; r < ix.long_runs.size(); ++r)
+        for (std::size_t j = 0; j < Lk; ++j) cols.get()[r * Lk + j] = gbuf.get()[j * R + ix.long_runs[r].col];
     // Relative rows in tiles of kRowBlock queries x kKeyTile keys: the rows of G one tile reads near the query
     // (kKeyTile rows, at most kRowBlock + kKeyTile columns each) stay in cache; long runs read their column copy.
     core::parallel_for(blocks, threads, [&](int, std::size_t blk) {
       const std::size_t i0 = blk * kRowBlock, i1 = std::min(Lq, i0 + kRowBlock);
-      for (std::size_t j0 = 0; j0 < Lk; j0 += kKeyTile) {
-        const std::size_t j1 = std::min(Lk, j0 + kKeyTile);
-        for (std::size_t i = i0; i < i1; ++i) {
-          const std::size_t base = Lq - 1 - i;  // key j is at t = base + j
-          const std::int32_t* c = C.data() + base;
-          const T* p = Pm + i * R;
-          T* o_row = O + i * Lk;
-          for (std::size_t j = j0; j < j1;) {
-            if (const std::int32_t lr = long_of[base + j]; lr >= 0) {
-              const LongRun& run = long_runs[static_cast<std::size_t>(lr)];
-              const std::size_t e = std::min(j1, run.end - base);
-              const T* g = cols.get() + static_cast<std::size_t>(lr) * Lk;
-              if (c2p && p2c) {
-                const T pc = p[run.col];
-                for (std::size_t x = j; x < e; ++x) o_row[x] = pc + g[x];
-              } else if (c2p) {
-                std::fill(o_row + j, o_row + e, p[run.col]);
-              } else if (p2c) {
-                std::copy(g + j, g + e, o_row + j);
-              } else {
-                std::fill(o_row + j, o_row + e, T(0));
-              }
-              j = e;
-              continue;
-            }
-            const std::size_t e = std::min(j1, next_long[base + j] - base);
-            if (c2p && p2c) {
-              for (std::size_t x = j; x < e; ++x) {
-                const auto cc = static_cast<std::size_t>(c[x] - cmin);
-                o_row[x] = p[cc] + G[x * R + cc];
-              }
-            } else if (c2p) {
-              for (std::size_t x = j; x < e; ++x) o_row[x] = p[static_cast<std::size_t>(c[x] - cmin)];
-            } else if (p2c) {
-              for (std::size_t x = j; x < e; ++x) o_row[x] = G[x * R + static_cast<std::size_t>(c[x] - cmin)];
-            } else {
-              std::fill(o_row + j, o_row + e, T(0));
-            }
-            j = e;
-          }
-        }
-      }
+      for (std::size_t j0 = 0; j0 < Lk; j0 += kKeyTile)
+        for (std::size_t i = i0; i < i1; ++i)
+          relative_row(ix, Lq, Lk, i, j0, std::min(Lk, j0 + kKeyTile), c2p, p2c, pbuf.get(), gbuf.get(), cols.get(), O);
     });
     core::gemm_nt_accumulate(m, n, dd, scale, Q, K, O, n);
-    if (!key_mask.empty())
-      core::parallel_for(blocks, threads, [&](int, std::size_t blk) {
-        const std::size_t i0 = blk * kRowBlock, i1 = std::min(Lq, i0 + kRowBlock);
-        for (std::size_t i = i0; i < i1; ++i)
-          for (std::size_t j = 0; j < Lk; ++j)
-            if (key_mask[j] == 0) O[i * Lk + j] = ninf;
-      });
+    if (!key_mask.empty()) mask_keys(O, Lq, Lk, key_mask, blocks, threads);
   }
 }
 
