@@ -187,34 +187,57 @@ struct IdFlags {
 
   bool given(const char* flag) const { return app->count(flag) > 0; }
 
+  // The rows and columns one source (tokens or mask) gave, and whether it was [batch, ...].
+  struct Rows {
+    std::size_t rows = 0, cols = 0;
+    bool batched = false;
+  };
+
   // The inputs, checked against the spec's map (what it reads must be given) and, for check, the --in shape.
   IdInputs read(const Spec& s, const std::optional<IdsShape>& fixed = std::nullopt) const {
     IdInputs in;
     std::vector<std::string> source;
-    if (given("--past")) {
-      in.past = parse_int64("--past", past);
-      if (in.past < 0 || in.past >= kLearnedMaxIndex)
-        throw UsageError("--past: " + past + " is out of range; accepted: an integer in [0, " + kMaxTokenText +
-                         "] (tokens already in the cache)");
-    }
+    read_past(in);
+    const Rows tok = read_tokens(in, source);
+    const Rows msk = read_mask(in, source);
+    resolve_batch(in, tok, msk, fixed);
+    const bool has_length = given("--length");
+    resolve_length(in, tok, fixed);
+    if (has_length) source.push_back("--length " + length);
+    if (given("--past")) source.push_back("--past " + past);
+    if (fixed) source.insert(source.begin(), fixed->flag);
+    require_map_inputs(s, in);
+    in.source.clear();
+    for (const auto& p : source) in.source += (in.source.empty() ? "" : ", ") + p;
+    return in;
+  }
 
-    // Tokens: rows x cols, `tok_batched` for a 2-D file.
-    std::size_t tok_rows = 0, tok_cols = 0, mask_rows = 0;
-    bool tok_batched = false, mask_batched = false;
+ private:
+  void read_past(IdInputs& in) const {
+    if (!given("--past")) return;
+    in.past = parse_int64("--past", past);
+    if (in.past < 0 || in.past >= kLearnedMaxIndex)
+      throw UsageError("--past: " + past + " is out of range; accepted: an integer in [0, " + kMaxTokenText +
+                       "] (tokens already in the cache)");
+  }
+
+  // --tokens (one sequence) or --tokens-file ([L] or [batch, L]).
+  Rows read_tokens(IdInputs& in, std::vector<std::string>& source) const {
+    Rows r;
     if (given("--tokens")) {
       const PositionList pl = PositionList::parse("--tokens", tokens);
       if (pl.size() > kMaxListTokens)
         throw UsageError("--tokens: '" + tokens + "' has " + std::to_string(pl.size()) +
                          " token ids; accepted: at most " + std::to_string(kMaxListTokens));
-      for (const auto& r : pl.runs())
-        for (const std::int64_t t : {r.start, r.last()})  // runs are arithmetic: their ends bound them
+      for (const auto& run : pl.runs())
+        for (const std::int64_t t : {run.start, run.last()})  // runs are arithmetic: their ends bound them
           if (t < 0 || t >= kLearnedMaxIndex)
             throw UsageError("--tokens: token id " + std::to_string(t) + " (of '" + tokens +
                              "') is out of range; accepted: token ids in [0, " + kMaxTokenText + "]");
       in.tokens = pl.materialize();
       in.tokens_flag = "--tokens";
-      tok_rows = 1;
-      tok_cols = in.tokens.size();
+      r.rows = 1;
+      r.cols = in.tokens.size();
       source.push_back("--tokens " + quoted_short(tokens));
     } else if (given("--tokens-file")) {
       const NpyArray a = read_input("--tokens-file", tokens_file, std::nullopt, NpyKinds::integers);
@@ -222,28 +245,33 @@ struct IdFlags {
       if ((sh.size() != 1 && sh.size() != 2) || a.values.empty())
         throw UsageError("--tokens-file: '" + tokens_file + "' holds an array of shape " + shape_text(sh) +
                          "; accepted: token ids [L] or [batch, L], L >= 1");
-      tok_batched = sh.size() == 2;
-      tok_rows = tok_batched ? sh[0] : 1;
-      tok_cols = sh.back();
+      r.batched = sh.size() == 2;
+      r.rows = r.batched ? sh[0] : 1;
+      r.cols = sh.back();
       in.tokens.resize(a.values.size());
       for (std::size_t i = 0; i < a.values.size(); ++i) {
         const double v = a.values[i];
         if (v < 0 || v >= static_cast<double>(kLearnedMaxIndex))
           throw UsageError("--tokens-file: '" + tokens_file + "' holds the token id " +
                            std::to_string(static_cast<std::int64_t>(v)) + " at index " +
-                           (tok_batched ? "[" + std::to_string(i / tok_cols) + ", " + std::to_string(i % tok_cols) + "]"
-                                        : "[" + std::to_string(i) + "]") +
+                           (r.batched ? "[" + std::to_string(i / r.cols) + ", " + std::to_string(i % r.cols) + "]"
+                                      : "[" + std::to_string(i) + "]") +
                            "; accepted: token ids in [0, " + kMaxTokenText + "]");
         in.tokens[i] = static_cast<std::int64_t>(v);
       }
       in.tokens_flag = "--tokens-file";
       source.push_back("--tokens-file " + quoted_short(tokens_file));
     }
+    return r;
+  }
 
+  // --mask (one sequence) or --mask-file ([past + L] or [batch, past + L]).
+  Rows read_mask(IdInputs& in, std::vector<std::string>& source) const {
+    Rows r;
     if (given("--mask")) {
       in.mask = parse_bits("--mask", mask, "an attention mask", "token");
       in.mask_flag = "--mask";
-      mask_rows = 1;
+      r.rows = 1;
       in.mask_cols = in.mask.size();
       source.push_back("--mask " + quoted_short(mask));
     } else if (given("--mask-file")) {
@@ -252,15 +280,15 @@ struct IdFlags {
       if ((sh.size() != 1 && sh.size() != 2) || a.values.empty())
         throw UsageError("--mask-file: '" + mask_file + "' holds an array of shape " + shape_text(sh) +
                          "; accepted: 0/1 entries [past + L] or [batch, past + L]");
-      mask_batched = sh.size() == 2;
-      mask_rows = mask_batched ? sh[0] : 1;
+      r.batched = sh.size() == 2;
+      r.rows = r.batched ? sh[0] : 1;
       in.mask_cols = sh.back();
       in.mask.resize(a.values.size());
       for (std::size_t i = 0; i < a.values.size(); ++i) {
         const double v = a.values[i];
         if (v != 0 && v != 1)
           throw UsageError("--mask-file: '" + mask_file + "' holds " + format_real(v) + " at index " +
-                           (mask_batched ? "[" + std::to_string(i / in.mask_cols) + ", " +
+                           (r.batched ? "[" + std::to_string(i / in.mask_cols) + ", " +
                                                std::to_string(i % in.mask_cols) + "]"
                                          : "[" + std::to_string(i) + "]") +
                            "; accepted: 0 (padding) or 1 (token) per entry");
@@ -269,8 +297,12 @@ struct IdFlags {
       in.mask_flag = "--mask-file";
       source.push_back("--mask-file " + quoted_short(mask_file));
     }
+    r.cols = in.mask_cols;
+    return r;
+  }
 
-    // The batch: from the fixed shape (check's --in), else from the files; every source must agree.
+  // The batch: from the fixed shape (check's --in), else from the files; every source must agree.
+  static void resolve_batch(IdInputs& in, const Rows& tok, const Rows& msk, const std::optional<IdsShape>& fixed) {
     const auto seqs = [](std::size_t rows, bool b) {
       return b ? std::to_string(rows) + (rows == 1 ? " sequence" : " sequences") + " ([batch, ...])"
                : std::string("one sequence");
@@ -279,25 +311,27 @@ struct IdFlags {
       in.batch = fixed->batch;
       in.batched = fixed->batched;
     } else {
-      in.batched = tok_batched || mask_batched;
-      in.batch = tok_batched ? tok_rows : mask_batched ? mask_rows : 1;
+      in.batched = tok.batched || msk.batched;
+      in.batch = tok.batched ? tok.rows : msk.batched ? msk.rows : 1;
     }
-    const std::string batch_from = fixed ? fixed->flag : tok_batched ? in.tokens_flag : in.mask_flag;
-    if (!in.tokens_flag.empty() && tok_rows != in.batch)
-      throw UsageError(in.tokens_flag + ": " + seqs(tok_rows, tok_batched) + ", but " + batch_from + " gives " +
+    const std::string batch_from = fixed ? fixed->flag : tok.batched ? in.tokens_flag : in.mask_flag;
+    if (!in.tokens_flag.empty() && tok.rows != in.batch)
+      throw UsageError(in.tokens_flag + ": " + seqs(tok.rows, tok.batched) + ", but " + batch_from + " gives " +
                        seqs(in.batch, in.batched) + "; accepted: the same batch (one row of tokens per sequence)");
-    if (!in.mask_flag.empty() && mask_rows != in.batch)
-      throw UsageError(in.mask_flag + ": " + seqs(mask_rows, mask_batched) + ", but " + batch_from + " gives " +
+    if (!in.mask_flag.empty() && msk.rows != in.batch)
+      throw UsageError(in.mask_flag + ": " + seqs(msk.rows, msk.batched) + ", but " + batch_from + " gives " +
                        seqs(in.batch, in.batched) + "; accepted: the same batch (one mask row per sequence)");
+  }
 
-    // L: fixed (check), else the tokens, else --length, else the mask minus the cache.
+  // L: fixed (check), else the tokens, else --length, else the mask minus the cache.
+  void resolve_length(IdInputs& in, const Rows& tok, const std::optional<IdsShape>& fixed) const {
     const bool has_length = given("--length");
     const std::size_t typed_length = has_length ? parse_length("--length", length) : 0;
     if (fixed) {
       in.length = fixed->length;
       in.length_flag = fixed->flag;
     } else if (!in.tokens_flag.empty()) {
-      in.length = tok_cols;
+      in.length = tok.cols;
       in.length_flag = in.tokens_flag;
     } else if (has_length) {
       in.length = typed_length;
@@ -318,27 +352,23 @@ struct IdFlags {
       throw UsageError(fixed->flag + ": " + std::to_string(in.length) + " position ids per sequence, but " +
                        in.mask_flag + " gives " + std::to_string(in.mask_cols) + " entries with --past " +
                        std::to_string(in.past) + "; accepted: one id per token: the mask's entries minus --past");
-    if (!in.tokens_flag.empty() && tok_cols != in.length)
-      throw UsageError(in.tokens_flag + ": " + std::to_string(tok_cols) + " token ids per sequence, but " +
+    if (!in.tokens_flag.empty() && tok.cols != in.length)
+      throw UsageError(in.tokens_flag + ": " + std::to_string(tok.cols) + " token ids per sequence, but " +
                        in.length_flag + " gives L = " + std::to_string(in.length) +
                        "; accepted: one token id per token");
     if (has_length && typed_length != in.length)
       throw UsageError("--length: " + length + " disagrees with L = " + std::to_string(in.length) + " of " +
                        in.length_flag + "; accepted: --length equal to it, or no --length");
-    if (has_length) source.push_back("--length " + length);
-    if (given("--past")) source.push_back("--past " + past);
-    if (fixed) source.insert(source.begin(), fixed->flag);
+  }
 
-    // What the map reads must be given (position_ids would refuse it too, less clearly).
+  // What the map reads must be given (position_ids would refuse it too, less clearly).
+  static void require_map_inputs(const Spec& s, const IdInputs& in) {
     if (s.id_map == IdMap::make_positions && in.tokens.empty())
       throw UsageError("--tokens: not given; accepted: the token ids (--tokens IDS or --tokens-file FILE): the id map "
                        "make_positions counts the tokens that are not --padding-idx " + std::to_string(s.padding_idx));
     if (s.id_map == IdMap::cumsum_mask && in.mask.empty())
       throw UsageError("--mask: not given; accepted: the attention mask over past + L tokens (--mask BITS or "
                        "--mask-file FILE): the id map cumsum_mask counts its ones");
-    in.source.clear();
-    for (const auto& p : source) in.source += (in.source.empty() ? "" : ", ") + p;
-    return in;
   }
 };
 
