@@ -825,137 +825,154 @@ void run_scores(RopeScoresFlags& f, CLI::App* app) {
 
 }  // namespace
 
+namespace {
+
+// The help of --positions and --form, shared by the verbs.
+std::string positions_help() {
+  return "Positions: a:b, a:b:step, p, comma-separated, e.g. 0:4,1000 (|p| <= 2^40; negative: inverse rotations)";
+}
+std::string form_help() {
+  return "Cache form: " + enum_names<RopeCacheForm>() +
+         " (pairs [cos | sin], hf (2, P, r) cos then sin blocks [c | c], gptj [sin | cos], ggml [cos_0, sin_0, cos_1, ...])";
+}
+
+void add_table_verb(Registry& registry) {
+  auto f = std::make_shared<TableFlags>();
+  CLI::App* c = registry.command(
+      "table", kScheme, "The cos/sin cache for the given positions, in an engine's form: pairs, hf, gptj, ggml");
+  f->spec.add(c);
+  c->add_option("--positions", f->positions,
+                positions_help() + " (default 0:16; --mrope: the rows t, h, w one after another, default t = h = w)")
+      ->type_name("SPEC")
+      ->group("Rows");
+  c->add_option("--form", f->form, form_help() + " (default pairs)")->type_name("FORM")->group("Rows");
+  c->add_option("--dtype", f->dtype, "f32 (default) | f64")->type_name("T")->group("Output");
+  c->add_option("--threads", f->threads, "threads (0: OpenMP's default count; capped at the processors)")->type_name("N");
+  f->out.add_to(c, "npy | json | csv");
+  c->footer(
+      "Example: posenc table rope --preset hf-llama --head-dim 64 --positions 0:4096 --form hf --out cache.npy");
+  c->callback([f, c] { run_table(*f, c->count("--positions") > 0); });
+}
+
+void add_freqs_verb(Registry& registry) {
+  auto f = std::make_shared<FreqFlags>();
+  CLI::App* c = registry.command(
+      "freqs", kScheme, "theta_k (k = 0..r/2-1) as the regime computes them, and the two channels of each pair");
+  f->spec.add(c);
+  f->out.add_to(c, "json | csv | npy");
+  c->add_option("--dynamic-calls", f->dynamic_calls,
+                "with --scaling dynamic: replay HF's stateful module over forward calls of these lengths "
+                "(max(position_ids) + 1 each, in order; --positions syntax): per call grow / reset / keep, the "
+                "cached length, the length its frequencies were computed for, and the frequencies")
+      ->type_name("L,...");
+  c->add_option("--what", f->what,
+                "theta (default): the frequencies; corr-dims: ggml_rope_yarn_corr_dims' two float32 values before "
+                "floorf / ceilf and its clamps (corr_dim of beta_fast and beta_slow; --scaling yarn --regime ggml), "
+                "JSON adds the clamped dims; npy | json")
+      ->type_name("theta|corr-dims");
+  c->footer("Example: posenc freqs rope --preset hf-llama --head-dim 64 --scaling dynamic --factor 2 "
+            "--max-context 2048 --dynamic-calls 100,3000,2500,100 --format json\n"
+            "Example: posenc freqs rope --preset ggml-neox --head-dim 128 --scaling yarn --factor 4 "
+            "--original-context 4096 --what corr-dims --format json\n"
+            "Example: posenc freqs rope --preset hf-llama --head-dim 64 --regime hf --format csv");
+  c->callback([f] { run_freqs(*f); });
+}
+
+void add_apply_verb(Registry& registry) {
+  auto f = std::make_shared<ApplyFlags>();
+  CLI::App* c = registry.command("apply", kScheme,
+                                 "Rotate a [tokens, head_dim] or [tokens, heads, head_dim] tensor (.npy) by R(p) per "
+                                 "token, R(-p) with --inverse");
+  f->spec.add(c);
+  f->in.add_to(c);
+  c->add_option("--positions", f->positions, positions_help() + "; one per token (default 0 .. tokens-1)")
+      ->type_name("SPEC")
+      ->group("Input");
+  c->add_flag("--inverse", f->inverse, "Apply R(-p) = R(p)^T (undo the rotation)");
+  c->add_flag("--heads-first", f->heads_first, "--in is [heads, tokens, head_dim] (HF's transposed layout)")
+      ->group("Input");
+  c->add_option("--threads", f->threads, "threads (0: OpenMP's default count; capped at the processors)")->type_name("N");
+  c->add_option("--dtype", f->dtype,
+                "Output type: the input's (default; f16 and bf16 are rotated with float32 arithmetic and rounded "
+                "once back) | f32 for a 16-bit input (rotated as float32, written as f32)")
+      ->type_name("T")
+      ->group("Output");
+  f->out.add_to(c, "npy | json");
+  c->footer(
+      "The output has the input's type (f16, bf16 as uint16 bit patterns, f32, f64) unless --dtype f32.\n"
+      "head_dim is the input's last dimension unless --head-dim or --spec says it.\n"
+      "Example: posenc apply rope --preset hf-llama --in q.npy --positions 5:13 --out q_rot.npy");
+  c->callback([f, c] { run_apply(*f, c); });
+}
+
+void add_scores_verb(Registry& registry) {
+  auto f = std::make_shared<RopeScoresFlags>();
+  CLI::App* c = registry.command("scores", kScheme,
+                                 "Pre-softmax scores <R(m) q_i, R(n) k_j> of one head: rotate, then one BLAS gemm "
+                                 "(no 1/sqrt(d), no mask)");
+  f->spec.add(c);
+  c->add_option("--q", f->q_path, "Queries: .npy [Lq, head_dim] (f16, f32, f64)")->type_name("FILE")->required()->group("Input");
+  c->add_option("--k", f->k_path, "Keys: .npy [Lk, head_dim]")->type_name("FILE")->required()->group("Input");
+  c->add_option("--q-positions", f->q_positions, positions_help() + "; one per query (default 0 .. Lq-1)")
+      ->type_name("SPEC")->group("Input");
+  c->add_option("--k-positions", f->k_positions, positions_help() + "; one per key (default 0 .. Lk-1)")
+      ->type_name("SPEC")->group("Input");
+  c->add_option("--threads", f->threads, "threads for the rotations (0: OpenMP's default count)")->type_name("N");
+  f->out.add_to(c, "npy | json");
+  c->footer("f64 when both inputs are f64, else f32 (f16 inputs are converted exactly).\n"
+            "Example: posenc scores rope --preset hf-llama --q q.npy --k k.npy --q-positions 100:108 --out s.npy");
+  c->callback([f, c] { run_scores(*f, c); });
+}
+
+void add_check_verb(Registry& registry) {
+  auto f = std::make_shared<CheckFlags>();
+  CLI::App* c = registry.command(
+      "check", kScheme,
+      "Your cos/sin cache (.npy), or with --x your rotated tensor, against the exact value (budget rows "
+      "rope.check.exact.<dtype>, rope.check.rotated.exact.<dtype>) and, for the hf and ggml regimes, their float32 "
+      "steps (emulation envelope); exit 0 pass, 1 fail");
+  f->spec.add(c);
+  f->in.add_to(c);
+  c->add_option("--x", f->x_path,
+                "The unrotated tensor (.npy [tokens, head_dim] or [tokens, heads, head_dim]): --in is then your "
+                "rotated tensor R(p) x of the same shape, one position per token")
+      ->type_name("FILE")
+      ->group("Input");
+  c->add_flag("--inverse", f->inverse, "With --x: --in is R(-p) x (the inverse rotation)")->group("Input");
+  c->add_option("--form", f->form, form_help() + " (default pairs)")->type_name("FORM")->group("Input");
+  c->add_option("--positions", f->positions,
+                positions_help() + "; one per cache row, or per token with --x (default 0 .. rows-1)")
+      ->type_name("SPEC")
+      ->group("Input");
+  c->add_option("--ulp-pow", f->ulp_pow, "Envelope: ulps a float32 pow may be off correctly rounded (default 2; --regime roformer: "
+                "numpy's float64 pow, ulps of float64)")
+      ->type_name("A")
+      ->check(CLI::Range(0.0, 1.0e6))
+      ->group("Envelope");
+  c->add_option("--ulp-trig", f->ulp_trig,
+                "Envelope: ulps a float32 cos/sin may be off correctly rounded (default 2; --regime roformer: "
+                "numpy's float64 cos/sin, ulps of float64)")
+      ->type_name("A")
+      ->check(CLI::Range(0.0, 1.0e6))
+      ->group("Envelope");
+  c->add_option("--threads", f->threads, "OpenMP threads for the oracle (0: default)")->type_name("N");
+  f->report.add_to(c);
+  c->footer(
+      "rotary_dim is the cache's width unless --rotary-dim, --head-dim, --partial-rotary-factor or --spec says it;\n"
+      "with --x, head_dim is the tensors' last dimension.\n"
+      "Example: posenc check rope --preset hf-llama --in cache.npy --form hf --positions 0:4096 --format json\n"
+      "Example: posenc check rope --preset hf-llama --x q.npy --in q_rot.npy --positions 7:39");
+  c->callback([f, c] { run_check(*f, c); });
+}
+}  // namespace
+
 POSENC_CLI_SCHEME(rope) {
   registry.add_scheme({kScheme, describe_scheme<Spec>()});
-  const std::string positions_help =
-      "Positions: a:b, a:b:step, p, comma-separated, e.g. 0:4,1000 (|p| <= 2^40; negative: inverse rotations)";
-  const std::string form_help = "Cache form: " + enum_names<RopeCacheForm>() +
-                                " (pairs [cos | sin], hf (2, P, r) cos then sin blocks [c | c], gptj [sin | cos], "
-                                "ggml [cos_0, sin_0, cos_1, ...])";
-  {
-    auto f = std::make_shared<TableFlags>();
-    CLI::App* c = registry.command(
-        "table", kScheme, "The cos/sin cache for the given positions, in an engine's form: pairs, hf, gptj, ggml");
-    f->spec.add(c);
-    c->add_option("--positions", f->positions,
-                  positions_help + " (default 0:16; --mrope: the rows t, h, w one after another, default t = h = w)")
-        ->type_name("SPEC")
-        ->group("Rows");
-    c->add_option("--form", f->form, form_help + " (default pairs)")->type_name("FORM")->group("Rows");
-    c->add_option("--dtype", f->dtype, "f32 (default) | f64")->type_name("T")->group("Output");
-    c->add_option("--threads", f->threads, "threads (0: OpenMP's default count; capped at the processors)")->type_name("N");
-    f->out.add_to(c, "npy | json | csv");
-    c->footer(
-        "Example: posenc table rope --preset hf-llama --head-dim 64 --positions 0:4096 --form hf --out cache.npy");
-    c->callback([f, c] { run_table(*f, c->count("--positions") > 0); });
-  }
-  {
-    auto f = std::make_shared<FreqFlags>();
-    CLI::App* c = registry.command(
-        "freqs", kScheme, "theta_k (k = 0..r/2-1) as the regime computes them, and the two channels of each pair");
-    f->spec.add(c);
-    f->out.add_to(c, "json | csv | npy");
-    c->add_option("--dynamic-calls", f->dynamic_calls,
-                  "with --scaling dynamic: replay HF's stateful module over forward calls of these lengths "
-                  "(max(position_ids) + 1 each, in order; --positions syntax): per call grow / reset / keep, the "
-                  "cached length, the length its frequencies were computed for, and the frequencies")
-        ->type_name("L,...");
-    c->add_option("--what", f->what,
-                  "theta (default): the frequencies; corr-dims: ggml_rope_yarn_corr_dims' two float32 values before "
-                  "floorf / ceilf and its clamps (corr_dim of beta_fast and beta_slow; --scaling yarn --regime ggml), "
-                  "JSON adds the clamped dims; npy | json")
-        ->type_name("theta|corr-dims");
-    c->footer("Example: posenc freqs rope --preset hf-llama --head-dim 64 --scaling dynamic --factor 2 "
-              "--max-context 2048 --dynamic-calls 100,3000,2500,100 --format json\n"
-              "Example: posenc freqs rope --preset ggml-neox --head-dim 128 --scaling yarn --factor 4 "
-              "--original-context 4096 --what corr-dims --format json\n"
-              "Example: posenc freqs rope --preset hf-llama --head-dim 64 --regime hf --format csv");
-    c->callback([f] { run_freqs(*f); });
-  }
-  {
-    auto f = std::make_shared<ApplyFlags>();
-    CLI::App* c = registry.command("apply", kScheme,
-                                   "Rotate a [tokens, head_dim] or [tokens, heads, head_dim] tensor (.npy) by R(p) per "
-                                   "token, R(-p) with --inverse");
-    f->spec.add(c);
-    f->in.add_to(c);
-    c->add_option("--positions", f->positions, positions_help + "; one per token (default 0 .. tokens-1)")
-        ->type_name("SPEC")
-        ->group("Input");
-    c->add_flag("--inverse", f->inverse, "Apply R(-p) = R(p)^T (undo the rotation)");
-    c->add_flag("--heads-first", f->heads_first, "--in is [heads, tokens, head_dim] (HF's transposed layout)")
-        ->group("Input");
-    c->add_option("--threads", f->threads, "threads (0: OpenMP's default count; capped at the processors)")->type_name("N");
-    c->add_option("--dtype", f->dtype,
-                  "Output type: the input's (default; f16 and bf16 are rotated with float32 arithmetic and rounded "
-                  "once back) | f32 for a 16-bit input (rotated as float32, written as f32)")
-        ->type_name("T")
-        ->group("Output");
-    f->out.add_to(c, "npy | json");
-    c->footer(
-        "The output has the input's type (f16, bf16 as uint16 bit patterns, f32, f64) unless --dtype f32.\n"
-        "head_dim is the input's last dimension unless --head-dim or --spec says it.\n"
-        "Example: posenc apply rope --preset hf-llama --in q.npy --positions 5:13 --out q_rot.npy");
-    c->callback([f, c] { run_apply(*f, c); });
-  }
-  {
-    auto f = std::make_shared<RopeScoresFlags>();
-    CLI::App* c = registry.command("scores", kScheme,
-                                   "Pre-softmax scores <R(m) q_i, R(n) k_j> of one head: rotate, then one BLAS gemm "
-                                   "(no 1/sqrt(d), no mask)");
-    f->spec.add(c);
-    c->add_option("--q", f->q_path, "Queries: .npy [Lq, head_dim] (f16, f32, f64)")->type_name("FILE")->required()->group("Input");
-    c->add_option("--k", f->k_path, "Keys: .npy [Lk, head_dim]")->type_name("FILE")->required()->group("Input");
-    c->add_option("--q-positions", f->q_positions, positions_help + "; one per query (default 0 .. Lq-1)")
-        ->type_name("SPEC")->group("Input");
-    c->add_option("--k-positions", f->k_positions, positions_help + "; one per key (default 0 .. Lk-1)")
-        ->type_name("SPEC")->group("Input");
-    c->add_option("--threads", f->threads, "threads for the rotations (0: OpenMP's default count)")->type_name("N");
-    f->out.add_to(c, "npy | json");
-    c->footer("f64 when both inputs are f64, else f32 (f16 inputs are converted exactly).\n"
-              "Example: posenc scores rope --preset hf-llama --q q.npy --k k.npy --q-positions 100:108 --out s.npy");
-    c->callback([f, c] { run_scores(*f, c); });
-  }
-  {
-    auto f = std::make_shared<CheckFlags>();
-    CLI::App* c = registry.command(
-        "check", kScheme,
-        "Your cos/sin cache (.npy), or with --x your rotated tensor, against the exact value (budget rows "
-        "rope.check.exact.<dtype>, rope.check.rotated.exact.<dtype>) and, for the hf and ggml regimes, their float32 "
-        "steps (emulation envelope); exit 0 pass, 1 fail");
-    f->spec.add(c);
-    f->in.add_to(c);
-    c->add_option("--x", f->x_path,
-                  "The unrotated tensor (.npy [tokens, head_dim] or [tokens, heads, head_dim]): --in is then your "
-                  "rotated tensor R(p) x of the same shape, one position per token")
-        ->type_name("FILE")
-        ->group("Input");
-    c->add_flag("--inverse", f->inverse, "With --x: --in is R(-p) x (the inverse rotation)")->group("Input");
-    c->add_option("--form", f->form, form_help + " (default pairs)")->type_name("FORM")->group("Input");
-    c->add_option("--positions", f->positions,
-                  positions_help + "; one per cache row, or per token with --x (default 0 .. rows-1)")
-        ->type_name("SPEC")
-        ->group("Input");
-    c->add_option("--ulp-pow", f->ulp_pow, "Envelope: ulps a float32 pow may be off correctly rounded (default 2; --regime roformer: "
-                  "numpy's float64 pow, ulps of float64)")
-        ->type_name("A")
-        ->check(CLI::Range(0.0, 1.0e6))
-        ->group("Envelope");
-    c->add_option("--ulp-trig", f->ulp_trig,
-                  "Envelope: ulps a float32 cos/sin may be off correctly rounded (default 2; --regime roformer: "
-                  "numpy's float64 cos/sin, ulps of float64)")
-        ->type_name("A")
-        ->check(CLI::Range(0.0, 1.0e6))
-        ->group("Envelope");
-    c->add_option("--threads", f->threads, "OpenMP threads for the oracle (0: default)")->type_name("N");
-    f->report.add_to(c);
-    c->footer(
-        "rotary_dim is the cache's width unless --rotary-dim, --head-dim, --partial-rotary-factor or --spec says it;\n"
-        "with --x, head_dim is the tensors' last dimension.\n"
-        "Example: posenc check rope --preset hf-llama --in cache.npy --form hf --positions 0:4096 --format json\n"
-        "Example: posenc check rope --preset hf-llama --x q.npy --in q_rot.npy --positions 7:39");
-    c->callback([f, c] { run_check(*f, c); });
-  }
+  add_table_verb(registry);
+  add_freqs_verb(registry);
+  add_apply_verb(registry);
+  add_scores_verb(registry);
+  add_check_verb(registry);
 }
 
 }  // namespace posenc::cli::scheme_rope
