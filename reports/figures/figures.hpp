@@ -32,6 +32,16 @@ Json points(const std::vector<X>& xs, const std::vector<Y>& ys) {
   return out;
 }
 
+// [[row 0], [row 1], ...] of a row-major matrix with `cols` columns (index matrices).
+template <class T>
+Json rows(const std::vector<T>& m, std::size_t cols) {
+  Json out = Json::array();
+  for (std::size_t i = 0; i + cols <= m.size() && cols > 0; i += cols)
+    out.push_back(std::vector<T>(m.begin() + static_cast<std::ptrdiff_t>(i),
+                                 m.begin() + static_cast<std::ptrdiff_t>(i + cols)));
+  return out;
+}
+
 }  // namespace posenc::figures
 
 // POSENC_FIGURES(t5) { figures["buckets"] = ...; }

@@ -61,13 +61,6 @@ std::vector<std::int32_t> c2p(const DebertaPlan& plan, std::size_t lq, std::size
   return out;
 }
 
-Json rows_of(const std::vector<std::int32_t>& m, std::size_t lk) {
-  Json out = Json::array();
-  for (std::size_t i = 0; i < m.size(); i += lk)
-    out.push_back(std::vector<std::int32_t>(m.begin() + i, m.begin() + i + lk));
-  return out;
-}
-
 // ---- buckets --------------------------------------------------------------------------------------------------
 
 Json bucket_curve(bool clamp) {
@@ -247,8 +240,8 @@ Json index_matrices() {
   return {{"preset", kPreset}, {"position_buckets", bs}, {"max_relative_positions", s.max_relative_positions},
           {"mid", bs / 2}, {"max_minus_1", s.max_relative_positions - 1}, {"span", sp}, {"rows", 2 * sp},
           {"last_row", 2 * sp - 1}, {"regime", std::string(posenc::to_string(s.regime))}, {"length", L},
-          {"first_length", kFirstRows}, {"relative", rows_of(b, L)}, {"c2p", rows_of(c, L)},
-          {"c2p_first", rows_of(first, L)}, {"facts", facts}};
+          {"first_length", kFirstRows}, {"relative", posenc::figures::rows(b, L)}, {"c2p", posenc::figures::rows(c, L)},
+          {"c2p_first", posenc::figures::rows(first, L)}, {"facts", facts}};
 }
 
 }  // namespace deberta_figures

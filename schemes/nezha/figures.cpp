@@ -257,13 +257,6 @@ std::vector<std::int32_t> indices(const NezhaSpec& s, std::size_t lq, std::size_
   return m;
 }
 
-Json rows_of(const std::vector<std::int32_t>& m, std::size_t lk) {  // [[...], ...] of a [lq][lk] matrix
-  Json out = Json::array();
-  for (auto row = m.begin(); row != m.end(); row += static_cast<std::ptrdiff_t>(lk))
-    out.push_back(std::vector<std::int32_t>(row, row + static_cast<std::ptrdiff_t>(lk)));
-  return out;
-}
-
 Json index_matrices() {
   NezhaSpec small = preset();
   small.max_relative_position = kSmallK;
@@ -274,8 +267,8 @@ Json index_matrices() {
   const std::set<std::int32_t> used(full.begin(), full.end());
   return {{"preset", kPreset},
           {"small_k", kSmallK},
-          {"square", rows_of(square, kSmallL)},
-          {"last", rows_of(last, kSmallL)},
+          {"square", posenc::figures::rows(square, kSmallL)},
+          {"last", posenc::figures::rows(last, kSmallL)},
           {"last_rows_of_square", last_rows},
           {"preset_k", s.max_relative_position},
           {"preset_length", kPresetL},

@@ -49,12 +49,6 @@ Matrix indices(ShawSpec s, std::size_t lq, std::size_t lk) {
   return out;
 }
 
-Json rows_of(const Matrix& m, std::size_t lk) {
-  Json out = Json::array();
-  for (std::size_t i = 0; i < m.size(); i += lk) out.push_back(Matrix(m.begin() + i, m.begin() + i + lk));
-  return out;
-}
-
 std::string sign_name(const ShawSpec& s) { return std::string(posenc::to_string(s.sign)); }
 
 // ---- index against the offset ---------------------------------------------------------------------------------
@@ -177,7 +171,7 @@ Json score_offset() {
 Json matrix_json(const Matrix& m, std::size_t lq, std::size_t lk) {
   std::vector<std::size_t> positions;  // q_i = Lk - Lq + i
   for (std::size_t i = 0; i < lq; ++i) positions.push_back(lk - lq + i);
-  return {{"rows", rows_of(m, lk)}, {"query_positions", positions}};
+  return {{"rows", posenc::figures::rows(m, lk)}, {"query_positions", positions}};
 }
 
 Json sign_matrices() {

@@ -49,9 +49,7 @@ Json index_matrix(bool key) {
   const Spec s;
   std::vector<std::int32_t> idx(kL * kL);
   posenc::TenerPlan(s, zero_weights(s)).indices(posenc::BiasGeometry{kL, kL}, idx, key);
-  Json rows = Json::array();
-  for (auto row = idx.begin(); row != idx.end(); row += kL) rows.push_back(std::vector<std::int32_t>(row, row + kL));
-  return {{"query_length", kL}, {"key_length", kL}, {"indices", rows}};
+  return {{"query_length", kL}, {"key_length", kL}, {"indices", posenc::figures::rows(idx, kL)}};
 }
 
 // sum_c a_c b_c with every product rounded to double and their sum exact, rounded once (math.fsum's value).

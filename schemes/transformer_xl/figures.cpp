@@ -48,9 +48,7 @@ Json index_matrix() {
   const Spec s;
   std::vector<std::int32_t> idx(kLq * kLk);
   posenc::TransformerXlPlan(s, zero_weights(s)).indices(posenc::BiasGeometry{kLq, kLk}, idx);
-  Json rows = Json::array();
-  for (auto row = idx.begin(); row != idx.end(); row += kLk) rows.push_back(std::vector<std::int32_t>(row, row + kLk));
-  return {{"query_length", kLq}, {"key_length", kLk}, {"indices", rows}};
+  return {{"query_length", kLq}, {"key_length", kLk}, {"indices", posenc::figures::rows(idx, kLk)}};
 }
 
 // R of a call with klen keys, f64 [klen][d_model]: row c is the distance klen - 1 - c.

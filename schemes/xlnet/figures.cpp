@@ -37,9 +37,7 @@ Json index_matrix(posenc::XlnetAttnType attn) {
   s.attn_type = attn;
   std::vector<std::int32_t> idx(kLq * kLk);
   posenc::XlnetPlan(s, zero_weights(s)).indices(posenc::BiasGeometry{kLq, kLk}, idx);
-  Json rows = Json::array();
-  for (auto row = idx.begin(); row != idx.end(); row += kLk) rows.push_back(std::vector<std::int32_t>(row, row + kLk));
-  return {{"query_length", kLq}, {"key_length", kLk}, {"indices", rows}};
+  return {{"query_length", kLq}, {"key_length", kLk}, {"indices", posenc::figures::rows(idx, kLk)}};
 }
 
 Spec score_spec(posenc::XlnetDirection direction) {
