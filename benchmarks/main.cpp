@@ -2,8 +2,9 @@
 //
 // Context written into every output (console header, JSON "context"): posenc_commit, posenc_run_id, posenc_version,
 // build_type, compiler, flags (posenc::build_info()); blas_core, blas_core_best, blas_fallback, blas_forced,
-// blas_config, blas_threads (posenc::blas_info()); omp_threads (omp_get_max_threads()); size_policy;
-// store_isa (the baseline store kernel); timing.
+// blas_config, blas_threads (posenc::blas_info()); omp_threads (omp_get_max_threads()); simd_target and
+// simd_targets (posenc/simd.hpp: the target the vector kernels ran, POSENC_SIMD's cap applied, and those this build
+// and CPU have); size_policy; store_isa (the baseline store kernel); timing.
 //
 // Names: every benchmark uses wall-clock time (UseRealTime), for which Google Benchmark appends
 // "/real_time" to the name. The reporters below drop that suffix so names are exactly the contract of
@@ -23,6 +24,8 @@
 #include "baselines.hpp"
 #include "posenc/blas.hpp"
 #include "posenc/build_info.hpp"
+#include "posenc/error.hpp"
+#include "posenc/simd.hpp"
 #include "suites.hpp"
 
 namespace {
@@ -131,6 +134,13 @@ int main(int argc, char** argv) {
   posenc::select_blas_kernels(argc, argv);
 
   const OutputFlags flags = read_output_flags(argc, argv);
+  // POSENC_SIMD: a name the library does not know would leave its choice automatic; here it is an error.
+  try {
+    posenc::set_simd_target_from_environment();
+  } catch (const posenc::Error& e) {
+    std::fprintf(stderr, "posenc_bench: %s\n", e.what());
+    return 2;
+  }
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
 
@@ -151,6 +161,10 @@ int main(int argc, char** argv) {
   benchmark::AddCustomContext("blas_config", blas.config);
   benchmark::AddCustomContext("blas_threads", std::to_string(blas.threads));
   benchmark::AddCustomContext("omp_threads", std::to_string(omp_get_max_threads()));
+  benchmark::AddCustomContext("simd_target", posenc::simd_target());
+  std::string targets;
+  for (const std::string& t : posenc::simd_targets()) targets += (targets.empty() ? "" : ",") + t;
+  benchmark::AddCustomContext("simd_targets", targets);
   benchmark::AddCustomContext(
       "size_policy",
       "memory-bound outputs only at <= 1 MiB (cache) or >= 512 MiB (DRAM): 2..256 MiB lands in the shared L3 "

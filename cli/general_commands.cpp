@@ -3,10 +3,12 @@
 #include <iostream>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "output.hpp"
 #include "posenc/blas.hpp"
 #include "posenc/build_info.hpp"
+#include "posenc/simd.hpp"
 #include "registry.hpp"
 
 namespace posenc::cli {
@@ -92,7 +94,7 @@ void register_general_commands(Registry& reg) {
   }
   {
     auto format = std::make_shared<std::string>("text");
-    CLI::App* info = reg.app().add_subcommand("info", "Build information and the BLAS kernels in use");
+    CLI::App* info = reg.app().add_subcommand("info", "Build information, the SIMD target and the BLAS kernels in use");
     info->add_option("--format", *format, "text (default) or json")
         ->check(CLI::IsMember({"text", "json"}))
         ->type_name("text|json");
@@ -102,6 +104,8 @@ void register_general_commands(Registry& reg) {
       Json doc;
       doc["build"] = {{"version", b.version},   {"commit", b.commit},         {"compiler", b.compiler},
                       {"flags", b.flags},       {"build_type", b.build_type}};
+      std::vector<std::string> targets = simd_targets();
+      doc["simd"] = {{"target", simd_target()}, {"targets", targets}};
       doc["blas"] = {{"core", l.core},         {"best_core", l.best_core}, {"fallback", l.fallback},
                      {"forced", l.forced},     {"threads", l.threads},     {"config", l.config}};
       if (*format == "json") {
@@ -113,6 +117,10 @@ void register_general_commands(Registry& reg) {
       std::fprintf(f, "posenc %s\n", b.version.c_str());
       std::fprintf(f, "  commit      %s\n  compiler    %s\n  build type  %s\n  flags       %s\n", b.commit.c_str(),
                    b.compiler.c_str(), b.build_type.c_str(), b.flags.c_str());
+      std::string all;
+      for (const std::string& t : targets) all += (all.empty() ? "" : ", ") + t;
+      std::fprintf(f, "SIMD\n  target      %s  (POSENC_SIMD=<name> caps it)\n  targets     %s\n", simd_target().c_str(),
+                   all.c_str());
       std::fprintf(f, "BLAS\n");
       std::fprintf(f, "  core        %s%s\n", l.core.c_str(),
                    l.fallback ? "  (fallback: older than the best core this CPU supports)" : "");

@@ -6,6 +6,7 @@
 // Output files are written to a temporary file and renamed on success (cli/output.hpp), so a failed
 // command leaves no partial file.
 #include <cstdio>
+#include <cstdlib>
 #include <exception>
 #include <new>
 #include <string>
@@ -16,6 +17,7 @@
 #include "posenc/blas.hpp"
 #include "posenc/build_info.hpp"
 #include "posenc/error.hpp"
+#include "posenc/simd.hpp"
 #include "registry.hpp"
 #include "verbs.hpp"
 
@@ -60,6 +62,8 @@ int main(int argc, char** argv) {
   posenc::cli::register_schemes(registry, argc, argv);  // schemes/<scheme>/cli.cpp (POSENC_CLI_SCHEME)
 
   try {
+    // POSENC_SIMD (posenc/simd.hpp): the library would ignore a name it does not know; the tool refuses it.
+    posenc::set_simd_target_from_environment();
     // CLI11 reads a flag given an empty value (--signed-positions=) as the flag alone; every option refuses
     // an empty value here instead, with one message.
     for (int i = 1; i < argc; ++i) {

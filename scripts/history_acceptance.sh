@@ -6,10 +6,10 @@
 #   scripts/history_acceptance.sh [--no-build] [--cp-runs N]
 #
 #   (a) A/A: two `bench.sh --quick` runs of the same commit; the share of gated comparisons flagged (goal <= 5 %)
-#   (b) A/B: a third quick run with POSENC_DISABLE_AVX512=1 (portable kernels); the regressions named must be
+#   (b) A/B: a third quick run with POSENC_SIMD=scalar (the portable loops); the regressions named must be
 #       exactly the kernels whose own time rose by more than 50 %, each with p < 0.01
 #   (c) change points: N >= 8 runs (default 8) of the sinusoidal tables and their baselines, the last half with
-#       POSENC_DISABLE_AVX512=1; E-Divisive must put the step at the first portable run for every slowed kernel
+#       POSENC_SIMD=scalar; E-Divisive must put the step at the first portable run for every slowed kernel
 #   (d) robustness: kill -9 during an import leaves no partial run and a re-import no duplicate; a damaged and a
 #       foreign database give a clear one-line error (exit 2)
 # Exit status: 0 when every part passed, 1 otherwise.
@@ -34,7 +34,7 @@ done
 
 rm -rf "$work"; mkdir -p "$work"
 export POSENC_BENCH_OUT=$work/runs
-unset POSENC_DISABLE_AVX512 POSENC_HISTORY_DB
+unset POSENC_SIMD POSENC_DISABLE_AVX512 POSENC_HISTORY_DB
 verdicts=()
 hist() { "$py" "$root/scripts/history.py" "$@"; }
 bench() { "$root/scripts/bench.sh" "${build_flag[@]}" "$@"; }
@@ -97,8 +97,8 @@ else
 fi
 
 # --- (b) A/B -------------------------------------------------------------------------------------------------------
-section "(b) A/B: POSENC_DISABLE_AVX512=1 (portable kernels) against the A/A run"
-POSENC_DISABLE_AVX512=1 bench --quick --db "$aa" > "$work/ab.log" 2>&1
+section "(b) A/B: POSENC_SIMD=scalar (the portable loops) against the A/A run"
+POSENC_SIMD=scalar bench --quick --db "$aa" > "$work/ab.log" 2>&1
 next_second
 if hist compare previous latest --db "$aa" --format json > "$work/ab.json"; [ -s "$work/ab.json" ]; then
   judge ab "$work/ab.json" >> "$md" && verdict "b" "PASS (exactly the slowed kernels named, p < 0.01)" \
@@ -110,21 +110,21 @@ note ""; note "<details><summary>compare previous latest (Markdown)</summary>"; 
 hist compare previous latest --db "$aa" >> "$md" 2>&1; note ""; note "</details>"
 
 # --- (c) change points ---------------------------------------------------------------------------------------------
-section "(c) change points: $cp_runs runs, the last $(( cp_runs / 2 )) with POSENC_DISABLE_AVX512=1"
+section "(c) change points: $cp_runs runs, the last $(( cp_runs / 2 )) with POSENC_SIMD=scalar"
 cp=$work/changepoints.sqlite
 filter='^sinusoidal/table/(exact_f32|stream_store)/'
 step_run=""
 for i in $(seq 1 "$cp_runs"); do
-  if [ "$i" -gt $(( cp_runs - cp_runs / 2 )) ]; then export POSENC_DISABLE_AVX512=1; fi
+  if [ "$i" -gt $(( cp_runs - cp_runs / 2 )) ]; then export POSENC_SIMD=scalar; fi
   start=$(date +%s)
   bench --filter "$filter" --reps 5 --min-time 0.1 --db "$cp" > "$work/cp-$i.log" 2>&1
-  note "- run $i: $(( $(date +%s) - start )) s${POSENC_DISABLE_AVX512:+, POSENC_DISABLE_AVX512=1}"
+  note "- run $i: $(( $(date +%s) - start )) s${POSENC_SIMD:+, POSENC_SIMD=$POSENC_SIMD}"
   if [ "$i" -eq $(( cp_runs - cp_runs / 2 + 1 )) ]; then
     step_run=$(hist list --db "$cp" --format json | "$py" -c 'import json,sys; print(json.load(sys.stdin)["runs"][0]["run_id"])')
   fi
   next_second
 done
-unset POSENC_DISABLE_AVX512
+unset POSENC_SIMD
 hist changes --db "$cp" --format json > "$work/cp.json"
 hist compare "$(hist list --db "$cp" --format json | "$py" -c 'import json,sys; print(json.load(sys.stdin)["runs"][-1]["run_id"])')" latest \
   --db "$cp" --format json > "$work/cp-first-last.json"

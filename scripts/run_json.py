@@ -50,7 +50,7 @@ def machine(env):
 
 
 # Settings a user changes to see their effect (recorded, so that a comparison can name them).
-ENVIRONMENT = ("POSENC_DISABLE_AVX512", "POSENC_BLAS_AUTO", "OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS")
+ENVIRONMENT = ("POSENC_SIMD", "POSENC_DISABLE_AVX512", "POSENC_BLAS_AUTO", "OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS")
 
 
 def main(out):

@@ -165,8 +165,14 @@ for p in s["parameters"]:
 assert {"table","freqs","shift","check","identify"} <= set(s["verbs"]), s["verbs"]
 ' l.json; then pass; else fail "list --format json"; fi
 if "$POSENC" list | grep -q "fairseq"; then pass; else fail "list (text)"; fi
-if "$POSENC" info --format json >i.json && "$PY" -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["build"]["version"] and "core" in d["blas"]' i.json
+if "$POSENC" info --format json >i.json && "$PY" -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["build"]["version"] and "core" in d["blas"]; t=d["simd"]["targets"]; assert t[-1] == "scalar" and d["simd"]["target"] == t[0], d["simd"]' i.json
 then pass; else fail "info --format json"; fi
+# POSENC_SIMD caps the vector kernels' target (posenc/simd.hpp); the values are the same on every target
+if POSENC_SIMD=scalar "$POSENC" info --format json >i.json && "$PY" -c 'import json,sys; assert json.load(open(sys.argv[1]))["simd"]["target"] == "scalar"' i.json &&
+   "$POSENC" table sinusoidal --preset vaswani --positions 0:300 --dim 72 --format npy --out s1.npy &&
+   POSENC_SIMD=scalar "$POSENC" table sinusoidal --preset vaswani --positions 0:300 --dim 72 --format npy --out s2.npy &&
+   cmp -s s1.npy s2.npy
+then pass; else fail "POSENC_SIMD=scalar: info names it, and a table has the same bytes"; fi
 
 # ---- budget: the rows of the budget table, one scheme's, one row with its analysis ------------------------------
 if "$POSENC" budget --format json >b.json && "$POSENC" budget --scheme t5 --format json >bt.json &&
@@ -206,6 +212,9 @@ expect_error() {  # expect_error STATUS ARGS...
 }
 expect_error 2 budget --scheme nope
 if grep -q "accepted: alibi | deberta" stderr.txt; then pass; else fail "budget --scheme nope: names the schemes"; fi
+POSENC_SIMD=avx9 expect_error 2 info
+if grep -q "posenc: error: posenc: POSENC_SIMD = 'avx9' is not a target here; accepted: auto, " stderr.txt
+then pass; else fail "POSENC_SIMD=avx9: names the variable, the value and the targets"; cat stderr.txt; fi
 expect_error 2 budget --row nope
 T="table sinusoidal"
 # shellcheck disable=SC2086

@@ -14,6 +14,8 @@
 #include "verify/budget.hpp"
 #include "claims.hpp"
 #include "posenc/blas.hpp"
+#include "posenc/error.hpp"
+#include "posenc/simd.hpp"
 
 int main(int argc, char** argv) {
   posenc::select_blas_kernels(argc, argv);
@@ -29,6 +31,16 @@ int main(int argc, char** argv) {
       omp_set_num_threads(n);
       openblas_set_num_threads(n);
     }
+  // POSENC_SIMD (ctest's properties.Simd.<target> entries): the claims on that SIMD target; a target this build or
+  // CPU does not have skips the program (exit 77, ctest's SKIP_RETURN_CODE), saying so.
+  try {
+    posenc::set_simd_target_from_environment();
+  } catch (const posenc::Error& e) {
+    std::fprintf(stderr, "posenc: skipped: %s\n", e.what());
+    return 77;
+  }
+  if (const char* simd = std::getenv("POSENC_SIMD"); simd != nullptr && *simd != '\0')
+    std::fprintf(stderr, "posenc: SIMD target %s\n", posenc::simd_target().c_str());
   try {
     (void)posenc::test::budget_rows();  // builds the table: one row per key of every scheme
     const auto missing = posenc::test::claims_without_tests();

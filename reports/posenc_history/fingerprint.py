@@ -3,7 +3,7 @@
 The fingerprint hashes what fixes the speed of the hardware and of the libraries the kernels call: the CPU
 model, logical CPUs, memory (GiB), the OpenBLAS version and the BLAS core that ran, BLAS and OpenMP thread
 counts. It leaves out what a user changes on purpose and wants to see the effect of — the commit, compiler,
-flags, build type, POSENC_DISABLE_AVX512 — and what does not move timings by itself (kernel and OS version,
+flags, build type, POSENC_SIMD (or POSENC_DISABLE_AVX512) — and what does not move timings by itself (kernel and OS version,
 the CPU flags list, recorded for the record). Those are stored on the run and listed by `compare` when they
 differ. One fingerprint per result file: the main job's fallback benchmark runs the same machine under another
 BLAS core, so its file has a fingerprint of its own."""

@@ -27,6 +27,7 @@
 #include "schemes/rope/measure.hpp"
 #include "support/claims.hpp"
 #include "support/harness.hpp"
+#include "support/simd_targets.hpp"
 #include "support/spec_contract.hpp"
 
 namespace claims_rope {  // its own namespace: the claims are compiled together (posenc_unity)
@@ -936,6 +937,75 @@ POSENC_PROPERTY(Rope, ViewsThreadsAndTokenOrderDoNotChangeValues,
   for (std::size_t c = 0; c < per; ++c)
     if (auto f = check(claim, R::apply_identity, all[t * per + c], rf::make_real(one[c], 64), [&] { return spec_label(s) + " cache t=" + std::to_string(t); }))
       RC_FAIL(*f);
+}
+
+// ROPE-SIMD-1: every SIMD target computes the same bytes (posenc/simd.hpp).
+POSENC_PROPERTY(Rope, EverySimdTargetComputesTheSameBytes,
+                {"ROPE-SIMD-1", "rope",
+                 "every SIMD target this build and CPU have (posenc::simd_targets(); avx512, avx2 and scalar on an "
+                 "AVX-512 x86-64) gives the scalar target's bytes: caches in every form (pairs, hf, gptj, ggml; f32 "
+                 "and f64; runs and shuffled lists; in place and streamed above 4 MiB) and in-place rotation of f32 "
+                 "and f64 [tokens][heads][head_dim] tensors (both directions), every regime (the exact fused "
+                 "multiply-adds, the float32 products, the correctly rounded float32 sin/cos) and scaling, "
+                 "head_dim with every tail length of a vector step",
+                 "posenc/simd.hpp (values contract); issue 'Fast on every CPU' (Highway)", Oracle::identity,
+                 {R::apply_identity}}) {
+  RopeSpec s = *small_spec();
+  const bool big = *rc::gen::inRange(0, 16) == 0;
+  if (big && s.regime == RopeRegime::exact) {  // rows of whole lines and > 4 MiB: the streamed fused pass
+    s.head_dim = *rc::gen::element<std::size_t>(64, 128, 256);
+    s.rotary_dim = *rc::gen::arbitrary<bool>() ? s.head_dim : 40;
+    fit_pair_lists(s);
+  }
+  const std::size_t per_max = 2 * s.rotary_dim;
+  const std::size_t T = big && s.regime == RopeRegime::exact
+                            ? (std::size_t{4} << 20) / (4 * per_max) + *rc::gen::inRange<std::size_t>(1, 200)
+                            : *rc::gen::inRange<std::size_t>(1, 50);
+  std::vector<std::int64_t> positions(T);
+  const std::int64_t p0 = std::clamp<std::int64_t>(*position(), -kRopeMaxPosition, kRopeMaxPosition - static_cast<std::int64_t>(T));
+  for (std::size_t i = 0; i < T; ++i) positions[i] = p0 + static_cast<std::int64_t>(i);
+  if (*rc::gen::inRange(0, 3) == 0) positions = *rc::gen::container<std::vector<std::int64_t>>(T, position());
+  const TableOptions opt{.threads = *rc::gen::inRange(1, 3), .streaming_stores = *rc::gen::arbitrary<bool>()};
+  const RopeDirection dir = *rc::gen::element(RopeDirection::forward, RopeDirection::inverse);
+  const std::size_t heads = *rc::gen::inRange<std::size_t>(1, 4), tokens = std::min<std::size_t>(T, 40);
+  const std::vector<double> x0 = random_vector(tokens * heads * s.head_dim);
+  count_case(claim);
+  tag(claim, std::string(to_string(s.regime)) + (big ? " cache > 4 MiB" : " cache small"));
+  auto run = [&](auto zero) {
+    using T_ = decltype(zero);
+    std::vector<std::vector<T_>> outs;  // per target: the four caches, then the rotated tensor
+    std::vector<std::string> names;
+    for_each_simd_target([&](const std::string& target) {
+      const RopePlan plan(s);
+      std::vector<T_> all;
+      for (RopeCacheForm form : {RopeCacheForm::pairs, RopeCacheForm::hf, RopeCacheForm::gptj, RopeCacheForm::ggml}) {
+        std::vector<T_> c(T * cache_values_per_position(s, form));
+        plan.cache(form, positions, std::span<T_>(c), opt);
+        all.insert(all.end(), c.begin(), c.end());
+      }
+      std::vector<T_> x(x0.begin(), x0.end());
+      plan.apply(dense_rope_tensor(std::span<T_>(x), tokens, heads, s.head_dim),
+                 std::span<const std::int64_t>(positions).first(tokens), dir, opt);
+      all.insert(all.end(), x.begin(), x.end());
+      outs.push_back(std::move(all));
+      names.push_back(target);
+    });
+    for (std::size_t t = 0; t < names.size(); ++t) {
+      const std::size_t i = std::min(first_difference(outs[t], outs.back()), outs[t].size() - 1);
+      auto what = [&] {
+        return spec_label(s) + " dtype=" + (sizeof(T_) == 4 ? "f32" : "f64") + " target=" + names[t] +
+               " vs scalar, entry " + std::to_string(i) + " of the four caches (T=" + std::to_string(T) +
+               ") and the rotated tensor (" + std::to_string(tokens) + " x " + std::to_string(heads) + " x " +
+               std::to_string(s.head_dim) + ", " + (dir == RopeDirection::forward ? "forward" : "inverse") + ")" +
+               " threads=" + std::to_string(opt.threads) + (opt.streaming_stores ? " streaming" : "");
+      };
+      if (auto f = check(claim, R::apply_identity, static_cast<double>(outs[t][i]),
+                         rf::make_real(static_cast<double>(outs.back()[i]), 64), what))
+        RC_FAIL(*f);
+    }
+  };
+  run(0.0f);
+  run(0.0);
 }
 
 // ROPE-REPRO-2

@@ -31,6 +31,7 @@
 #include "schemes/sinusoidal/measure.hpp"
 #include "support/claims.hpp"
 #include "support/harness.hpp"
+#include "support/simd_targets.hpp"
 #include "support/spec_contract.hpp"
 
 namespace claims_sinusoidal {  // its own namespace: the claims are compiled together (posenc_unity)
@@ -727,6 +728,73 @@ POSENC_PROPERTY(Sinusoidal, RowsAreBitwiseReproducibleAcrossCallsThreadsAndSplit
           RC_FAIL(*f);
       }
     }
+  };
+  run(0.0f);
+  run(0.0);
+}
+
+// SIN-SIMD-1: every SIMD target writes the same bytes (posenc/simd.hpp).
+POSENC_PROPERTY(Sinusoidal, EverySimdTargetWritesTheSameBytes,
+                {"SIN-SIMD-1", "sinusoidal",
+                 "every SIMD target this build and CPU have (posenc::simd_targets(); avx512, avx2 and scalar on an "
+                 "AVX-512 x86-64) writes the same bytes as the scalar target: plan.table and plan.rows (positions in "
+                 "any order, negative ones reflected), f32 and f64, every layout and regime, in place and through "
+                 "both streaming paths (whole aligned lines from registers, the staged copy), widths with every tail "
+                 "length of a vector step; the exact regime through the vector angle core and fused pass, the "
+                 "emulated float32 rows through the vector settle test and the product path",
+                 "posenc/simd.hpp (values contract); issue 'Fast on every CPU' (Highway)", Oracle::differential,
+                 {R::table_reproducible}}) {
+  SpecCase sc = *gen_any_spec(512, true);
+  const bool big = *rc::gen::inRange(0, 16) == 0;  // > 4 MiB of f32: the streaming-store paths (3 targets each)
+  if (big) sc.spec = at_dim(sc.spec, *rc::gen::element<std::size_t>(64, 256, 272, 1024));
+  const SinusoidalSpec& s = sc.spec;
+  const std::size_t count = big ? (std::size_t{4} << 20) / (4 * s.dim) + *rc::gen::inRange<std::size_t>(1, 300)
+                                : *rc::gen::inRange<std::size_t>(1, 200);
+  const PositionCase pc = *gen_position(s);
+  const std::int64_t first = pc.p, last = first + static_cast<std::int64_t>(count) - 1;
+  RC_PRE(in_range(s, first, last));
+  std::vector<std::int64_t> list = *rc::gen::container<std::vector<std::int64_t>>(
+      *rc::gen::inRange<std::size_t>(1, 70), rc::gen::map(gen_position(s), [](const PositionCase& c) { return c.p; }));
+  list.erase(std::remove_if(list.begin(), list.end(), [&](std::int64_t p) { return !in_range(s, p, p); }), list.end());
+  if (list.empty()) list.push_back(first);
+  const TableOptions opt{.threads = *rc::gen::inRange(1, 3), .streaming_stores = *rc::gen::arbitrary<bool>()};
+  const std::size_t misalign = *rc::gen::inRange<std::size_t>(0, 2);  // elements off a 64-byte boundary
+  count_case(claim);
+  tag(claim, sc.region + " " + std::string(to_string(s.layout)) + " " + std::string(to_string(s.regime)));
+  tag(claim, big ? "table > 4 MiB" : "table small");
+  auto run = [&](auto zero) {
+    using T = decltype(zero);
+    std::vector<std::vector<T>> tables, rows;
+    std::vector<std::string> names;
+    for_each_simd_target([&](const std::string& target) {
+      const SinusoidalPlan plan = make_plan(s);
+      std::vector<T> storage(count * s.dim + 64 / sizeof(T) + misalign);
+      const auto addr = reinterpret_cast<std::uintptr_t>(storage.data());
+      const std::span<T> t(storage.data() + ((64 - addr % 64) % 64) / sizeof(T) + misalign, count * s.dim);
+      plan.table(first, count, t, opt);
+      tables.emplace_back(t.begin(), t.end());
+      rows.emplace_back(list.size() * s.dim);
+      plan.rows(list, std::span<T>(rows.back()), opt);
+      names.push_back(target);
+    });
+    for (std::size_t x = 0; x < names.size(); ++x)
+      for (const auto* set : {&tables, &rows}) {
+        const std::vector<T>& got = (*set)[x];
+        const std::vector<T>& scalar = set->back();
+        const std::size_t i = std::min(first_difference(got, scalar), got.size() - 1);  // the first row when equal
+        auto what = [&] {
+          const std::int64_t p = set == &tables ? first + static_cast<std::int64_t>(i / s.dim) : list[i / s.dim];
+          return spec_label(s) + " dtype=" + (sizeof(T) == 4 ? "f32" : "f64") + " target=" + names[x] + " vs scalar, " +
+                 (set == &tables ? "table first=" + position_label(first) + " count=" + std::to_string(count)
+                                 : "rows of " + std::to_string(list.size()) + " positions") +
+                 " threads=" + std::to_string(opt.threads) + (opt.streaming_stores ? " streaming" : "") +
+                 (misalign ? " misaligned" : " aligned") + " row p=" + position_label(p) +
+                 " col=" + std::to_string(i % s.dim);
+        };
+        if (auto f = check(claim, R::table_reproducible, static_cast<double>(got[i]),
+                           rf::make_real(static_cast<double>(scalar[i]), kBits), what))
+          RC_FAIL(*f);
+      }
   };
   run(0.0f);
   run(0.0);

@@ -6,7 +6,7 @@
 #include <array>
 #include <cmath>
 
-#include "cpu.hpp"
+#include "angle_kernels.hpp"
 #include "trig.hpp"
 
 namespace posenc::core {
@@ -79,22 +79,11 @@ inline void direct_loop(double pd, const double* hi, const double* lo, std::size
     sincos_dd(t.hi, t.lo, s[k], c[k]);
   }
 }
-#ifdef POSENC_HAVE_AVX512_VARIANT
-POSENC_AVX512_BEGIN
-// The same loop compiled for AVX-512 (cpu.hpp): without it a baseline x86-64 build computes each fma in
-// software and its anchors cost ~40x more.
-void direct_loop_avx512(double pd, const double* hi, const double* lo, std::size_t h, double* s, double* c) noexcept {
-  direct_loop(pd, hi, lo, h, s, c);
-}
-POSENC_AVX512_END
-#endif
 }  // namespace
 
 void AngleTable::direct(std::int64_t p, std::size_t k0, std::size_t n, double* s, double* c) const noexcept {
   const double pd = static_cast<double>(p);  // exact: |p| <= 2^41
-#ifdef POSENC_HAVE_AVX512_VARIANT
-  if (use_avx512()) return direct_loop_avx512(pd, f_.hi.data() + k0, f_.lo.data() + k0, n, s, c);
-#endif
+  if (kernels::direct(pd, f_.hi.data() + k0, f_.lo.data() + k0, n, s, c)) return;  // vector kernel (angle_kernels.cpp)
   direct_loop(pd, f_.hi.data() + k0, f_.lo.data() + k0, n, s, c);
 }
 

@@ -2,12 +2,9 @@
 //
 // Pair k of a head vector x is (x[k], x[k + h]) (halves) or (x[2k], x[2k + 1]) (interleaved); it turns by the
 // token's (c_k, s_k). Two formulas, each a fixed sequence of IEEE operations, so every kernel (the portable one,
-// the AVX-512 one, any tail or head grouping) gives the same bits:
+// the vector one of every SIMD target, any tail or head grouping) gives the same bits:
 //   fused (the exact regime; arithmetic in double):  y_i = RN_T(fma(x_i, c, -RN(x_j s))), y_j = RN_T(fma(x_j, c, RN(x_i s)))
 //   products (the emulated float32 regimes; in A):   y_i = RN_T(RN(x_i c) - RN(x_j s)),   y_j = RN_T(RN(x_j c) + RN(x_i s))
-// The AVX-512 kernels prefetch each head of the next token while they rotate this token's (a token's data is
-// 16 KiB at 32 x 128 f32; without the prefetch the rotation's loads waited on L3 or DRAM and the arithmetic did
-// not overlap them: interleaved in DRAM at 1 thread took twice as long).
 #pragma once
 
 #include <cmath>
@@ -58,8 +55,8 @@ PairRotor<A> make_rotor(const double* c, const double* s, std::size_t h, bool in
 
 // Rotates `heads` head vectors starting at x, head_stride elements apart. prefetch: the distance in elements to
 // the data the next call will rotate (the next token), 0 for none; it only warms caches, it changes no value.
-// The AVX-512 kernels serve float and double with the formula of their regime; bf16 and f16 (and a CPU without
-// AVX-512) take the portable loop, which performs the same operations.
+// The vector kernels (rotation_kernels.cpp) serve float and double with the formula of their regime; bf16 and f16
+// (and a scalar target) take the portable loop, which performs the same operations.
 // Defined for T in {float, double, bf16, f16} with A = double, and T in {float, bf16, f16} with A = float.
 template <class T, class A>
 void rotate_heads(T* x, std::size_t heads, std::ptrdiff_t head_stride, const PairRotor<A>& r,

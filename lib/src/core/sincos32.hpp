@@ -12,8 +12,8 @@
 // |a| < 2^-12 (position 0, where every sine is 0 and would never settle): sin a = a - a^3/6 + ... lies within
 // |a|^3 / 6 < |a| 2^-26 below a, less than half the float32 gap below |a| (>= |a| 2^-25), so RN32(sin a) = a;
 // 1 - cos a <= a^2 / 2 < 2^-25, half the gap below 1, so RN32(cos a) = 1.
-// The AVX-512 variant decides all n entries in vectors; only a call with an unsettled entry runs the scalar
-// pass. Both give the same values.
+// The vector kernel (angle_kernels.cpp, every SIMD target) decides all n entries in vectors; only a call with an
+// unsettled entry, or a scalar target, runs the scalar pass. Both give the same values.
 #pragma once
 
 #include <cstddef>
@@ -33,8 +33,8 @@ void sincos_rn32(const float* angle, std::size_t n, double* s, double* c) noexce
 // frequencies w_k (tensor2tensor, fairseq, PyTorch's paper forms, HF RoPE's `position_ids.float() * inv_freq`):
 // s[k], c[k] = RN32(sin a_k), RN32(cos a_k), the same values as sincos_rn32 of those angles (both are correctly
 // rounded), ~1.5x faster (0.89 vs 1.33 ns per pair, d 512, this Zen 5 VM: the reduction and the long polynomials
-// are replaced by the angle core's complex multiply and short ones; the settle test stays). AVX-512 only: without it
-// (or with POSENC_DISABLE_AVX512) every row takes the sincos_rn32 path. (The same correction applies to any float32
+// are replaced by the angle core's complex multiply and short ones; the settle test stays). Vector targets only
+// (angle_kernels.cpp): on a scalar target every row takes the sincos_rn32 path. (The same correction applies to any float32
 // angles near p omega_k, e.g. ggml's chained products: measured only ~15% faster there, not adopted.)
 //
 // Method. For |p| < 2^24, x_k = p w_k is exact in double (24 x 24 bits) and d_k = a_k - x_k is exact (Sterbenz: a_k

@@ -9,16 +9,9 @@
 #include "parallel.hpp"
 #include "streaming.hpp"
 
-// The AVX-512 kernels are compiled on every x86-64 build and chosen at run time (cpu.hpp); the scalar kernel
-// performs the same IEEE operations, so which one runs never changes a value.
-#include "cpu.hpp"
-#ifdef POSENC_HAVE_AVX512_VARIANT
-#include <immintrin.h>
-#define POSENC_TABLE_AVX512 1
-// GCC 12's AVX-512 headers pass _mm512_undefined_*() as the merge source of unmasked operations (cvtpd_ps,
-// min_pd, max_pd) and then warn that it "may be used uninitialized" in every caller: a false positive.
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#endif
+// The vector kernels are compiled for every target and chosen at run time (table_kernels.cpp, posenc/simd.hpp);
+// fused_scalar performs the same IEEE operations, so which one runs never changes a value.
+#include "table_kernels.hpp"
 
 namespace posenc::core {
 namespace {
@@ -31,33 +24,6 @@ constexpr std::size_t kListChunk = 64;
 
 constexpr std::size_t part_index(Part p) { return static_cast<std::size_t>(p); }
 constexpr std::size_t values_per_pair(Part p) { return p == Part::sin || p == Part::cos ? 1 : 2; }
-
-// A destination of the fused pass: where pair k0 of a part goes in the tile's first row, and the distance
-// between rows.
-template <class T>
-struct Dest {
-  Part part;
-  T* p;
-  std::ptrdiff_t stride;
-};
-
-// The unit of work of the fused pass: `rows` consecutive rows j0 .. j0 + rows - 1 of `groups` anchor blocks whose
-// anchors' values lie `anchor_stride` apart and whose output rows lie `group_rows` rows apart, pairs k0 .. k0 + n - 1.
-// Row j of every block in the group is written before row j + 1 of any, so that row j's slice of J (2 KiB for a
-// chunk, from L2) is read into L1 once and used for every anchor of the group.
-template <class T>
-struct Tile {
-  const double *sa, *ca;  // the first anchor's values at pair k0
-  const double* j;        // J at (first row, k0): sin at j + r * 2 kChunk, cos kChunk further (angle_table.hpp)
-  std::size_t rows, n;
-  std::array<Dest<T>, 4> dest;  // the first block's rows
-  std::size_t nd;
-  double scale = 1.0;       // RowForm::scale
-  bool negate_sin = false;  // RowForm::negate_sin
-  std::size_t groups = 1;
-  std::size_t anchor_stride = 0;    // doubles from one anchor's values to the next one's
-  std::ptrdiff_t group_rows = 0;    // output rows from one block's row j to the next block's row j
-};
 
 // The fused pass over n pairs: s = s_a c_j + c_a s_j, c = c_a c_j - s_a s_j (one fma, one product each, as
 // AngleTable::rotate), rounded once to T, stored to every destination. For T = double the values are clamped
@@ -94,198 +60,10 @@ void fused_scalar(const Tile<T>& t) noexcept {
   }
 }
 
-#ifdef POSENC_TABLE_AVX512
-POSENC_AVX512_BEGIN
-// The same operations eight pairs per vector, bit-identical to fused_scalar (each lane performs the same IEEE
-// operations). Streaming (NT = true): every store is a whole aligned 64-byte line, straight from registers, so
-// the arithmetic overlaps the memory traffic; the caller guarantees alignment and n a multiple of 16.
-// Otherwise masked stores handle any n and alignment. The destinations' parts are template arguments for the
-// forms posenc uses (one instantiation each, so the loop body is only loads, arithmetic and stores: a runtime
-// switch per store halved the DRAM throughput), with a runtime-dispatched body for any other form.
-struct Rot8 {
-  __m512d s, c;
-};
-template <bool Full>
-inline Rot8 rot8(const double* sa, const double* ca, const double* sj, const double* cj, __mmask8 m) noexcept {
-  __m512d a_s, a_c, j_s, j_c;
-  if constexpr (Full) {
-    a_s = _mm512_loadu_pd(sa), a_c = _mm512_loadu_pd(ca), j_s = _mm512_loadu_pd(sj), j_c = _mm512_loadu_pd(cj);
-  } else {
-    a_s = _mm512_maskz_loadu_pd(m, sa), a_c = _mm512_maskz_loadu_pd(m, ca);
-    j_s = _mm512_maskz_loadu_pd(m, sj), j_c = _mm512_maskz_loadu_pd(m, cj);
-  }
-  // Each operand is used twice: keep it in a register. (GCC folded every use into a memory operand, so a step of
-  // 16 pairs issued 14 loads instead of 8; the kernel measured ~7% faster in cache without them.)
-  asm("" : "+v"(a_s), "+v"(a_c), "+v"(j_s), "+v"(j_c));
-  return {_mm512_fmadd_pd(a_s, j_c, _mm512_mul_pd(a_c, j_s)), _mm512_fmsub_pd(a_c, j_c, _mm512_mul_pd(a_s, j_s))};
-}
-inline __mmask8 lanes8(std::size_t r) { return static_cast<__mmask8>(r >= 8 ? 0xFF : (1u << r) - 1); }
-inline __mmask16 lanes16(std::size_t r) { return static_cast<__mmask16>(r >= 16 ? 0xFFFF : (1u << r) - 1); }
-
-template <bool NT, bool Full>
-inline void put(float* p, __m512 v, __mmask16 m) noexcept {
-  if constexpr (NT) _mm512_stream_ps(p, v);
-  else if constexpr (Full) _mm512_storeu_ps(p, v);
-  else _mm512_mask_storeu_ps(p, m, v);
-}
-template <bool NT, bool Full>
-inline void put(double* p, __m512d v, __mmask8 m) noexcept {
-  if constexpr (NT) _mm512_stream_pd(p, v);
-  else if constexpr (Full) _mm512_storeu_pd(p, v);
-  else _mm512_mask_storeu_pd(p, m, v);
-}
-
-inline __m512 widen(__m256 v) { return _mm512_castps256_ps512(v); }
-inline __m512 interleave(__m256 a, __m256 b) {
-  const __m512i il = _mm512_setr_epi32(0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23);
-  return _mm512_permutex2var_ps(widen(a), il, widen(b));
-}
-inline __m512d interleave_lo(__m512d a, __m512d b) {
-  return _mm512_permutex2var_pd(a, _mm512_setr_epi64(0, 8, 1, 9, 2, 10, 3, 11), b);
-}
-inline __m512d interleave_hi(__m512d a, __m512d b) {
-  return _mm512_permutex2var_pd(a, _mm512_setr_epi64(4, 12, 5, 13, 6, 14, 7, 15), b);
-}
-
-// One step's values as whole lines. float: 16 pairs (a line of sin, of cos, two lines of interleaved pairs);
-// double: 8 pairs, clamped (the same lines).
-struct StepF32 {
-  __m256 s0, c0, s1, c1;
-  std::size_t r;  // pairs in the step
-  __m512 sin_line() const { return _mm512_insertf32x8(widen(s0), s1, 1); }
-  __m512 cos_line() const { return _mm512_insertf32x8(widen(c0), c1, 1); }
-  // Line i (0, 1) of the interleaved pairs, sin first when sin_first.
-  __m512 pair_line(int i, bool sin_first) const {
-    const __m256 s = i ? s1 : s0, c = i ? c1 : c0;
-    return sin_first ? interleave(s, c) : interleave(c, s);
-  }
-  static __mmask16 mask(std::size_t values) { return lanes16(values); }
-};
-struct StepF64 {
-  __m512d s, c;
-  std::size_t r;
-  __m512d sin_line() const { return s; }
-  __m512d cos_line() const { return c; }
-  __m512d pair_line(int i, bool sin_first) const {
-    const __m512d a = sin_first ? s : c, b = sin_first ? c : s;
-    return i ? interleave_hi(a, b) : interleave_lo(a, b);
-  }
-  static __mmask8 mask(std::size_t values) { return lanes8(values); }
-};
-// std::clamp(v, -1, 1) = max(min(v, 1), -1) for every non-NaN v (the values are never NaN).
-inline __m512d clamp1(__m512d v) noexcept {
-  return _mm512_max_pd(_mm512_min_pd(v, _mm512_set1_pd(1.0)), _mm512_set1_pd(-1.0));
-}
-// Scaled (RowForm::scale != 1): clamped, then times the scale m, as fused_scalar.
-template <bool Scaled>
-inline Rot8 scaled(Rot8 a, __m512d m) noexcept {
-  if constexpr (Scaled) return {_mm512_mul_pd(clamp1(a.s), m), _mm512_mul_pd(clamp1(a.c), m)};
-  else return a;
-}
-// neg: -0.0 to negate the sines (RowForm::negate_sin), +0.0 to keep them: an exclusive or with the sign bit.
-template <bool Full, bool Scaled>
-inline StepF32 step_values(const double* sa, const double* ca, const double* sj, const double* cj, std::size_t r,
-                           __m512d m, __m512d neg, float*) noexcept {
-  const Rot8 a = scaled<Scaled>(rot8<Full>(sa, ca, sj, cj, lanes8(r)), m);
-  const Rot8 b = scaled<Scaled>(rot8<Full>(sa + 8, ca + 8, sj + 8, cj + 8, lanes8(r > 8 ? r - 8 : 0)), m);
-  return {_mm512_cvtpd_ps(_mm512_xor_pd(a.s, neg)), _mm512_cvtpd_ps(a.c), _mm512_cvtpd_ps(_mm512_xor_pd(b.s, neg)),
-          _mm512_cvtpd_ps(b.c), r};
-}
-template <bool Full, bool Scaled>
-inline StepF64 step_values(const double* sa, const double* ca, const double* sj, const double* cj, std::size_t r,
-                           __m512d m, __m512d neg, double*) noexcept {
-  const Rot8 a = rot8<Full>(sa, ca, sj, cj, lanes8(r));
-  if constexpr (Scaled) return {_mm512_xor_pd(_mm512_mul_pd(clamp1(a.s), m), neg), _mm512_mul_pd(clamp1(a.c), m), r};
-  else return {_mm512_xor_pd(clamp1(a.s), neg), clamp1(a.c), r};
-}
-constexpr std::size_t step_pairs(float*) { return 16; }
-constexpr std::size_t step_pairs(double*) { return 8; }
-
-// Stores part P of a step whose first pair is k (p: the destination of pair 0 of the chunk).
-template <bool NT, bool Full, class T, class Step>
-inline void store_part(Part part, T* p, std::size_t k, const Step& v) noexcept {
-  constexpr std::size_t L = 64 / sizeof(T);  // values per line
-  switch (part) {
-    case Part::sin: put<NT, Full>(p + k, v.sin_line(), v.mask(v.r)); break;
-    case Part::cos: put<NT, Full>(p + k, v.cos_line(), v.mask(v.r)); break;
-    case Part::sin_cos:
-    case Part::cos_sin: {
-      const bool sin_first = part == Part::sin_cos;
-      put<NT, Full>(p + 2 * k, v.pair_line(0, sin_first), v.mask(2 * v.r));
-      if (2 * v.r > L) put<NT, Full>(p + 2 * k + L, v.pair_line(1, sin_first), v.mask(2 * v.r - L));
-      break;
-    }
-  }
-}
-
-// The parts of the destinations: fixed at compile time (Fixed...) or read at run time (none given).
-template <bool NT, bool Scaled, Part... Fixed, class T>
-void fused_parts(const Tile<T>& t) noexcept {
-  constexpr std::size_t S = step_pairs(static_cast<T*>(nullptr));
-  // Locals, not t's fields: the stores through T* could alias t as far as the compiler knows, and reloading
-  // the fields in every step cost measurable time.
-  const std::size_t n = t.n, nd = t.nd, groups = t.groups, astride = t.anchor_stride;
-  const std::ptrdiff_t group_rows = t.group_rows;
-  const std::array<Dest<T>, 4> dest = t.dest;
-  const __m512d m = _mm512_set1_pd(t.scale);
-  const __m512d neg = _mm512_set1_pd(t.negate_sin ? -0.0 : 0.0);
-  for (std::size_t row = 0; row < t.rows; ++row)
-  for (std::size_t g = 0; g < groups; ++g) {
-    const double* sj = t.j + row * 2 * AngleTable::kChunk;
-    const double* cj = sj + AngleTable::kChunk;
-    const double *const sa = t.sa + g * astride, *const ca = t.ca + g * astride;
-    const std::ptrdiff_t out_row = static_cast<std::ptrdiff_t>(row) + static_cast<std::ptrdiff_t>(g) * group_rows;
-    std::array<T*, 4> p;
-    for (std::size_t i = 0; i < nd; ++i) p[i] = dest[i].p + out_row * dest[i].stride;
-    auto step = [&]<bool Full>(std::size_t k, std::size_t r) {
-      const auto v = step_values<Full, Scaled>(sa + k, ca + k, sj + k, cj + k, r, m, neg, static_cast<T*>(nullptr));
-      if constexpr (sizeof...(Fixed) > 0) {
-        std::size_t i = 0;
-        ((store_part<NT, Full>(Fixed, p[i], k, v), ++i), ...);
-      } else {
-        for (std::size_t i = 0; i < nd; ++i) store_part<NT, Full>(dest[i].part, p[i], k, v);
-      }
-    };
-    std::size_t k = 0;
-    for (; k + S <= n; k += S) step.template operator()<true>(k, S);
-    if (k < n) step.template operator()<false>(k, n - k);
-  }
-}
-
-template <bool NT, bool Scaled, class T>
-void fused_forms(const Tile<T>& t) noexcept {
-  auto is = [&](std::initializer_list<Part> parts) {
-    if (parts.size() != t.nd) return false;
-    std::size_t i = 0;
-    for (Part p : parts)
-      if (t.dest[i++].part != p) return false;
-    return true;
-  };
-  using P = Part;
-  if (is({P::sin_cos})) return fused_parts<NT, Scaled, P::sin_cos>(t);          // sinusoidal interleaved
-  if (is({P::cos_sin})) return fused_parts<NT, Scaled, P::cos_sin>(t);          // ggml
-  if (is({P::sin, P::cos})) return fused_parts<NT, Scaled, P::sin, P::cos>(t);  // sinusoidal halves, gptj
-  if (is({P::cos, P::sin})) return fused_parts<NT, Scaled, P::cos, P::sin>(t);  // rope pairs
-  if (is({P::cos, P::cos, P::sin, P::sin})) return fused_parts<NT, Scaled, P::cos, P::cos, P::sin, P::sin>(t);  // hf
-  fused_parts<NT, Scaled>(t);
-}
-// Unscaled tables (every sinusoidal one, unscaled RoPE caches) keep the loop without the clamp and product.
-template <bool NT, class T>
-void fused_avx512(const Tile<T>& t) noexcept {
-  if (t.scale != 1.0) fused_forms<NT, true>(t);
-  else fused_forms<NT, false>(t);
-}
-POSENC_AVX512_END
-#else
-template <bool NT, class T>
-void fused_avx512(const Tile<T>&) noexcept {}
-#endif
-
-// The fused pass; NT (streamed whole lines from registers) only where use_avx512().
-template <bool NT, class T>
+// The fused pass: the vector kernel of posenc's target (table_kernels.cpp), or fused_scalar on a scalar target.
+template <class T>
 void fused(const Tile<T>& t) noexcept {
-  if (use_avx512()) fused_avx512<NT>(t);
-  else fused_scalar(t);
+  if (!kernels::fused(t, false)) fused_scalar(t);
 }
 
 // Anchor blocks per work item of a range (at most). A block's row j is anchor (x) J_j: the anchor's values are used
@@ -424,8 +202,8 @@ class Writer {
       lines = lines && aligned64(t.dest[i].p) && (s.row_stride * static_cast<std::ptrdiff_t>(sizeof(T))) % 64 == 0 &&
               (n * values_per_pair(s.part) * sizeof(T)) % 64 == 0;
     }
-    if (!stream_) return fused<false>(t);
-    if (use_avx512() && lines && n % 16 == 0) return fused<true>(t);
+    if (!stream_) return fused(t);
+    if (lines && n % 16 == 0 && kernels::fused(t, true)) return;  // whole lines streamed from registers
     // Streaming to destinations that are not whole lines: row by row, compute each part once into L1, then
     // copy it to every segment of that part with streamed whole lines and ordinary stores for partial ones.
     for (std::size_t g = 0; g < groups; ++g)
@@ -433,7 +211,7 @@ class Writer {
         Tile<T> one{t.sa + g * t.anchor_stride, t.ca + g * t.anchor_stride, t_.j_sin(j0 + r, k0), 1, n, {}, 0, f_.scale, f_.negate_sin};
         for (std::size_t pi = 0; pi < 4; ++pi)
           if (primary_[pi] >= 0) one.dest[one.nd++] = {static_cast<Part>(pi), w.staged(static_cast<Part>(pi)), 0};
-        fused<false>(one);
+        fused(one);
         const auto out_row = static_cast<std::ptrdiff_t>(r + g * B);
         for (std::size_t i = 0; i < f_.count; ++i)
           store_row(t.dest[i].p + out_row * t.dest[i].stride, w.staged(t.dest[i].part),

@@ -7,8 +7,8 @@
 // call, thread count and store path.
 //
 // How it is fast (issue "Tables at memory speed"; measurements in reports/latest/<scheme>/performance.md):
-//  * one pass per output entry: the complex multiply, the rounding to T and the layout are fused (AVX-512
-//    when the build has it; a portable loop of the same operations otherwise);
+//  * one pass per output entry: the complex multiply, the rounding to T and the layout are fused (the vector
+//    kernel of posenc's SIMD target, table_kernels.cpp; a portable loop of the same operations on a scalar target);
 //  * the anchor block stays B = 64 rows at any width: the row is cut into column chunks of kChunkPairs pairs,
 //    so the slice of J a block reads (B x kChunkPairs x 16 bytes) stays in L2 while the block's rows are
 //    written and an anchor costs 1/64 of a row whatever the width;
