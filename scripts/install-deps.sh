@@ -18,6 +18,16 @@ packages=(
   libhwy-dev                                # Highway: the SIMD kernels, one source for every target, runtime dispatch (lib/src/core/)
 )
 
+# --aarch64: what scripts/aarch64.sh needs to cross-build and run under emulation (Debian's cross compiler, qemu-user,
+# and the arm64 libraries through multiarch: dpkg --add-architecture arm64).
+if [ "${1:-}" = --aarch64 ]; then
+  packages=(
+    g++-aarch64-linux-gnu qemu-user
+    libopenblas-dev:arm64 libopenblas0-serial:arm64 libmpfr-dev:arm64 libgmp-dev:arm64 libgomp1:arm64
+    librapidcheck-dev:arm64 libgtest-dev:arm64 libhwy-dev:arm64
+  )
+fi
+
 missing=()
 for p in "${packages[@]}"; do
   if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
@@ -37,6 +47,9 @@ if [ "$(id -u)" -ne 0 ]; then
   sudo_cmd=(sudo)
 fi
 export DEBIAN_FRONTEND=noninteractive
+if [ "${1:-}" = --aarch64 ] && ! dpkg --print-foreign-architectures | grep -qx arm64; then
+  "${sudo_cmd[@]}" dpkg --add-architecture arm64
+fi
 "${sudo_cmd[@]}" apt-get update -qq
 "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"
 echo "[deps] done"

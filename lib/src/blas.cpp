@@ -42,7 +42,11 @@ std::string lower(const char* s) {
   return r;
 }
 
+// The best OpenBLAS x86-64 core this CPU can run; elsewhere the core OpenBLAS chose (no fallback is detected).
 std::string best_core_of_cpu() {
+#if !defined(__x86_64__) && !defined(__i386__)
+  return openblas_get_corename() ? openblas_get_corename() : "unknown";
+#else
   __builtin_cpu_init();
   if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512dq") &&
       __builtin_cpu_supports("avx512vl"))
@@ -50,6 +54,7 @@ std::string best_core_of_cpu() {
   if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return "Haswell";
   if (__builtin_cpu_supports("avx")) return "Sandybridge";
   return "Prescott";
+#endif
 }
 
 bool env_is(const char* name, const char* value) {

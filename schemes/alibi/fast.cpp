@@ -2,7 +2,7 @@
 // as slices of one per-head vector, scores as bias rows plus a beta = 1 gemm. Definition: posenc/alibi_spec.hpp.
 #include "posenc/alibi.hpp"
 
-#include <quadmath.h>
+#include "core/binary128.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -32,7 +32,7 @@ Exponent slope_exponent(std::size_t n, std::size_t h) {
 
 // RN64(2^(-8/c)) as Python's 2**(-(2**-(log2(c)-3))) computes it (the exponent is exact for a power of two c).
 double python_start(std::size_t c) {
-  return static_cast<double>(exp2q(static_cast<__float128>(-8.0) / static_cast<__float128>(c)));
+  return static_cast<double>(exp2q(static_cast<quad>(-8.0) / static_cast<quad>(c)));
 }
 
 // get_slopes(n)[h] in Python floats: start * start**i over the list of c' = c (h < c) or 2c (every other entry:
@@ -41,8 +41,8 @@ double get_slope(std::size_t n, std::size_t h) {
   const std::size_t c = alibi_power_of_two_floor(n);
   const bool extra = h >= c;
   const double start = python_start(extra ? 2 * c : c);
-  const auto i = static_cast<__float128>(extra ? 2 * (h - c) : h);
-  const double power = static_cast<double>(powq(static_cast<__float128>(start), i));
+  const auto i = static_cast<quad>(extra ? 2 * (h - c) : h);
+  const double power = static_cast<double>(powq(static_cast<quad>(start), i));
   return start * power;
 }
 
@@ -53,11 +53,11 @@ struct Slope {
 
 Slope exact_slope(const AlibiSpec& s, std::size_t h) {
   const Exponent e = slope_exponent(s.heads, h);
-  const __float128 m = exp2q(-(static_cast<__float128>(s.bias_max) * static_cast<__float128>(e.num)) /
-                             static_cast<__float128>(e.den));
+  const quad m = exp2q(-(static_cast<quad>(s.bias_max) * static_cast<quad>(e.num)) /
+                             static_cast<quad>(e.den));
   Slope out;
   out.hi = static_cast<double>(m);
-  out.lo = static_cast<double>(m - static_cast<__float128>(out.hi));
+  out.lo = static_cast<double>(m - static_cast<quad>(out.hi));
   return out;
 }
 
@@ -69,8 +69,8 @@ float emulated_slope(const AlibiSpec& s, std::size_t h) {
       // base = float32(2**(-8/c)), slopes torch.pow(base, 1..c); extra_base = float32(2**(-4/c)), powers 1, 3, ...
       const bool extra = h >= c;
       const auto base = static_cast<float>(python_start(extra ? 2 * c : c));
-      const auto k = static_cast<__float128>(extra ? 2 * (h - c) + 1 : h + 1);
-      return static_cast<float>(powq(static_cast<__float128>(base), k));
+      const auto k = static_cast<quad>(extra ? 2 * (h - c) + 1 : h + 1);
+      return static_cast<float>(powq(static_cast<quad>(base), k));
     }
     case AlibiRegime::mpt: {
       // P = 2^ceil(log2 n); base_t = float32(t) * float32(b / P); slopes 1 / 2^base_t; reordered (2, 4, ..., 1, 3, ...)
@@ -79,7 +79,7 @@ float emulated_slope(const AlibiSpec& s, std::size_t h) {
       const std::size_t t = c == n ? h + 1 : (h < c ? 2 * (h + 1) : 2 * (h - c) + 1);
       const auto step = static_cast<float>(s.bias_max / static_cast<double>(P));
       const float e = static_cast<float>(t) * step;
-      const auto p = static_cast<float>(exp2q(static_cast<__float128>(e)));
+      const auto p = static_cast<float>(exp2q(static_cast<quad>(e)));
       return 1.0f / p;
     }
     case AlibiRegime::exact: break;

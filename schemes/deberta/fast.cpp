@@ -5,7 +5,7 @@
 #include "posenc/deberta.hpp"
 
 #include <gmp.h>
-#include <quadmath.h>
+#include "core/binary128.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -54,9 +54,9 @@ std::int64_t ceil_exact(std::int64_t a, std::int64_t mid, std::int64_t M, std::i
   // double: each log within 1 ulp, the quotient and product rounded: |vd - v| < 2^-49 v
   const double vd = std::log(static_cast<double>(a) / static_cast<double>(mid)) / ln_ratio * static_cast<double>(N);
   if (std::fabs(vd - std::round(vd)) > 0x1p-30 * std::max(1.0, vd)) return static_cast<std::int64_t>(std::ceil(vd));
-  const __float128 v = logq(static_cast<__float128>(a) / mid) / logq(static_cast<__float128>(M) / mid) * N;
-  const __float128 t = roundq(v);
-  const __float128 tol = static_cast<__float128>(0x1p-80) * (v > 1 ? v : static_cast<__float128>(1));
+  const quad v = logq(static_cast<quad>(a) / mid) / logq(static_cast<quad>(M) / mid) * N;
+  const quad t = roundq(v);
+  const quad tol = static_cast<quad>(0x1p-80) * (v > 1 ? v : static_cast<quad>(1));
   if (fabsq(v - t) > tol) return static_cast<std::int64_t>(ceilq(v));
   const auto ti = static_cast<std::int64_t>(t);
   // the integers a^N mid^t and M^t mid^N have about N log2(a) + t log2(M) bits: beyond 2^24 binary128 decides

@@ -2,7 +2,7 @@
 
 #include <mpfr.h>
 #include <omp.h>
-#include <quadmath.h>
+#include "lib/src/core/binary128.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -52,7 +52,7 @@ CheckEvaluator::CheckEvaluator(const FireSpec& s, const FireWeights& w, std::siz
   thr32_ = std::fabs(mul32(static_cast<float>(w.L_multiplier), static_cast<float>(w.init_L)));
   e32_ = static_cast<float>(s.eps);
   check_fire_key_length(key_length);
-  std::vector<__float128> l128(key_length);
+  std::vector<quad> l128(key_length);
   std::vector<float> l32(key_length);
   for (std::size_t d = 0; d < key_length; ++d) {  // computed while the caches are empty
     l128[d] = numerator128(static_cast<std::int64_t>(d));
@@ -64,22 +64,22 @@ CheckEvaluator::CheckEvaluator(const FireSpec& s, const FireWeights& w, std::siz
   const std::size_t W = s.mlp_width;
   for (std::size_t k = 0; k < W; ++k)
     if (w.w1[k] != 0) {
-      const __float128 t = -static_cast<__float128>(w.b1[k]) / static_cast<__float128>(w.w1[k]);
+      const quad t = -static_cast<quad>(w.b1[k]) / static_cast<quad>(w.w1[k]);
       if (t > 0) kinks_.push_back(t);
     }
   std::sort(kinks_.begin(), kinks_.end());
   kinks_.erase(std::unique(kinks_.begin(), kinks_.end()), kinks_.end());
   const std::size_t segments = kinks_.size() + 1;
-  A_.assign(s.heads, std::vector<__float128>(segments));
-  B_.assign(s.heads, std::vector<__float128>(segments));
+  A_.assign(s.heads, std::vector<quad>(segments));
+  B_.assign(s.heads, std::vector<quad>(segments));
   for (std::size_t sg = 0; sg < segments; ++sg) {
     // A point inside the segment decides which units are active there (none sits on its kink inside it).
-    const __float128 lo = sg == 0 ? 0 : kinks_[sg - 1];
-    const __float128 mid = sg + 1 < segments ? (lo + kinks_[sg]) / 2 : lo + 1;
+    const quad lo = sg == 0 ? 0 : kinks_[sg - 1];
+    const quad mid = sg + 1 < segments ? (lo + kinks_[sg]) / 2 : lo + 1;
     for (std::size_t h = 0; h < s.heads; ++h) {
-      __float128 a = 0, b = static_cast<__float128>(w.b2[h]);
+      quad a = 0, b = static_cast<quad>(w.b2[h]);
       for (std::size_t k = 0; k < W; ++k) {
-        const __float128 w1 = w.w1[k], b1 = w.b1[k], w2 = w.w2[h * W + k];
+        const quad w1 = w.w1[k], b1 = w.b1[k], w2 = w.w2[h * W + k];
         if (w1 * mid + b1 > 0) {
           a += w2 * w1;
           b += w2 * b1;
@@ -91,9 +91,9 @@ CheckEvaluator::CheckEvaluator(const FireSpec& s, const FireWeights& w, std::siz
   }
 }
 
-__float128 CheckEvaluator::numerator128(std::int64_t d) const {
+quad CheckEvaluator::numerator128(std::int64_t d) const {
   if (static_cast<std::size_t>(d) < l128_.size()) return l128_[static_cast<std::size_t>(d)];
-  return log1pq(fabsq(static_cast<__float128>(w_.c)) * static_cast<__float128>(d));
+  return log1pq(fabsq(static_cast<quad>(w_.c)) * static_cast<quad>(d));
 }
 
 float CheckEvaluator::numerator32(std::int64_t d) const {
@@ -103,16 +103,16 @@ float CheckEvaluator::numerator32(std::int64_t d) const {
 
 bool CheckEvaluator::at_threshold(std::int64_t q) const {
   // q <= |L_multiplier init_L| exactly: the product in binary128 is exact (2 x 53 bits).
-  return static_cast<__float128>(q) <=
-         fabsq(static_cast<__float128>(w_.L_multiplier) * static_cast<__float128>(w_.init_L));
+  return static_cast<quad>(q) <=
+         fabsq(static_cast<quad>(w_.L_multiplier) * static_cast<quad>(w_.init_L));
 }
 bool CheckEvaluator::at_threshold32(std::int64_t q) const { return static_cast<float>(q) <= thr32_; }
 
 CheckEvaluator::Row CheckEvaluator::row(std::int64_t q) const {
   Row r;
-  const __float128 c = fabsq(static_cast<__float128>(w_.c));
-  const __float128 thr = fabsq(static_cast<__float128>(w_.L_multiplier) * static_cast<__float128>(w_.init_L));
-  r.den = log1pq(c * std::max(static_cast<__float128>(q), thr)) + static_cast<__float128>(s_.eps);
+  const quad c = fabsq(static_cast<quad>(w_.c));
+  const quad thr = fabsq(static_cast<quad>(w_.L_multiplier) * static_cast<quad>(w_.init_L));
+  r.den = log1pq(c * std::max(static_cast<quad>(q), thr)) + static_cast<quad>(s_.eps);
   const float N = std::max(static_cast<float>(q), thr32_);
   r.n = rn32_ln(std::fabs(mul32(c32_, N)) + 1.0f);
   r.den32 = r.n + e32_;
@@ -120,14 +120,14 @@ CheckEvaluator::Row CheckEvaluator::row(std::int64_t q) const {
 }
 
 CheckEvaluator::Exact CheckEvaluator::exact(std::size_t h, std::int64_t d, const Row& r) const {
-  const __float128 x = numerator128(d) / r.den;
+  const quad x = numerator128(d) / r.den;
   // x's segment: the number of kinks at or below it (at a kink both pieces agree: the MLP is continuous).
   const auto sg = static_cast<std::size_t>(std::upper_bound(kinks_.begin(), kinks_.end(), x) - kinks_.begin());
-  const __float128 y = A_[h][sg] * x + B_[h][sg];
+  const quad y = A_[h][sg] * x + B_[h][sg];
   const auto hi = static_cast<double>(y);
-  const __float128 rest = y - static_cast<__float128>(hi);  // exact
+  const quad rest = y - static_cast<quad>(hi);  // exact
   const auto lo = static_cast<double>(rest);
-  return {hi, lo, static_cast<double>(rest - static_cast<__float128>(lo)), static_cast<double>(x)};
+  return {hi, lo, static_cast<double>(rest - static_cast<quad>(lo)), static_cast<double>(x)};
 }
 
 CheckEvaluator::Emulated CheckEvaluator::emulated(std::size_t h, std::int64_t d, const Row& r) const {

@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "lib/src/core/binary128.hpp"
 #include "posenc/fire_spec.hpp"
 #include "verify/bias_check.hpp"
 
@@ -49,7 +50,7 @@ class CheckEvaluator {
   Emulated emulated(std::size_t h, std::int64_t q, std::int64_t j) const;
   // The same from a row's denominators (computed once per row) and the distance d = |q - j|.
   struct Row {
-    __float128 den = 0;           // ln(|c| N + 1) + eps, exact regime
+    quad den = 0;           // ln(|c| N + 1) + eps, exact regime
     float n = 0, den32 = 0;       // cramming regime
   };
   Row row(std::int64_t q) const;
@@ -64,14 +65,14 @@ class CheckEvaluator {
   FireWeights w_;
   float c32_, thr32_, e32_;
   std::vector<float> w1_, b1_, w2_, b2_;
-  std::vector<__float128> l128_;  // ln(|c| d + 1), d < key_length
+  std::vector<quad> l128_;  // ln(|c| d + 1), d < key_length
   // The exact MLP is piecewise linear in x: kinks_ are the units' kinks -b1/W1 > 0 (ascending, binary128), and on
   // segment s (x between kinks_[s-1] and kinks_[s]) head h's MLP is A_[h][s] x + B_[h][s] (the active units' sums in
   // binary128).
-  std::vector<__float128> kinks_;
-  std::vector<std::vector<__float128>> A_, B_;
+  std::vector<quad> kinks_;
+  std::vector<std::vector<quad>> A_, B_;
   std::vector<float> l32_;        // RN32(ln(RN32(|RN32(c32 d)| + 1)))
-  __float128 numerator128(std::int64_t d) const;
+  quad numerator128(std::int64_t d) const;
   float numerator32(std::int64_t d) const;
 };
 

@@ -6,7 +6,7 @@
 // Definition: posenc/fire_spec.hpp.
 #include "posenc/fire.hpp"
 
-#include <quadmath.h>
+#include "core/binary128.hpp"
 
 #include <algorithm>
 #include <bit>
@@ -98,10 +98,10 @@ struct FirePlan::Impl {
     const double N = at_threshold(q) ? thr_hi : static_cast<double>(q);
     return std::log1p(abs_c * N) + spec.eps;
   }
-  __float128 x128(std::int64_t q, std::int64_t d) const {
-    const __float128 N = at_threshold(q) ? static_cast<__float128>(thr_hi) + thr_lo : static_cast<__float128>(q);
-    const __float128 c = abs_c;
-    return log1pq(c * static_cast<__float128>(d)) / (log1pq(c * N) + static_cast<__float128>(spec.eps));
+  quad x128(std::int64_t q, std::int64_t d) const {
+    const quad N = at_threshold(q) ? static_cast<quad>(thr_hi) + thr_lo : static_cast<quad>(q);
+    const quad c = abs_c;
+    return log1pq(c * static_cast<quad>(d)) / (log1pq(c * N) + static_cast<quad>(spec.eps));
   }
 
   // ---- the MLP ---------------------------------------------------------------------------------------------
@@ -148,14 +148,14 @@ struct FirePlan::Impl {
   }
 
   // The exact bias in binary128 (the fallback of exact float outputs).
-  __float128 exact_q(std::size_t h, std::int64_t q, std::int64_t d) const {
-    const __float128 x = x128(q, d);
-    __float128 acc = 0;
+  quad exact_q(std::size_t h, std::int64_t q, std::int64_t d) const {
+    const quad x = x128(q, d);
+    quad acc = 0;
     for (std::size_t k = 0; k < w; ++k) {
-      const __float128 v = static_cast<__float128>(weights.w1[k]) * x + static_cast<__float128>(weights.b1[k]);
-      if (v > 0) acc += static_cast<__float128>(weights.w2[h * w + k]) * v;
+      const quad v = static_cast<quad>(weights.w1[k]) * x + static_cast<quad>(weights.b1[k]);
+      if (v > 0) acc += static_cast<quad>(weights.w2[h * w + k]) * v;
     }
-    return acc + static_cast<__float128>(weights.b2[h]);
+    return acc + static_cast<quad>(weights.b2[h]);
   }
 
   // The exact regime's float output from the double y (|y - b| <= tol) at (h, q, d): y - tol and y + tol rounding to

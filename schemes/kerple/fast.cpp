@@ -3,7 +3,7 @@
 // machinery (core/bias_rows.hpp). Definition: posenc/kerple_spec.hpp.
 #include "posenc/kerple.hpp"
 
-#include <quadmath.h>
+#include "core/binary128.hpp"
 
 #include <bit>
 #include <cmath>
@@ -30,10 +30,10 @@ struct Head {
 };
 
 // The real value -p ln(1 + a d) / -a d^p in binary128 (a d is exact: 53 + 31 bits).
-__float128 exact_q(KerpleKernel k, const Head& h, std::int64_t d) {
-  const auto dq = static_cast<__float128>(d);
-  if (k == KerpleKernel::log) return -static_cast<__float128>(h.p) * log1pq(static_cast<__float128>(h.a) * dq);
-  return -static_cast<__float128>(h.a) * powq(dq, static_cast<__float128>(h.p));
+quad exact_q(KerpleKernel k, const Head& h, std::int64_t d) {
+  const auto dq = static_cast<quad>(d);
+  if (k == KerpleKernel::log) return -static_cast<quad>(h.p) * log1pq(static_cast<quad>(h.a) * dq);
+  return -static_cast<quad>(h.a) * powq(dq, static_cast<quad>(h.p));
 }
 
 float exact_f32(KerpleKernel k, const Head& h, std::int64_t d) {

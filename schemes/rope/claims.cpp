@@ -4,7 +4,7 @@
 // the definition independently of lib/). Every tolerance comes from budget.cpp; every compared number goes through
 // the measuring harness (measure.hpp) or check(), which print the whole case on failure and feed the proofs JSON.
 #include <gtest/gtest.h>
-#include <quadmath.h>
+#include "lib/src/core/binary128.hpp"
 #include <rapidcheck/gtest.h>
 
 #include <algorithm>
@@ -1505,7 +1505,7 @@ POSENC_PROPERTY(RopeCheck, RoformerEnvelopeContainsRealNumpyDeviations,
     for (int i = 0; i < std::abs(n); ++i) x = std::nextafter(x, n > 0 ? INFINITY : -INFINITY);
     return x;
   };
-  using q128 = __float128;
+  using q128 = quad;
   const std::size_t h = pair_count(s);
   std::vector<double> v(positions.size() * 2 * h);
   for (std::size_t k = 0; k < h; ++k) {

@@ -1,7 +1,7 @@
 // Rotary position embedding (posenc/rope.hpp). Definition and regimes: posenc/rope_spec.hpp.
 #include "posenc/rope.hpp"
 
-#include <quadmath.h>
+#include "core/binary128.hpp"
 
 #include <algorithm>
 #include <array>
@@ -27,7 +27,7 @@ constexpr std::string_view kWhere = "rope";
 constexpr std::size_t kTokensPerChunk = 16;  // fixed split: which thread computes a token never changes its value
 
 // RN32 of a binary128 value: one rounding (binary128 -> binary32 conversion rounds to nearest-even).
-float rn32(__float128 x) { return static_cast<float>(x); }
+float rn32(quad x) { return static_cast<float>(x); }
 
 // ---- context-extension scaling (posenc/rope_spec.hpp RopeScaling; CONVENTIONS.md §2.11) --------------------
 // Exact regime: theta'_k and the attention factor m from their definitions in binary128: the unscaled theta_k
@@ -40,7 +40,7 @@ float rn32(__float128 x) { return static_cast<float>(x); }
 // _compute_llama3_parameters), each op of a float32 tensor correctly rounded; Python scalars are doubles and
 // are rounded to float32 where they meet a tensor; `x / t` for a Python number x is t.reciprocal() * x
 // (torch/_tensor.py __rdiv__). ggml regime: linear only (freq_scale = 1/factor multiplies theta).
-using q128 = __float128;
+using q128 = quad;
 
 // 0.1 m ln s + 1, or 1 for s <= 1 (HF get_mscale), in binary128.
 q128 mscale_q(q128 s, q128 m) { return s <= 1 ? q128(1) : q128(1) / 10 * m * logq(s) + 1; }
@@ -366,7 +366,7 @@ struct RopePlan::Impl {
         }
       }
     }
-    const auto b32 = static_cast<__float128>(static_cast<float>(s.base));
+    const auto b32 = static_cast<quad>(static_cast<float>(s.base));
     const float r32 = static_cast<float>(s.rotary_dim);
     freqs.resize(h);
     switch (s.regime) {
@@ -400,7 +400,7 @@ struct RopePlan::Impl {
         break;
       }
       case RopeRegime::ggml: {  // theta_scale = powf(freq_base, -2.0f/n_dims); theta *= theta_scale per pair
-        scale32 = rn32(powq(b32, static_cast<__float128>(-2.0f / r32)));
+        scale32 = rn32(powq(b32, static_cast<quad>(-2.0f / r32)));
         // llama.cpp: rope_freq_scale = 1.0f / rope_scaling factor (a float32 GGUF value); rope_yarn with
         // ext_factor 0 multiplies theta_extrap by it.
         if (s.scaling != RopeScaling::none) freq_scale32 = 1.0f / static_cast<float>(s.factor);
@@ -531,8 +531,8 @@ struct RopePlan::Impl {
   // rounded to double, then torch.FloatTensor's cast. The angle core's sincos_dd is within 2^-53 + 2^-58 absolute
   // of sin/cos a (core/trig.hpp) and RN64 moves the real value by at most 2^-54 (|value| <= 1), so RN64(sin a) lies
   // within 2^-52 of the double v: when no float32 rounding boundary lies within 2^-51 of v, RN32(v) is the value.
-  // Otherwise binary128 sinq/cosq (libquadmath reduces the angle exactly) rounded to double, then to float: exact
-  // unless sin a lies within ~2^-112 relative of a double midpoint (the caveat of every emulated row).
+  // Otherwise binary128 sinq/cosq (libquadmath, or glibc on AArch64, reduces the angle exactly) rounded to double,
+  // then to float: exact unless sin a lies within ~2^-112 relative of a double midpoint (every emulated row's caveat).
   static void roformer_sincos(double a, double& s_out, double& c_out) noexcept {
     double sv = 0, cv = 0;
     core::sincos_dd(a, 0.0, sv, cv);

@@ -2,7 +2,7 @@
 // Notation: u = 2^-53; ulp_f64(1) = 2^-52, ulp_f32(1) = 2^-23.
 //
 // The algorithm analysed (schemes/sinusoidal/fast.cpp on the angle core lib/src/core/angle_table.hpp and trig.hpp):
-//  * omega_k = min_timescale * base^(-e_k) in __float128 (a product of two expq values, core/angle_table.cpp),
+//  * omega_k = min_timescale * base^(-e_k) in binary128 (a product of two expq values, core/angle_table.cpp),
 //    split into double-double hi + lo: relative error <= 2^-104.9 (the binary128 value 2^-105.9, the lo split 2^-106).
 //  * sincos_dd(theta_hi + theta_lo): theta = p * omega formed by an exact two-product plus p*lo
 //    (rounding <= 2^-62 for |p omega| <= 2^44); reduction by a triple-double pi/2 (absolute

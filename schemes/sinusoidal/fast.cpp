@@ -8,7 +8,7 @@
 // and sin/cos of the float32 angle evaluated in double and rounded once.
 #include "posenc/sinusoidal.hpp"
 
-#include <quadmath.h>
+#include "core/binary128.hpp"
 
 #include <algorithm>
 #include <cstring>
@@ -58,7 +58,7 @@ core::DDFrequencies exact_frequencies(const SinusoidalSpec& s) {
 // are float32.
 std::vector<float> emulated_frequencies(const SinusoidalSpec& s) {
   const std::size_t h = pair_count(s);
-  const double ln_base = static_cast<double>(logq(static_cast<__float128>(s.base)));  // math.log, correctly rounded
+  const double ln_base = static_cast<double>(logq(static_cast<quad>(s.base)));  // math.log, correctly rounded
   std::vector<float> w(h);
   if (s.rule == FrequencyRule::paper && s.paper_form == PaperForm::pow) {
     // Transformer-XL (kimiyoung/transformer-xl@01102106 pytorch/mem_transformer.py PositionalEmbedding) and HF XLNet

@@ -4,7 +4,7 @@
 #include "posenc/t5.hpp"
 
 #include <gmp.h>
-#include <quadmath.h>
+#include "core/binary128.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -38,10 +38,10 @@ bool reaches_exact(std::int64_t a, std::int64_t me, std::int64_t md, unsigned lo
 
 // L(a) = floor(ln(a / me) / ln(md / me) N) for a >= me, exactly (t5_spec.hpp, exact regime).
 std::int64_t level_exact(std::int64_t a, std::int64_t me, std::int64_t md, std::int64_t N) {
-  const __float128 v = logq(static_cast<__float128>(a) / me) / logq(static_cast<__float128>(md) / me) * N;
-  const __float128 t = roundq(v);
+  const quad v = logq(static_cast<quad>(a) / me) / logq(static_cast<quad>(md) / me) * N;
+  const quad t = roundq(v);
   // |v - V| <= ~2^-100 (two logq within 2^-112 relative, |V| <= N <= 2^15); decide near integers exactly
-  if (fabsq(v - t) > static_cast<__float128>(0x1p-80)) return static_cast<std::int64_t>(floorq(v));
+  if (fabsq(v - t) > static_cast<quad>(0x1p-80)) return static_cast<std::int64_t>(floorq(v));
   const auto ti = static_cast<std::int64_t>(t);
   if (ti <= 0) return 0;  // v >= 0 for a >= me: floor(v) = 0 when v is near 0 (v = 0 at a = me)
   return reaches_exact(a, me, md, static_cast<unsigned long>(N), static_cast<unsigned long>(ti)) ? ti : ti - 1;
@@ -77,7 +77,7 @@ struct T5Plan::Impl {
       return s.regime == T5Regime::exact ? level_exact(a, me, md, N) : level_hf(a, me32, den32, N32);
     };
     thresholds.resize(static_cast<std::size_t>(std::max<std::int64_t>(N - 1, 0)));
-    const __float128 ln_ratio = logq(static_cast<__float128>(md) / me);
+    const quad ln_ratio = logq(static_cast<quad>(md) / me);
     std::int64_t lo = me;
     for (std::int64_t t = 1; t < N; ++t) {
       // The least a in [lo, md] with level(a) >= t: near x_t = me (md / me)^(t / N), where the real value reaches

@@ -10,7 +10,7 @@
 //                          to float, and re-evaluated in binary128 whenever the double lies within 2^-48 relative
 //                          of a float rounding boundary: the float is the correctly rounded real value (up to
 //                          binary128's 2^-110 relative error); budget rows kerple.bias.exact.f32.
-//   exact, double output:  evaluated in binary128 (libquadmath log1pq / powq, relative error < 2^-108) and
+//   exact, double output:  evaluated in binary128 (log1pq / powq: libquadmath, or glibc on AArch64; < 2^-108) and
 //                          rounded once: within 0.5 ulp + 2^-50 ulp; budget rows kerple.bias.exact.f64.
 //   megatron:              the float32 steps of kerple_spec.hpp, each correctly rounded (log and pow evaluated in
 //                          double and rounded to float32, re-evaluated in binary128 near a float32 rounding

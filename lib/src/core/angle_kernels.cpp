@@ -34,9 +34,9 @@ bool Direct(double p, const double* hi, const double* lo, std::size_t n, double*
   const std::size_t N = hn::Lanes(d);
   const VF64 pv = hn::Set(d, p);
   auto one = [&](const double* h, const double* l, double* so, double* co) {
-    const VDD t = ScaledAngle(pv, hn::LoadU(d, h), hn::LoadU(d, l));
-    VF64 sv, cv;
-    SinCosDD(t.hi, t.lo, sv, cv);
+    VF64 t_hi, t_lo, sv, cv;
+    ScaledAngle(pv, hn::LoadU(d, h), hn::LoadU(d, l), t_hi, t_lo);
+    SinCosDD(t_hi, t_lo, sv, cv);
     hn::StoreU(sv, d, so);
     hn::StoreU(cv, d, co);
   };

@@ -1,6 +1,6 @@
 #include "angle_table.hpp"
 
-#include <quadmath.h>
+#include "core/binary128.hpp"
 
 #include <algorithm>
 #include <array>
@@ -36,17 +36,17 @@ DDFrequencies geometric_frequencies(std::size_t count, double scale, double base
   DDFrequencies f;
   f.hi.resize(count);
   f.lo.resize(count);
-  const __float128 b = base, sc = scale, d = den, num = num_per_k;
-  const __float128 ln_b = logq(b);
-  auto power = [&](std::size_t k) { return expq(-(num * static_cast<__float128>(k) / d) * ln_b); };
-  std::array<__float128, kStep> fine{};
+  const quad b = base, sc = scale, d = den, num = num_per_k;
+  const quad ln_b = logq(b);
+  auto power = [&](std::size_t k) { return expq(-(num * static_cast<quad>(k) / d) * ln_b); };
+  std::array<quad, kStep> fine{};
   for (std::size_t j = 0; j < std::min(count, kStep); ++j) fine[j] = j == 0 ? 1 : power(j);
-  __float128 coarse = sc;
+  quad coarse = sc;
   for (std::size_t k = 0; k < count; ++k) {
     if (k % kStep == 0 && k > 0) coarse = sc * power(k);
-    const __float128 w = coarse * fine[k % kStep];
+    const quad w = coarse * fine[k % kStep];
     f.hi[k] = static_cast<double>(w);
-    f.lo[k] = static_cast<double>(w - static_cast<__float128>(f.hi[k]));
+    f.lo[k] = static_cast<double>(w - static_cast<quad>(f.hi[k]));
   }
   return f;
 }

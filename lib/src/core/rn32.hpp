@@ -2,7 +2,7 @@
 // steps, DESIGN.md §2), and the test that decides when a double approximation already rounds like the real value.
 #pragma once
 
-#include <quadmath.h>
+#include "core/binary128.hpp"
 
 #include <bit>
 #include <cmath>
@@ -37,14 +37,14 @@ inline float rn32_log(float u) {
   if (u == 1.0f) return 0.0f;
   const double r = std::log(static_cast<double>(u));
   if (!near_float_boundary(r, kDoubleLibmRel)) return static_cast<float>(r);
-  return static_cast<float>(logq(static_cast<__float128>(u)));
+  return static_cast<float>(logq(static_cast<quad>(u)));
 }
 
 // RN32(e^x) for a float x, likewise (glibc's double exp is within 1 ulp).
 inline float rn32_exp(float x) {
   const double r = std::exp(static_cast<double>(x));
   if (!near_float_boundary(r, kDoubleLibmRel)) return static_cast<float>(r);
-  return static_cast<float>(expq(static_cast<__float128>(x)));
+  return static_cast<float>(expq(static_cast<quad>(x)));
 }
 
 // RN32(x^y) for floats x >= 0, y > 0, likewise.
@@ -52,7 +52,7 @@ inline float rn32_pow(float x, float y) {
   if (x == 0.0f) return 0.0f;
   const double r = std::pow(static_cast<double>(x), static_cast<double>(y));
   if (!near_float_boundary(r, kDoubleLibmRel)) return static_cast<float>(r);
-  return static_cast<float>(powq(static_cast<__float128>(x), static_cast<__float128>(y)));
+  return static_cast<float>(powq(static_cast<quad>(x), static_cast<quad>(y)));
 }
 
 }  // namespace posenc::core

@@ -30,28 +30,29 @@ namespace hn = hwy::HWY_NAMESPACE;
 using DF64 = hn::ScalableTag<double>;
 using VF64 = hn::Vec<DF64>;
 
-// two_prod, two_sum and fast_two_sum of trig.hpp.
-struct VDD {
-  VF64 hi, lo;
-};
-HWY_INLINE VDD TwoProd(VF64 a, VF64 b) {
-  const VF64 p = hn::Mul(a, b);
-  return {p, hn::MulSub(a, b, p)};  // fma(a, b, -p)
+// two_prod, two_sum and fast_two_sum of trig.hpp: (hi, lo) through references (SVE's sizeless vectors cannot be
+// struct members); the inputs are values, so an output may be an input's variable.
+HWY_INLINE void TwoProd(VF64 a, VF64 b, VF64& hi, VF64& lo) {
+  hi = hn::Mul(a, b);
+  lo = hn::MulSub(a, b, hi);  // fma(a, b, -p)
 }
-HWY_INLINE VDD TwoSum(VF64 a, VF64 b) {
+HWY_INLINE void TwoSum(VF64 a, VF64 b, VF64& hi, VF64& lo) {
   const VF64 s = hn::Add(a, b);
   const VF64 bb = hn::Sub(s, a);
-  return {s, hn::Add(hn::Sub(a, hn::Sub(s, bb)), hn::Sub(b, bb))};
+  hi = s;
+  lo = hn::Add(hn::Sub(a, hn::Sub(s, bb)), hn::Sub(b, bb));
 }
-HWY_INLINE VDD FastTwoSum(VF64 a, VF64 b) {
+HWY_INLINE void FastTwoSum(VF64 a, VF64 b, VF64& hi, VF64& lo) {
   const VF64 s = hn::Add(a, b);
-  return {s, hn::Sub(b, hn::Sub(s, a))};
+  hi = s;
+  lo = hn::Sub(b, hn::Sub(s, a));
 }
 
 // scaled_angle(p, hi, lo) of trig.hpp.
-HWY_INLINE VDD ScaledAngle(VF64 p, VF64 hi, VF64 lo) {
-  const VDD t = TwoProd(p, hi);
-  return FastTwoSum(t.hi, hn::Add(t.lo, hn::Mul(p, lo)));  // t.lo + RN(p lo): two roundings, as lib/ compiles it
+HWY_INLINE void ScaledAngle(VF64 p, VF64 hi, VF64 lo, VF64& out_hi, VF64& out_lo) {
+  VF64 t_hi, t_lo;
+  TwoProd(p, hi, t_hi, t_lo);
+  FastTwoSum(t_hi, hn::Add(t_lo, hn::Mul(p, lo)), out_hi, out_lo);  // t.lo + RN(p lo): two roundings, as lib/ does
 }
 
 // sincos_dd(theta_hi, theta_lo) of trig.hpp, lane by lane. The quadrant n mod 4 is read from the low bits of
@@ -64,14 +65,15 @@ HWY_INLINE void SinCosDD(VF64 th, VF64 tl, VF64& s_out, VF64& c_out) {
   const VF64 n = hn::Sub(shifted, hn::Set(d, kRoundMagic));
   const auto q = hn::And(hn::BitCast(du, shifted), hn::Set(du, 3));
 
-  const VDD np1 = TwoProd(n, hn::Set(d, kPio2_1));
-  const VDD np2 = TwoProd(n, hn::Set(d, kPio2_2));
-  const VF64 r0 = hn::Sub(th, np1.hi);
-  const VDD s0 = TwoSum(r0, hn::Neg(np2.hi));
-  const VF64 small = hn::Sub(hn::Sub(hn::Sub(tl, np1.lo), np2.lo), hn::Mul(n, hn::Set(d, kPio2_3)));
-  const VDD r = FastTwoSum(s0.hi, hn::Add(s0.lo, small));
+  VF64 np1_hi, np1_lo, np2_hi, np2_lo, s0_hi, s0_lo, x, r_lo;
+  TwoProd(n, hn::Set(d, kPio2_1), np1_hi, np1_lo);
+  TwoProd(n, hn::Set(d, kPio2_2), np2_hi, np2_lo);
+  const VF64 r0 = hn::Sub(th, np1_hi);
+  TwoSum(r0, hn::Neg(np2_hi), s0_hi, s0_lo);
+  const VF64 small = hn::Sub(hn::Sub(hn::Sub(tl, np1_lo), np2_lo), hn::Mul(n, hn::Set(d, kPio2_3)));
+  FastTwoSum(s0_hi, hn::Add(s0_lo, small), x, r_lo);
 
-  const VF64 x = r.hi, x2 = hn::Mul(x, x);
+  const VF64 x2 = hn::Mul(x, x);
   VF64 ps = hn::Set(d, kS[7]);
   for (int i = 6; i >= 0; --i) ps = hn::MulAdd(ps, x2, hn::Set(d, kS[i]));
   VF64 pc = hn::Set(d, kC[7]);
@@ -79,9 +81,9 @@ HWY_INLINE void SinCosDD(VF64 th, VF64 tl, VF64& s_out, VF64& c_out) {
 
   const VF64 hz = hn::Mul(hn::Set(d, 0.5), x2);
   const VF64 w = hn::Sub(hn::Set(d, 1.0), hz);
-  const VF64 s = hn::Add(x, hn::MulAdd(hn::Mul(x, x2), ps, hn::Mul(r.lo, w)));
+  const VF64 s = hn::Add(x, hn::MulAdd(hn::Mul(x, x2), ps, hn::Mul(r_lo, w)));
   const VF64 c = hn::Add(w, hn::MulAdd(hn::Mul(x2, x2), pc,
-                                       hn::Sub(hn::Sub(hn::Sub(hn::Set(d, 1.0), w), hz), hn::Mul(r.lo, x))));
+                                       hn::Sub(hn::Sub(hn::Sub(hn::Set(d, 1.0), w), hz), hn::Mul(r_lo, x))));
 
   const auto one = hn::Set(du, 1), two = hn::Set(du, 2);
   const auto swap = hn::RebindMask(d, hn::Eq(hn::And(q, one), one));

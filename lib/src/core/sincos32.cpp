@@ -1,6 +1,6 @@
 #include "sincos32.hpp"
 
-#include <quadmath.h>
+#include "core/binary128.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -22,8 +22,8 @@ inline void finish(float a, double& s, double& c) noexcept {
     s = a, c = 1.0;
     return;
   }
-  s = settles(s) ? static_cast<float>(s) : static_cast<float>(sinq(static_cast<__float128>(a)));
-  c = settles(c) ? static_cast<float>(c) : static_cast<float>(cosq(static_cast<__float128>(a)));
+  s = settles(s) ? static_cast<float>(s) : static_cast<float>(sinq(static_cast<quad>(a)));
+  c = settles(c) ? static_cast<float>(c) : static_cast<float>(cosq(static_cast<quad>(a)));
 }
 
 void portable(const float* angle, std::size_t n, double* s, double* c) noexcept {

@@ -7,7 +7,7 @@
 // Method: sin/cos of the angle in double by the angle core's sincos_dd (within 2^-53 + 2^-58 absolute, trig.hpp);
 // when both ends of that error interval round to the same float, that float is the correctly rounded value
 // ("settled"). Otherwise (rare: near a float32 midpoint, or a value so small that 2^-52 spans several float32
-// ulps) the value is recomputed with binary128 sinq/cosq (libquadmath reduces large arguments exactly), whose
+// ulps) the value is recomputed with binary128 sinq/cosq (libquadmath or glibc reduce large arguments exactly), whose
 // error ~2^-112 relative cannot straddle a float32 midpoint unless the value lies within that distance of it.
 // |a| < 2^-12 (position 0, where every sine is 0 and would never settle): sin a = a - a^3/6 + ... lies within
 // |a|^3 / 6 < |a| 2^-26 below a, less than half the float32 gap below |a| (>= |a| 2^-25), so RN32(sin a) = a;

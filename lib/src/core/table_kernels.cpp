@@ -52,36 +52,30 @@ HWY_INLINE void Rot(const double* sa, const double* ca, const double* sj, const 
   s = hn::Xor(s, neg);
 }
 
-// One step's values. float: four vectors of N floats (pairs k .. k + N - 1 and k + N .. k + 2N - 1, sines and
-// cosines); double: one vector of sines and one of cosines.
+// One step's values, handed to f (SVE's sizeless vectors cannot be struct members): float, four vectors of N floats
+// (pairs k .. k + N - 1 and k + N .. k + 2N - 1: f(s0, c0, s1, c1)); double, f(s, c) of N pairs.
 using VH = hn::Vec<hn::Rebind<float, DF64>>;
-struct StepF32 {
-  VH s0, c0, s1, c1;
-};
-struct StepF64 {
-  VF64 s, c;
-};
-template <bool Scaled>
-HWY_INLINE void StepValues(const double* sa, const double* ca, const double* sj, const double* cj, VF64 m, VF64 neg,
-                           StepF32& v) {
-  const hn::Rebind<float, DF64> dh;
-  const std::size_t N = hn::Lanes(DF64());
-  VF64 s0, c0, s1, c1;
-  Rot<float, Scaled>(sa, ca, sj, cj, m, neg, s0, c0);
-  Rot<float, Scaled>(sa + N, ca + N, sj + N, cj + N, m, neg, s1, c1);
-  v = {hn::DemoteTo(dh, s0), hn::DemoteTo(dh, c0), hn::DemoteTo(dh, s1), hn::DemoteTo(dh, c1)};
-}
-template <bool Scaled>
-HWY_INLINE void StepValues(const double* sa, const double* ca, const double* sj, const double* cj, VF64 m, VF64 neg,
-                           StepF64& v) {
-  Rot<double, Scaled>(sa, ca, sj, cj, m, neg, v.s, v.c);
+template <class T, bool Scaled, class F>
+HWY_INLINE void WithStep(const double* sa, const double* ca, const double* sj, const double* cj, VF64 m, VF64 neg,
+                         F&& f) {
+  if constexpr (sizeof(T) == 4) {
+    const hn::Rebind<float, DF64> dh;
+    const std::size_t N = hn::Lanes(DF64());
+    VF64 s0, c0, s1, c1;
+    Rot<float, Scaled>(sa, ca, sj, cj, m, neg, s0, c0);
+    Rot<float, Scaled>(sa + N, ca + N, sj + N, cj + N, m, neg, s1, c1);
+    f(hn::DemoteTo(dh, s0), hn::DemoteTo(dh, c0), hn::DemoteTo(dh, s1), hn::DemoteTo(dh, c1));
+  } else {
+    VF64 s, c;
+    Rot<double, Scaled>(sa, ca, sj, cj, m, neg, s, c);
+    f(s, c);
+  }
 }
 
 // The lines of a step: float sines [s0 | s1], cosines [c0 | c1], and the pairs (a_k, b_k) of N floats as one
 // vector [a_0, b_0, a_1, b_1, ...]: each pair is one 64-bit lane, a in its low half (memory order on these
 // little-endian targets), so no shuffle across blocks is needed.
-HWY_INLINE hn::Vec<DT<float>> SinLine(const StepF32& v) { return hn::Combine(DT<float>(), v.s1, v.s0); }
-HWY_INLINE hn::Vec<DT<float>> CosLine(const StepF32& v) { return hn::Combine(DT<float>(), v.c1, v.c0); }
+HWY_INLINE hn::Vec<DT<float>> Line(VH lo, VH hi) { return hn::Combine(DT<float>(), hi, lo); }
 HWY_INLINE hn::Vec<DT<float>> PairLine(VH a, VH b) {
   const hn::RebindToUnsigned<DF64> du64;
   const hn::Rebind<std::uint32_t, DF64> du32;
@@ -98,31 +92,31 @@ HWY_INLINE void Put(V v, T* at) {
   else hn::StoreU(v, DT<T>(), at);
 }
 template <bool Stream>
-HWY_INLINE void StoreStep(Part part, float* p, std::size_t k, const StepF32& v) {
+HWY_INLINE void StoreStep(Part part, float* p, std::size_t k, VH s0, VH c0, VH s1, VH c1) {
   const std::size_t L = hn::Lanes(DT<float>());
   switch (part) {
-    case Part::sin: Put<Stream>(SinLine(v), p + k); break;
-    case Part::cos: Put<Stream>(CosLine(v), p + k); break;
+    case Part::sin: Put<Stream>(Line(s0, s1), p + k); break;
+    case Part::cos: Put<Stream>(Line(c0, c1), p + k); break;
     case Part::sin_cos:
-      Put<Stream>(PairLine(v.s0, v.c0), p + 2 * k);
-      Put<Stream>(PairLine(v.s1, v.c1), p + 2 * k + L);
+      Put<Stream>(PairLine(s0, c0), p + 2 * k);
+      Put<Stream>(PairLine(s1, c1), p + 2 * k + L);
       break;
     case Part::cos_sin:
-      Put<Stream>(PairLine(v.c0, v.s0), p + 2 * k);
-      Put<Stream>(PairLine(v.c1, v.s1), p + 2 * k + L);
+      Put<Stream>(PairLine(c0, s0), p + 2 * k);
+      Put<Stream>(PairLine(c1, s1), p + 2 * k + L);
       break;
   }
 }
 template <bool Stream>
-HWY_INLINE void StoreStep(Part part, double* p, std::size_t k, const StepF64& v) {
+HWY_INLINE void StoreStep(Part part, double* p, std::size_t k, VF64 s, VF64 c) {
   const DF64 d;
   const std::size_t L = hn::Lanes(d);
   switch (part) {
-    case Part::sin: Put<Stream>(v.s, p + k); break;
-    case Part::cos: Put<Stream>(v.c, p + k); break;
+    case Part::sin: Put<Stream>(s, p + k); break;
+    case Part::cos: Put<Stream>(c, p + k); break;
     case Part::sin_cos:
     case Part::cos_sin: {
-      const VF64 a = part == Part::sin_cos ? v.s : v.c, b = part == Part::sin_cos ? v.c : v.s;
+      const VF64 a = part == Part::sin_cos ? s : c, b = part == Part::sin_cos ? c : s;
       if constexpr (Stream) {  // put together in L1, then streamed
         HWY_ALIGN double buf[2 * HWY_MAX_BYTES / sizeof(double)];
         hn::StoreInterleaved2(a, b, d, buf);
@@ -135,13 +129,15 @@ HWY_INLINE void StoreStep(Part part, double* p, std::size_t k, const StepF64& v)
     }
   }
 }
+// A step's sine and cosine lines, stored whole at s and c (aligned).
 template <class T>
-using Step = std::conditional_t<sizeof(T) == 4, StepF32, StepF64>;
-template <class T>
-HWY_INLINE void SinCosLines(const Step<T>& v, T* s, T* c) {
-  if constexpr (sizeof(T) == 4) hn::Store(SinLine(v), DT<T>(), s), hn::Store(CosLine(v), DT<T>(), c);
-  else hn::Store(v.s, DT<T>(), s), hn::Store(v.c, DT<T>(), c);
-}
+struct SinCosLines {
+  T *s, *c;
+  HWY_INLINE void operator()(VH s0, VH c0, VH s1, VH c1) const {
+    hn::Store(Line(s0, s1), DT<float>(), s), hn::Store(Line(c0, c1), DT<float>(), c);
+  }
+  HWY_INLINE void operator()(VF64 sv, VF64 cv) const { hn::Store(sv, DF64(), s), hn::Store(cv, DF64(), c); }
+};
 
 // The last r pairs of a chunk row (r < a step): the step on zero-padded copies, copied out value by value.
 template <bool Scaled, class T>
@@ -150,10 +146,8 @@ void TailStep(const double* sa, const double* ca, const double* sj, const double
   constexpr std::size_t kMax = HWY_MAX_BYTES / sizeof(float);
   HWY_ALIGN double a_s[kMax] = {}, a_c[kMax] = {}, j_s[kMax] = {}, j_c[kMax] = {};
   std::copy_n(sa + k, r, a_s), std::copy_n(ca + k, r, a_c), std::copy_n(sj + k, r, j_s), std::copy_n(cj + k, r, j_c);
-  Step<T> v;
-  StepValues<Scaled>(a_s, a_c, j_s, j_c, m, neg, v);
   HWY_ALIGN T s[kMax], c[kMax];
-  SinCosLines<T>(v, s, c);
+  WithStep<T, Scaled>(a_s, a_c, j_s, j_c, m, neg, SinCosLines<T>{s, c});
   for (std::size_t i = 0; i < nd; ++i) {
     T* q = p[i];
     switch (dest[i].part) {
@@ -186,14 +180,14 @@ void FusedParts(const Tile<T>& t) {
       for (std::size_t i = 0; i < nd; ++i) p[i] = dest[i].p + out_row * dest[i].stride;
       std::size_t k = 0;
       for (; k + S <= n; k += S) {
-        Step<T> v;
-        StepValues<Scaled>(sa + k, ca + k, sj + k, cj + k, m, neg, v);
-        if constexpr (sizeof...(Fixed) > 0) {
-          std::size_t i = 0;
-          ((StoreStep<Stream>(Fixed, p[i], k, v), ++i), ...);
-        } else {
-          for (std::size_t i = 0; i < nd; ++i) StoreStep<Stream>(dest[i].part, p[i], k, v);
-        }
+        WithStep<T, Scaled>(sa + k, ca + k, sj + k, cj + k, m, neg, [&](auto... v) {
+          if constexpr (sizeof...(Fixed) > 0) {
+            std::size_t i = 0;
+            ((StoreStep<Stream>(Fixed, p[i], k, v...), ++i), ...);
+          } else {
+            for (std::size_t i = 0; i < nd; ++i) StoreStep<Stream>(dest[i].part, p[i], k, v...);
+          }
+        });
       }
       if (k < n) TailStep<Scaled>(sa, ca, sj, cj, k, n - k, m, neg, p, dest, nd);
     }
