@@ -2,7 +2,6 @@
 #include "baselines.hpp"
 
 #include <cblas.h>
-#include <immintrin.h>
 #include <omp.h>
 
 #include <algorithm>
@@ -15,59 +14,12 @@
 
 #include <unistd.h>
 
+#include "memory_kernels.hpp"
+
 namespace posenc_bench {
 namespace {
 
 constexpr unsigned char kPattern = 0x3F;  // non-zero bytes: 0x3F3F3F3F is the float 0.747...
-
-// Ordinary stores for the unaligned head and the tail; vector stores for the aligned body.
-template <bool NonTemporal>
-void fill(unsigned char* p, std::size_t n) {
-#if defined(__AVX512F__)
-  constexpr std::size_t kVec = 64;
-#elif defined(__AVX__)
-  constexpr std::size_t kVec = 32;
-#else
-  constexpr std::size_t kVec = 0;
-#endif
-  if constexpr (kVec == 0) {
-    std::memset(p, kPattern, n);
-  } else {
-    const std::size_t head = std::min(n, (kVec - reinterpret_cast<std::uintptr_t>(p) % kVec) % kVec);
-    std::memset(p, kPattern, head);
-    p += head;
-    n -= head;
-#if defined(__AVX512F__)
-    const __m512i v = _mm512_set1_epi8(static_cast<char>(kPattern));
-    for (; n >= 4 * kVec; p += 4 * kVec, n -= 4 * kVec) {
-      for (std::size_t j = 0; j < 4; ++j) {
-        if constexpr (NonTemporal) _mm512_stream_si512(reinterpret_cast<__m512i*>(p + j * kVec), v);
-        else _mm512_store_si512(reinterpret_cast<__m512i*>(p + j * kVec), v);
-      }
-    }
-    for (; n >= kVec; p += kVec, n -= kVec) {
-      if constexpr (NonTemporal) _mm512_stream_si512(reinterpret_cast<__m512i*>(p), v);
-      else _mm512_store_si512(reinterpret_cast<__m512i*>(p), v);
-    }
-#elif defined(__AVX__)
-    const __m256i v = _mm256_set1_epi8(static_cast<char>(kPattern));
-    for (; n >= 4 * kVec; p += 4 * kVec, n -= 4 * kVec) {
-      for (std::size_t j = 0; j < 4; ++j) {
-        if constexpr (NonTemporal) _mm256_stream_si256(reinterpret_cast<__m256i*>(p + j * kVec), v);
-        else _mm256_store_si256(reinterpret_cast<__m256i*>(p + j * kVec), v);
-      }
-    }
-    for (; n >= kVec; p += kVec, n -= kVec) {
-      if constexpr (NonTemporal) _mm256_stream_si256(reinterpret_cast<__m256i*>(p), v);
-      else _mm256_store_si256(reinterpret_cast<__m256i*>(p), v);
-    }
-#endif
-    std::memset(p, kPattern, n);
-    // Non-temporal stores are weakly ordered: fence so the bytes are globally visible when we return,
-    // as any real producer of a table must.
-    if constexpr (NonTemporal) _mm_sfence();
-  }
-}
 
 template <bool NonTemporal>
 void parallel_fill(void* dst, std::size_t bytes, int threads) {
@@ -80,7 +32,7 @@ void parallel_fill(void* dst, std::size_t bytes, int threads) {
     const std::size_t chunk = (bytes / nt + 63) & ~std::size_t{63};
     const std::size_t begin = std::min(t * chunk, bytes);
     const std::size_t end = t + 1 == nt ? bytes : std::min(begin + chunk, bytes);
-    fill<NonTemporal>(base + begin, end - begin);
+    fill_bytes(base + begin, end - begin, kPattern, NonTemporal);
   }
 }
 
@@ -105,48 +57,6 @@ void plainloop(std::span<const T> inv_freq, std::size_t rows, std::size_t d, T* 
   }
 }
 
-// x = x * a + b over [p, p + n): scalar head up to the vector alignment, then aligned vector loads and stores
-// (four vectors a step), scalar tail.
-template <class T>
-void rmw_chunk(T* p, std::size_t n, T a, T b) {
-#if defined(__AVX512F__)
-  constexpr std::size_t kVecBytes = 64;
-#elif defined(__AVX__)
-  constexpr std::size_t kVecBytes = 32;
-#else
-  constexpr std::size_t kVecBytes = sizeof(T);
-#endif
-  constexpr std::size_t kLanes = kVecBytes / sizeof(T);
-  std::size_t head = (kVecBytes - reinterpret_cast<std::uintptr_t>(p) % kVecBytes) % kVecBytes / sizeof(T);
-  if (reinterpret_cast<std::uintptr_t>(p) % sizeof(T) != 0) head = n;  // misaligned elements: scalar only
-  head = std::min(head, n);
-  for (std::size_t i = 0; i < head; ++i) p[i] = p[i] * a + b;
-  p += head;
-  n -= head;
-  std::size_t i = 0;
-#if defined(__AVX512F__) || defined(__AVX__)
-  for (; i + 4 * kLanes <= n; i += 4 * kLanes) {
-    for (std::size_t j = 0; j < 4; ++j) {
-      T* q = p + i + j * kLanes;
-      if constexpr (sizeof(T) == 4) {
-#if defined(__AVX512F__)
-        _mm512_store_ps(q, _mm512_fmadd_ps(_mm512_load_ps(q), _mm512_set1_ps(a), _mm512_set1_ps(b)));
-#else
-        _mm256_store_ps(q, _mm256_add_ps(_mm256_mul_ps(_mm256_load_ps(q), _mm256_set1_ps(a)), _mm256_set1_ps(b)));
-#endif
-      } else {
-#if defined(__AVX512F__)
-        _mm512_store_pd(q, _mm512_fmadd_pd(_mm512_load_pd(q), _mm512_set1_pd(a), _mm512_set1_pd(b)));
-#else
-        _mm256_store_pd(q, _mm256_add_pd(_mm256_mul_pd(_mm256_load_pd(q), _mm256_set1_pd(a)), _mm256_set1_pd(b)));
-#endif
-      }
-    }
-  }
-#endif
-  for (; i < n; ++i) p[i] = p[i] * a + b;
-}
-
 template <class T>
 void parallel_rmw(T* x, std::size_t n, T a, T b, int threads) {
 #pragma omp parallel num_threads(threads) if (threads > 1)
@@ -157,7 +67,7 @@ void parallel_rmw(T* x, std::size_t n, T a, T b, int threads) {
     const std::size_t chunk = (n / nt + kLine - 1) / kLine * kLine;
     const std::size_t begin = std::min(t * chunk, n);
     const std::size_t end = t + 1 == nt ? n : std::min(begin + chunk, n);
-    rmw_chunk(x + begin, end - begin, a, b);
+    rmw(x + begin, end - begin, a, b);
   }
 }
 
@@ -207,15 +117,7 @@ constexpr std::size_t kMiB = std::size_t{1} << 20;
 void stream_store(void* dst, std::size_t bytes, int threads) { parallel_fill<true>(dst, bytes, threads); }
 void plain_store(void* dst, std::size_t bytes, int threads) { parallel_fill<false>(dst, bytes, threads); }
 
-const char* store_isa() noexcept {
-#if defined(__AVX512F__)
-  return "avx512";
-#elif defined(__AVX__)
-  return "avx";
-#else
-  return "memset";
-#endif
-}
+const char* store_isa() noexcept { return memory_target(); }
 
 std::vector<float> plainloop_inv_freq_f32(std::size_t d) {
   std::vector<float> inv(d / 2);

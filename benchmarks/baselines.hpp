@@ -13,7 +13,8 @@
 //   plainloop_rope_halves: the rotary loop a user writes (HF style: float32 angle, std::cos / std::sin).
 //   sgemm_abt: cblas_sgemm of a given shape, so BLAS-backed kernels are stated as a ratio to a plain GEMM.
 //
-// All of this file is compiled with the same POSENC_ARCH_FLAGS as lib/, so the baselines get the same ISA.
+// The plain loops are compiled with the same POSENC_ARCH_FLAGS as lib/; the memory baselines' loops are Highway
+// code on the best SIMD target the CPU has (memory_kernels.cpp), whatever the build's flags.
 #pragma once
 
 #include <cstddef>
@@ -25,12 +26,11 @@
 namespace posenc_bench {
 
 // Write `bytes` bytes at dst (any alignment) with non-temporal stores, split in contiguous chunks over
-// `threads` OpenMP threads (the same split a table's rows get). AVX-512 / AVX intrinsics when compiled
-// for them (__AVX512F__ / __AVX__), else std::memset.
+// `threads` OpenMP threads (the same split a table's rows get); whole vectors of the CPU's best target.
 void stream_store(void* dst, std::size_t bytes, int threads);
 // The same with ordinary vector stores (no non-temporal hint).
 void plain_store(void* dst, std::size_t bytes, int threads);
-// Which store kernel was compiled in: "avx512", "avx" or "memset".
+// The target the memory baselines run on: Highway's name ("AVX3", "AVX2", "NEON", ...).
 const char* store_isa() noexcept;
 
 // PyTorch-style inverse frequencies of the paper rule, in the user's arithmetic:
@@ -48,8 +48,8 @@ void plainloop_table(std::span<const double> inv_freq, std::size_t rows, std::si
 // ---- in-place baselines (RoPE) ---------------------------------------------------------------------
 // x[i] = x[i] * a + b for i < n, in place: the read-modify-write limit of an in-place kernel over the same
 // bytes (every line read once and written back once; 2 * n * sizeof(T) bytes of traffic). Contiguous chunks
-// (cache-line rounded) over `threads` OpenMP threads, the split stream_store uses; AVX-512 / AVX fused
-// multiply-adds when compiled for them. a and b are run-time values so the compiler cannot fold the pass away
+// (cache-line rounded) over `threads` OpenMP threads, the split stream_store uses; vector multiply-adds of the
+// CPU's best target. a and b are run-time values so the compiler cannot fold the pass away
 // (a = -1, b = 0 flips the sign: after N passes x is exactly (-1)^N x).
 void read_modify_write(float* x, std::size_t n, float a, float b, int threads);
 void read_modify_write(double* x, std::size_t n, double a, double b, int threads);

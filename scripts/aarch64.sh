@@ -45,6 +45,9 @@ run_half() {
   grep -E '^ *[0-9]+/[0-9]+ Test|tests passed|tests failed|Failed|Timeout' "$build/ctest-half$half.log" | tail -n 4
   return $rc
 }
+# The GoogleTest programs list their tests once here (under qemu), not in both ctest processes at once (each would
+# rewrite the same lists).
+QEMU_CPU=max ctest -N > /dev/null
 status=0
 first=1
 for vl in ${POSENC_AARCH64_VLS:-64 16 32}; do
