@@ -132,7 +132,8 @@ TEST(Registry, EverySchemeHasClaimsWithTestsAndBudgetRowsCitedByThem) {
 
 #ifdef POSENC_CLI_PROGRAM
 TEST(Registry, EverySchemeHasPresetsAndVerbsInTheCli) {
-  const auto [out, status] = run(std::string("'") + POSENC_CLI_PROGRAM + "' list --format json");
+  const auto [out, status] =
+      run(std::string(POSENC_PROGRAM_RUNNER) + "'" + POSENC_CLI_PROGRAM + "' list --format json");
   ASSERT_EQ(status, 0) << "posenc list failed";
   const auto doc = nlohmann::json::parse(out);
   std::set<std::string> listed;
@@ -157,7 +158,8 @@ TEST(Registry, EverySchemeHasPresetsAndVerbsInTheCli) {
 // A test of the main job's benchmark program: its own ctest entry, properties.MainJobPrograms (label "mainjob"),
 // which the test command leaves to CI and the main job (it needs the whole build).
 TEST(MainJobPrograms, EverySchemeHasBenchmarksNamedWithItsPrefix) {
-  const auto [out, status] = run(std::string("'") + POSENC_BENCH_PROGRAM + "' --benchmark_list_tests=true");
+  const auto [out, status] =
+      run(std::string(POSENC_PROGRAM_RUNNER) + "'" + POSENC_BENCH_PROGRAM + "' --benchmark_list_tests=true");
   ASSERT_EQ(status, 0) << "posenc_bench --benchmark_list_tests failed";
   std::istringstream lines(out);
   std::set<std::string> prefixes;
