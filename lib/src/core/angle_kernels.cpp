@@ -52,6 +52,30 @@ bool Direct(double p, const double* hi, const double* lo, std::size_t n, double*
   return true;
 }
 
+bool Rotate(const double* sa, const double* ca, const double* sj, const double* cj, std::size_t n, double* s,
+            double* c) {
+  const DF64 d;
+  const std::size_t N = hn::Lanes(d);
+  const VF64 one = hn::Set(d, 1.0), minus_one = hn::Set(d, -1.0);
+  auto step = [&](const double* as, const double* ac, const double* js, const double* jc, double* so, double* co) {
+    const VF64 a_s = hn::LoadU(d, as), a_c = hn::LoadU(d, ac), j_s = hn::LoadU(d, js), j_c = hn::LoadU(d, jc);
+    // std::clamp(v, -1, 1) for every non-NaN v (the values are never NaN)
+    hn::StoreU(hn::Max(hn::Min(hn::MulAdd(a_s, j_c, hn::Mul(a_c, j_s)), one), minus_one), d, so);
+    hn::StoreU(hn::Max(hn::Min(hn::MulSub(a_c, j_c, hn::Mul(a_s, j_s)), one), minus_one), d, co);
+  };
+  std::size_t k = 0;
+  for (; k + N <= n; k += N) step(sa + k, ca + k, sj + k, cj + k, s + k, c + k);
+  if (k < n) {
+    const std::size_t r = n - k;
+    Padded<double> as, ac, js, jc, so, co;
+    std::copy_n(sa + k, r, as.v), std::copy_n(ca + k, r, ac.v), std::copy_n(sj + k, r, js.v);
+    std::copy_n(cj + k, r, jc.v);
+    step(as.v, ac.v, js.v, jc.v, so.v, co.v);
+    std::copy_n(so.v, r, s + k), std::copy_n(co.v, r, c + k);
+  }
+  return true;
+}
+
 bool SinCosSettled(const float* angle, std::size_t n, double* s, double* c) {
   const DF64 d;
   const hn::Rebind<float, DF64> df;
@@ -139,6 +163,9 @@ bool ProductSettled(bool short_d, float pf, const float* w, const double* sa, co
 #else  // a target without vector kernels: the callers' portable loops run instead
 
 bool Direct(double, const double*, const double*, std::size_t, double*, double*) { return false; }
+bool Rotate(const double*, const double*, const double*, const double*, std::size_t, double*, double*) {
+  return false;
+}
 bool SinCosSettled(const float*, std::size_t, double*, double*) { return false; }
 bool ProductSettled(bool, float, const float*, const double*, const double*, const double*, const double*, std::size_t,
                     double*, double*) {
@@ -153,6 +180,7 @@ HWY_AFTER_NAMESPACE();
 #if HWY_ONCE
 namespace posenc::core {
 HWY_EXPORT(Direct);
+HWY_EXPORT(Rotate);
 HWY_EXPORT(SinCosSettled);
 HWY_EXPORT(ProductSettled);
 
@@ -160,6 +188,10 @@ namespace kernels {
 
 bool direct(double p, const double* hi, const double* lo, std::size_t n, double* s, double* c) noexcept {
   return POSENC_DISPATCH(Direct)(p, hi, lo, n, s, c);
+}
+bool rotate(const double* sa, const double* ca, const double* sj, const double* cj, std::size_t n, double* s,
+            double* c) noexcept {
+  return POSENC_DISPATCH(Rotate)(sa, ca, sj, cj, n, s, c);
 }
 bool sincos_settled(const float* angle, std::size_t n, double* s, double* c) noexcept {
   return POSENC_DISPATCH(SinCosSettled)(angle, n, s, c);

@@ -12,6 +12,11 @@ namespace posenc::core::kernels {
 // false on a scalar target.
 bool direct(double p, const double* hi, const double* lo, std::size_t n, double* s, double* c) noexcept;
 
+// AngleTable::rotate over pairs k < n: s[k] = clamp(fma(sa, cj, ca sj)), c[k] = clamp(fma(ca, cj, -(sa sj))) to
+// [-1, 1]; false on a scalar target.
+bool rotate(const double* sa, const double* ca, const double* sj, const double* cj, std::size_t n, double* s,
+            double* c) noexcept;
+
 // sincos_rn32's vector pass (sincos32.hpp): s[k], c[k] = RN32(sin, cos angle[k]) as doubles for k < n when every
 // entry settles (returns true); false when one does not (s, c then hold unspecified values) or on a scalar target.
 bool sincos_settled(const float* angle, std::size_t n, double* s, double* c) noexcept;

@@ -93,6 +93,8 @@ void AngleTable::rotate(const double* sa, const double* ca, std::size_t j, doubl
     const double* sj = j_sin(j, k0) - k0;
     const double* cj = j_cos(j, k0) - k0;
     const std::size_t end = std::min(h, k0 + kChunk);
+    // the vector kernel (angle_kernels.cpp), else the portable loop (a build without FMA calls fma per entry)
+    if (kernels::rotate(sa + k0, ca + k0, sj + k0, cj + k0, end - k0, s + k0, c + k0)) continue;
 #pragma omp simd
     for (std::size_t k = k0; k < end; ++k) {
       s[k] = std::clamp(std::fma(sa[k], cj[k], ca[k] * sj[k]), -1.0, 1.0);
