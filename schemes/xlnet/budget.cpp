@@ -119,6 +119,8 @@ const BudgetRegistration<R> kRegistration(make_rows);
 double segment_error_bound(DType t, std::size_t d, double S) {
   const int p = precision_bits(t);
   const double u = std::ldexp(1.0, -p), n = static_cast<double>(d) + 1;
-  return n * u / (1 - n * u) * S + (2 * static_cast<double>(d) + 1) * std::ldexp(1.0, min_exponent(t) - p);
+  // (2d + 1) 2^(emin - p) formed in one ldexp: 2^(emin - p) alone underflows to 0 in f64 (2^-1075), which left an
+  // all-zero case (S = 0) without a positive bound.
+  return n * u / (1 - n * u) * S + std::ldexp(2 * static_cast<double>(d) + 1, min_exponent(t) - p);
 }
 }  // namespace posenc::verify
