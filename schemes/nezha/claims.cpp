@@ -177,12 +177,23 @@ POSENC_PROPERTY(Nezha, IndexMatricesMatchOracleAndTransposeTheOtherSign,
 
 // ---- scores and outputs -------------------------------------------------------------------------------------
 
+// How far the plan's table, as its f32 and f64 entry points multiply it, may be from the oracle's correctly rounded
+// table (the drift terms of rows shaw.scores.* and shaw.output.*): under the hf regime both are the same float32
+// values; under the exact regime the f64 table is within sinusoidal.table.exact.f64.scaled (in ulp_f64(1) =
+// 2^-52) of the sinusoid and the oracle's within 2^-54 (|a| <= 1), and the f32 path rounds it once more (2^-25).
+shaw::TableDrift table_drift(const NezhaSpec& s) {
+  if (s.regime == NezhaRegime::hf) return {};
+  const double t64 = std::ldexp(budget(SinusoidalRow::table_exact_f64_scaled).bound, -52) + std::ldexp(1.0, -54);
+  return {t64 + std::ldexp(1.0, -25), t64};
+}
+
 // NEZHA-SCORES-1
 POSENC_PROPERTY(Nezha, ScoresMatchOracle,
                 {"NEZHA-SCORES-1", "nezha",
                  "scores = (<q_i, k_j> + <q_i, T[r(i, j)]>) scale (default 1/sqrt(depth), HF's division after the "
                  "sum) through the Shaw plan over the table (Q T^T, gathered rows, a beta = 1 Q K^T gemm), within "
-                 "the shaw.scores bound of the oracle's exact value, f32 and f64, both regimes, any K and geometry "
+                 "the shaw.scores bound of the oracle's exact value (its drift term: the plan's computed table against the "
+                 "oracle's correctly rounded one), f32 and f64, both regimes, any K and geometry "
                  "(Lq <= Lk <= 300, causal or not, key masks), 1 or 2 heads, depth <= 64; masked entries -inf",
                  kConv, Oracle::reference, {ShawRow::scores_f32, ShawRow::scores_f64, ShawRow::masked}}) {
   const NezhaSpec s = *spec_gen(64);
@@ -200,7 +211,8 @@ POSENC_PROPERTY(Nezha, ScoresMatchOracle,
   plan.scores(std::span<const double>(in.q), std::span<const double>(in.k), H, g, scale, std::span<double>(s64));
   tag(claim, std::string(to_string(s.regime)) + (g.mask == BiasMask::causal ? " causal" : ""));
   count_case(claim);
-  shaw::measure_scores(claim, rf::nezha_attention_oracle(s), plan.shaw().weights(), label(s), g, in, scale, s32, s64);
+  shaw::measure_scores(claim, rf::nezha_attention_oracle(s), plan.shaw().weights(), label(s), g, in, scale, s32, s64,
+                       table_drift(s));
 }
 
 // NEZHA-OUTPUT-1
@@ -229,7 +241,7 @@ POSENC_PROPERTY(Nezha, AttentionOutputMatchesOracle,
   tag(claim, std::string(to_string(s.regime)) + (g.mask == BiasMask::causal ? " causal" : ""));
   count_case(claim);
   shaw::measure_outputs(claim, rf::nezha_attention_oracle(s), plan.shaw().weights(), label(s), g, in, std::nullopt,
-                        z32, z64, 4);
+                        z32, z64, 4, table_drift(s));
 }
 
 // ---- reproducibility ----------------------------------------------------------------------------------------

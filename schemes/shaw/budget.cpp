@@ -10,6 +10,12 @@
 //    sum q k + b~)| <= gamma_{d+2} (|alpha| sum |q k| + |b~|) + u |b~|. With |b~| <= (1 + 2 gamma_{d+2}) |scale| rel
 //    (1 + u), the total against e = scale (sum q k + rel-terms):
 //      B = (gamma_{d+2} + u)(1 + u) |scale| qk + (gamma_{d+2} + gamma_{d+1} + 4 u)(1.01) |scale| rel, times (1 + 1e-12).
+//    The table a' the plan multiplies (in the call's type) may differ from the table a the exact value is taken over,
+//    |a' - a| <= tau per entry: 0 for a user's float32 table; NEZHA's computed sinusoid in the exact regime is within
+//    sinusoidal.table.exact.f64.scaled of the real sinusoid, so tau = E64 + 2^-54 from the oracle's correctly
+//    rounded table (E64 = 4.51 * 2^-53), plus 2^-25 where the f32 path rounds it to float (|a| <= 1). The exact
+//    value over a' differs from e by at most |scale| drift, drift = tau (sum |q| + [key_query] sum |k|), and the
+//    analysis above over a' has rel' <= rel + drift:  B(drift) = B(rel + drift) + |scale| drift (1 + 1e-12).
 //  * output: the scores s~_j = e_j + delta_j (|delta_j| <= Delta, the row's largest B); m = max s~; t~_j = RN(s~_j -
 //    m) (error <= u |t_j| + 2 Delta); x_j = exp(t~_j) within 1 ulp (glibc expf / exp: < 1 ulp, counted as 2u);
 //    the sum in double; alpha~_j = RN(x_j / sum). So alpha~_j = alpha_j (1 + eta_j) with |eta_j| <= expm1(2 Delta)
@@ -18,6 +24,7 @@
 //    |a|). Hence, per component,
 //      B = (expm1(2 Delta) + (keys + rows + 8) u) mag + u tmag, times 1.01 (second-order terms),
 //    mag = sum alpha_j (|v_jc| + |a_c|), tmag = sum alpha_j |t_j| (|v_jc| + |a_c|) from the oracle's exact values.
+//    A values table within tau of the exact one (see scores) moves the output by sum alpha_j tau = tau: + 1.01 tau.
 #include "schemes/shaw/budget.hpp"
 
 #include "verify/bias_budget.hpp"
@@ -57,7 +64,9 @@ std::vector<std::pair<R, BudgetRow>> make_rows() {
          .why = "three gemm sums of d products times alpha = RN(scale) and one rounding of p + r, then the beta = 1 "
                 "gemm: B = (gamma_{d+2} + u)(1 + u)|scale| sum|q k| + (gamma_{d+2} + gamma_{d+1} + 4u) 1.01 |scale| "
                 "(sum|q a| + [key_query] sum|k a|), times (1 + 1e-12) (derivation: schemes/shaw/budget.cpp). "
-                "Masked entries are -inf exactly."});
+                "Where the plan's table is within tau of the exact value's (NEZHA's computed sinusoid: tau = "
+                "sinusoidal.table.exact.f64.scaled + 2^-54, + 2^-25 in f32; a given float32 table: 0), rel grows by "
+                "drift = tau (sum|q| + [key_query] sum|k|) and B by |scale| drift. Masked entries are -inf exactly."});
     add(f32 ? R::output_f32 : R::output_f64,
         {.quantity = std::string("attention output z_i = sum_j softmax(e)_ij (v_j + [values] a^V[idx]) from "
                                  "ShawPlan::attend, per component (") + (f32 ? "f32" : "f64") + ")",
@@ -68,7 +77,8 @@ std::vector<std::pair<R, BudgetRow>> make_rows() {
                 "row maximum, exp (< 1 ulp), the division and the two output gemms (over the keys and the table "
                 "rows) add (keys + rows + 8) u relative and u |t_j| for a weight e^{t_j} below the maximum: B = "
                 "(expm1(2 Delta) + (keys + rows + 8) u) sum alpha (|v| + |a|) + u sum alpha |t| (|v| + |a|), times "
-                "1.01 (derivation: schemes/shaw/budget.cpp)."});
+                "1.01, plus 1.01 tau for a values table within tau of the exact one (as for the scores) (derivation: "
+                "schemes/shaw/budget.cpp)."});
   }
   add(R::masked,
       {.quantity = "a score entry the causal / padding mask hides: -inf", .dtype = "f32, f64", .regime = "exact",
@@ -90,8 +100,16 @@ const BudgetRegistration<R> kRegistration(make_rows);
 }  // namespace
 }  // namespace shaw_rows
 
-double shaw_scores_bound(DType t, std::size_t d, double abs_scale, double qk, double rel) {
-  return gathered_scores_bound(t, d, abs_scale, qk, rel);  // the algorithm is the generic one (bias_budget.hpp)
+double shaw_scores_bound(DType t, std::size_t d, double abs_scale, double qk, double rel, double drift) {
+  // the algorithm is the generic one (bias_budget.hpp), over the plan's own table (rel + drift), plus that table's
+  // distance from the exact value's
+  return gathered_scores_bound(t, d, abs_scale, qk, rel + drift) + abs_scale * drift * (1 + 1e-12);
+}
+
+double shaw_drift_sum(const ShawSpec& s, std::span<const double> q, std::span<const double> k) {
+  double sum = 0;
+  for (std::size_t c = 0; c < s.head_dim; ++c) sum += std::fabs(q[c]) + (s.key_query ? std::fabs(k[c]) : 0.0);
+  return sum * (1 + 1e-15 * static_cast<double>(2 * s.head_dim + 2));
 }
 
 std::pair<double, double> shaw_score_sums(const ShawSpec& s, const ShawWeights& w, std::span<const double> q,
@@ -107,9 +125,10 @@ std::pair<double, double> shaw_score_sums(const ShawSpec& s, const ShawWeights& 
   return {qk * slack, rel * slack};
 }
 
-double shaw_output_bound(DType t, double delta, std::size_t keys, std::size_t rows, double mag, double tmag) {
+double shaw_output_bound(DType t, double delta, std::size_t keys, std::size_t rows, double mag, double tmag,
+                         double tau_values) {
   const double u = shaw_rows::unit(t);
-  return ((std::expm1(2 * delta) + (static_cast<double>(keys + rows) + 8) * u) * mag + u * tmag) * 1.01 +
+  return ((std::expm1(2 * delta) + (static_cast<double>(keys + rows) + 8) * u) * mag + u * tmag + tau_values) * 1.01 +
          std::ldexp(1.0, -1000);
 }
 

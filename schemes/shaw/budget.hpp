@@ -23,8 +23,13 @@ namespace posenc::verify {
 POSENC_BUDGET_KEYS(ShawRow, "shaw", POSENC_SHAW_ROWS)
 
 // B of rows shaw.scores.*: the bound of |score - e| for ShawPlan::scores in type t, given |scale|,
-// qk = sum |q_c k_c|, rel = sum |q_c a_c| + [key_query] sum |k_c a_c| (budget.cpp derives it).
-double shaw_scores_bound(DType t, std::size_t head_dim, double abs_scale, double qk, double rel);
+// qk = sum |q_c k_c|, rel = sum |q_c a_c| + [key_query] sum |k_c a_c| and drift = tau (sum |q_c| + [key_query]
+// sum |k_c|), tau the largest distance of the table the plan multiplies in type t from the table the exact value e
+// is taken over (0 when the user gives the table in t; NEZHA: its computed sinusoid) (budget.cpp derives it).
+double shaw_scores_bound(DType t, std::size_t head_dim, double abs_scale, double qk, double rel, double drift = 0);
+
+// sum |q_c| + [key_query] sum |k_c|: the factor of tau in shaw_scores_bound's drift, enlarged like shaw_score_sums.
+double shaw_drift_sum(const ShawSpec&, std::span<const double> q, std::span<const double> k);
 
 // The magnitudes shaw_scores_bound takes for query q, key k and table row idx of the key table: {sum |q_c k_c|,
 // sum |q_c a_c| + [key_query] sum |k_c a_c|}, each summed in double and enlarged by (1 + (2 head_dim + 2) 1e-15) to
@@ -35,7 +40,8 @@ std::pair<double, double> shaw_score_sums(const ShawSpec&, const ShawWeights&, s
 // B of rows shaw.output.*, one component c of one row: delta = the largest score bound B over the row's visible
 // keys, keys = the keys the row's gemm spans, table_rows = the table rows the call gathers (2k + 1 at most),
 // mag = sum_j alpha_j (|v_jc| + [values] |a_c|), tmag = sum_j alpha_j |t_j| (|v_jc| + [values] |a_c|) with t_j =
-// e_j - max_j e_j (budget.cpp derives it).
-double shaw_output_bound(DType t, double delta, std::size_t keys, std::size_t table_rows, double mag, double tmag);
+// e_j - max_j e_j, tau_values the values table's distance like shaw_scores_bound's tau (budget.cpp derives it).
+double shaw_output_bound(DType t, double delta, std::size_t keys, std::size_t table_rows, double mag, double tmag,
+                         double tau_values = 0);
 
 }  // namespace posenc::verify

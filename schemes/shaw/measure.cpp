@@ -34,7 +34,7 @@ bool blind(const BiasGeometry& g) {
 
 void measure_scores(const Claim& claim, const reference::ShawOracle& o, const ShawWeights& w, const std::string& label,
                     const BiasGeometry& g, const Inputs& in, std::optional<double> scale, std::span<const float> s32,
-                    std::span<const double> s64) {
+                    std::span<const double> s64, TableDrift tau) {
   const std::size_t H = in.H, Lq = g.query_length, Lk = g.key_length, d = in.d;
   const Sink sink = claim_sink(claim);
   const double sc = std::fabs(scale ? *scale : 1 / std::sqrt(static_cast<double>(d)));
@@ -55,14 +55,16 @@ void measure_scores(const Claim& claim, const reference::ShawOracle& o, const Sh
         const auto kj = std::span<const double>(in.k).subspan((h * Lk + j) * d, d);
         const Real e = o.score(qi, kj, i, j, Lq, Lk, scale);
         const auto [qk, rel] = shaw_score_sums(o.spec(), w, qi, kj, static_cast<std::size_t>(reference::shaw_index(o.spec(), i, j, Lq, Lk)));
-        emit(sink, ShawRow::scores_f32, s32[at], e, what, shaw_scores_bound(DType::f32, d, sc, qk, rel));
-        emit(sink, ShawRow::scores_f64, s64[at], e, what, shaw_scores_bound(DType::f64, d, sc, qk, rel));
+        const double qs = shaw_drift_sum(o.spec(), qi, kj);
+        emit(sink, ShawRow::scores_f32, s32[at], e, what, shaw_scores_bound(DType::f32, d, sc, qk, rel, tau.f32 * qs));
+        emit(sink, ShawRow::scores_f64, s64[at], e, what, shaw_scores_bound(DType::f64, d, sc, qk, rel, tau.f64 * qs));
       }
 }
 
 void measure_outputs(const Claim& claim, const reference::ShawOracle& o, const ShawWeights& w,
                      const std::string& label, const BiasGeometry& g, const Inputs& in, std::optional<double> scale,
-                     std::span<const float> z32, std::span<const double> z64, std::size_t max_rows) {
+                     std::span<const float> z32, std::span<const double> z64, std::size_t max_rows,
+                     TableDrift tau) {
   const ShawSpec& s = o.spec();
   const std::size_t Lq = g.query_length, Lk = g.key_length, d = s.head_dim, H = in.H;
   const bool causal = g.mask == BiasMask::causal;
@@ -87,8 +89,9 @@ void measure_outputs(const Claim& claim, const reference::ShawOracle& o, const S
         e[j] = static_cast<double>(o.score(qi, kj, i, j, Lq, Lk, scale));
         m = std::max(m, e[j]);
         const auto [qk, rel] = shaw_score_sums(s, w, qi, kj, static_cast<std::size_t>(reference::shaw_index(s, i, j, Lq, Lk)));
-        d32 = std::max(d32, shaw_scores_bound(DType::f32, d, std::fabs(sc), qk, rel));
-        d64 = std::max(d64, shaw_scores_bound(DType::f64, d, std::fabs(sc), qk, rel));
+        const double qs = shaw_drift_sum(s, qi, kj);
+        d32 = std::max(d32, shaw_scores_bound(DType::f32, d, std::fabs(sc), qk, rel, tau.f32 * qs));
+        d64 = std::max(d64, shaw_scores_bound(DType::f64, d, std::fabs(sc), qk, rel, tau.f64 * qs));
       }
       double sum = 0;
       for (std::size_t j = 0; j < Lk; ++j) sum += std::exp(e[j] - m);
@@ -108,8 +111,9 @@ void measure_outputs(const Claim& claim, const reference::ShawOracle& o, const S
                  " c=" + std::to_string(c);
         };
         const std::size_t at = (h * Lq + i) * d + c;
-        emit(sink, ShawRow::output_f32, z32[at], z[c], what, shaw_output_bound(DType::f32, d32, Lk, rows_used, mag, tmag));
-        emit(sink, ShawRow::output_f64, z64[at], z[c], what, shaw_output_bound(DType::f64, d64, Lk, rows_used, mag, tmag));
+        const double v32 = s.values ? tau.f32 : 0.0, v64 = s.values ? tau.f64 : 0.0;
+        emit(sink, ShawRow::output_f32, z32[at], z[c], what, shaw_output_bound(DType::f32, d32, Lk, rows_used, mag, tmag, v32));
+        emit(sink, ShawRow::output_f64, z64[at], z[c], what, shaw_output_bound(DType::f64, d64, Lk, rows_used, mag, tmag, v64));
       }
     }
   }

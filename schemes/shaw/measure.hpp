@@ -31,14 +31,21 @@ bool blind(const BiasGeometry& g);
 
 // Sampled entries of ShawPlan::scores in f32 and f64 (s32, s64: [H][Lq][Lk] for `in`) against the oracle, under the
 // rows shaw.scores.{f32,f64} (masked entries: shaw.scores.masked.bitwise). `label` names the spec in failures.
+// The largest distance tau of the plan's table entries, as its f32 and f64 entry points multiply them, from the
+// table the oracle is given (the drift terms of rows shaw.scores.* and shaw.output.*): zero for a given float32 table.
+struct TableDrift {
+  double f32 = 0, f64 = 0;
+};
+
 void measure_scores(const Claim& claim, const reference::ShawOracle& oracle, const ShawWeights& weights,
                     const std::string& label, const BiasGeometry& g, const Inputs& in, std::optional<double> scale,
-                    std::span<const float> s32, std::span<const double> s64);
+                    std::span<const float> s32, std::span<const double> s64, TableDrift tau = {});
 
 // Up to max_rows rows of each head of ShawPlan::attend (z32, z64: [H][Lq][d]) against the oracle, under the rows
 // shaw.output.{f32,f64}.
 void measure_outputs(const Claim& claim, const reference::ShawOracle& oracle, const ShawWeights& weights,
                      const std::string& label, const BiasGeometry& g, const Inputs& in, std::optional<double> scale,
-                     std::span<const float> z32, std::span<const double> z64, std::size_t max_rows);
+                     std::span<const float> z32, std::span<const double> z64, std::size_t max_rows,
+                     TableDrift tau = {});
 
 }  // namespace posenc::test::shaw
