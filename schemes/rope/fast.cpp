@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <optional>
 #include <string>
@@ -311,10 +312,10 @@ struct RopePlan::Impl {
   float xpos_sb32 = 1.0f;            // xPos hf: RN32(scale_base)
   std::size_t axes = 1;              // positions per token (3 for M-RoPE)
   std::vector<std::uint8_t> axis;    // M-RoPE: the position row (0 t, 1 h, 2 w) of pair k
-  // M-RoPE sections, exact regime: per axis, its first pair and an AngleTable of its section's frequencies (the
-  // cache writes each section's columns from that axis' positions; empty sections have no table).
-  std::array<std::size_t, 3> section_first{};
-  std::array<std::optional<core::AngleTable>, 3> section_table;
+  struct AxisRun {
+    std::size_t begin, end, axis;
+  };
+  std::vector<AxisRun> axis_runs;    // M-RoPE: the maximal runs of consecutive pairs of one axis
 
   explicit Impl(const RopeSpec& s)
       : spec(s), h(pair_count(s)), table(exact_frequencies(s, weight, m_exact)), axes(position_axes(s)) {
@@ -352,18 +353,8 @@ struct RopePlan::Impl {
       for (std::size_t k = 0; k < h; ++k) {
         if (s.mrope == RopeMrope::sections) axis[k] = k < st ? 0 : (k < st + sh ? 1 : 2);
         else axis[k] = (k % 3 == 1 && k < 3 * sh) ? 1 : ((k % 3 == 2 && k < 3 * sw) ? 2 : 0);
-      }
-      if (s.mrope == RopeMrope::sections && s.regime == RopeRegime::exact && s.xpos == RopeXpos::none) {
-        const std::size_t ends[3] = {st, st + sh, st + sh + sw};
-        for (std::size_t a = 0, k0 = 0; a < 3; k0 = ends[a++]) {
-          section_first[a] = k0;
-          if (ends[a] == k0) continue;
-          const core::DDFrequencies& all = table.frequencies();
-          core::DDFrequencies part;
-          part.hi.assign(all.hi.begin() + static_cast<std::ptrdiff_t>(k0), all.hi.begin() + static_cast<std::ptrdiff_t>(ends[a]));
-          part.lo.assign(all.lo.begin() + static_cast<std::ptrdiff_t>(k0), all.lo.begin() + static_cast<std::ptrdiff_t>(ends[a]));
-          section_table[a].emplace(std::move(part));
-        }
+        if (k == 0 || axis[k] != axis[k - 1]) axis_runs.push_back({k, k + 1, axis[k]});
+        else axis_runs.back().end = k + 1;
       }
     }
     const auto b32 = static_cast<quad>(static_cast<float>(s.base));
@@ -562,6 +553,17 @@ struct RopePlan::Impl {
     const int neg = rem < 0 ? 1 : 0;
     const DD* t1 = xpos_table(2 + neg, static_cast<std::size_t>(ar / B));
     const DD* t0 = xpos_table(neg, static_cast<std::size_t>(ar % B));
+    // settled() for every pair without branches (the loop vectorises), then the rare unsettled pairs again
+    int unsettled = 0;
+#pragma omp simd reduction(| : unsettled)
+    for (std::size_t k = 0; k < h; ++k) {
+      const DD v = dd_mul(dd_mul(xa[k], t1[k]), t0[k]);
+      const double a = std::fabs(v.hi), margin = a * 0x1p-96;
+      const bool ok = (a > 0x1p-900) & (a < 0x1p900) & (v.hi + (v.lo + margin) == v.hi) & (v.hi + (v.lo - margin) == v.hi);
+      x[k] = v.hi;
+      unsettled |= static_cast<int>(!ok);
+    }
+    if (!unsettled) return;
     for (std::size_t k = 0; k < h; ++k) {
       const std::optional<double> v = settled(dd_mul(dd_mul(xa[k], t1[k]), t0[k]), 0x1p-96);
       x[k] = v ? *v : static_cast<double>(expq(static_cast<q128>(d) * ln_x[k]));
@@ -574,28 +576,50 @@ struct RopePlan::Impl {
     return xpow.data() + (static_cast<std::size_t>(t) * kXB + j) * h;
   }
 
-  // cos and sin of every pair for token `tok` of a position list with `tokens` tokens per axis row, into axis 0's
-  // scratch slot: 1-D, sincos of its position; M-RoPE, sincos of each axis' position (slot a), then pair k takes
-  // the values of its axis (HF computes cos/sin per axis row and selects per pair: the same numbers).
+  // The values of token `tok` of a position list with `tokens` tokens per axis row: sincos of each axis' position
+  // in the thread's slot of that axis, or slot 0 where the axis is at axis 0's position (every text token; 1-D
+  // has axis 0 only). A slot still holding the values of the position asked for is not recomputed (an image grid
+  // repeats its t and h positions over many tokens; a slot's values depend only on the position). Returns the
+  // slot of each axis: pair k takes the values of slot[axis[k]] (HF computes cos/sin per axis row and selects per
+  // pair: the same numbers).
   template <class Scr>
-  void token_sincos(std::span<const std::int64_t> positions, std::size_t tokens, std::size_t tok, const Scr& sc, int t,
-                    std::int64_t* anchors) const noexcept {  // anchors[6]: sincos and xPos anchor per axis
-    double *s = sc.s(t, 0), *c = sc.c(t, 0);
-    sincos(positions[tok], s, c, sc.sa(t, 0), sc.ca(t, 0), anchors[0], sc.a(t, 0), sc.theta(t, 0), sc.xa(t, 0),
-           anchors[3], sc.x(t));
-    if (axes == 1) return;
-    // An axis at the same position as t (every text token) has t's values: computed once.
-    bool own[3] = {false, false, false};
-    for (std::size_t a = 1; a < axes; ++a) {
-      const std::int64_t p = positions[a * tokens + tok];
-      if (p == positions[tok]) continue;
-      own[a] = true;
+  std::array<std::size_t, 3> token_slots(std::span<const std::int64_t> positions, std::size_t tokens, std::size_t tok,
+                                         const Scr& sc, int t, std::int64_t* anchors) const noexcept {
+    // anchors: [0, 3) sincos anchor per axis, [3, 6) xPos anchor per axis, [6, 9) the position slot a holds
+    auto values = [&](std::size_t a, std::int64_t p) {
+      if (anchors[6 + a] == p) return;
       sincos(p, sc.s(t, a), sc.c(t, a), sc.sa(t, a), sc.ca(t, a), anchors[a], sc.a(t, a), sc.theta(t, a), sc.xa(t, a),
              anchors[3 + a], sc.x(t));
+      anchors[6 + a] = p;
+    };
+    const std::int64_t p0 = positions[tok];
+    values(0, p0);
+    std::array<std::size_t, 3> slot{0, 0, 0};
+    for (std::size_t a = 1; a < axes; ++a) {
+      const std::int64_t p = positions[a * tokens + tok];
+      if (p == p0) continue;
+      values(a, p);
+      slot[a] = a;
     }
-    if (!own[1] && !own[2]) return;
-    for (std::size_t k = 0; k < h; ++k)
-      if (own[axis[k]]) s[k] = sc.s(t, axis[k])[k], c[k] = sc.c(t, axis[k])[k];
+    return slot;
+  }
+  static bool one_slot(const std::array<std::size_t, 3>& slot) noexcept { return slot[1] == 0 && slot[2] == 0; }
+
+  // The token's sines and cosines as two rows of h values: slot 0's, or the selection per pair of token_slots in
+  // the thread's row buffer. Returns {sin, cos}.
+  template <class Scr>
+  std::pair<const double*, const double*> token_sincos(std::span<const std::int64_t> positions, std::size_t tokens,
+                                                       std::size_t tok, const Scr& sc, int t,
+                                                       std::int64_t* anchors) const noexcept {
+    const std::array<std::size_t, 3> slot = token_slots(positions, tokens, tok, sc, t, anchors);
+    if (one_slot(slot)) return {sc.s(t, 0), sc.c(t, 0)};
+    double *s = sc.row(t), *c = s + h;
+    for (const AxisRun& r : axis_runs) {  // per run, not per pair: slot[axis[k]] per pair stayed scalar
+      const std::size_t a = slot[r.axis], n = r.end - r.begin;
+      std::memcpy(s + r.begin, sc.s(t, a) + r.begin, n * sizeof(double));
+      std::memcpy(c + r.begin, sc.c(t, a) + r.begin, n * sizeof(double));
+    }
+    return {s, c};
   }
 };
 
@@ -607,17 +631,21 @@ struct Scratch {
   core::AlignedBuffer<double> buf;
   core::AlignedBuffer<float> angle, thetas;
   core::AlignedBuffer<DD> xanchor;
-  core::AlignedBuffer<double> xscale;
+  core::AlignedBuffer<double> xscale, rows;
   std::size_t h, axes;
   Scratch(int threads, std::size_t h_, std::size_t axes_, bool ggml)
       : buf(static_cast<std::size_t>(threads) * axes_ * 4 * h_), angle(static_cast<std::size_t>(threads) * axes_ * h_),
         thetas(ggml ? static_cast<std::size_t>(threads) * axes_ * RopePlan::Impl::kThetaBlock * h_ : 0),
         xanchor(static_cast<std::size_t>(threads) * axes_ * h_), xscale(static_cast<std::size_t>(threads) * h_),
-        h(h_), axes(axes_), anchor_ids(6 * static_cast<std::size_t>(threads), std::numeric_limits<std::int64_t>::min()) {}
-  // The anchors whose values sa/ca and xa hold (6 per thread: sincos per axis, then xPos per axis). Kept across
-  // a thread's chunks: an anchor's values depend only on the anchor, so reusing them changes no bit.
+        rows(static_cast<std::size_t>(threads) * 2 * h_), h(h_), axes(axes_),
+        anchor_ids(9 * static_cast<std::size_t>(threads), std::numeric_limits<std::int64_t>::min()) {}
+  // The anchors whose values sa/ca and xa hold and the positions whose values s/c hold (9 per thread: sincos
+  // anchor, xPos anchor, position; per axis). Kept across a thread's chunks: the values depend only on them, so
+  // reusing them changes no bit.
   std::vector<std::int64_t> anchor_ids;
-  std::int64_t* anchors(int t) { return anchor_ids.data() + 6 * static_cast<std::size_t>(t); }
+  std::int64_t* anchors(int t) { return anchor_ids.data() + 9 * static_cast<std::size_t>(t); }
+  // A token's row of sines then cosines (2h doubles): M-RoPE's selection per pair, the inverse rotation's sines.
+  double* row(int t) const { return rows.get() + static_cast<std::size_t>(t) * 2 * h; }
   DD* xa(int t, std::size_t a) const { return xanchor.get() + (static_cast<std::size_t>(t) * axes + a) * h; }
   double* x(int t) const { return xscale.get() + static_cast<std::size_t>(t) * h; }
   double* s(int t, std::size_t a) const { return buf.get() + (static_cast<std::size_t>(t) * axes + a) * 4 * h; }
@@ -713,13 +741,15 @@ void apply_impl(const RopePlan::Impl& im, std::span<const RopeTensor<T>> views, 
   const bool interleaved = spec.layout == Layout::interleaved;
   const double sign = dir == RopeDirection::inverse ? -1.0 : 1.0;
   core::parallel_for(chunks, threads, [&](int t, std::size_t chunk) {
-    double *s = sc.s(t, 0), *c = sc.c(t, 0);
     std::int64_t* anchors = sc.anchors(t);
     const std::size_t lo = chunk * kTokensPerChunk, hi = std::min(tokens, lo + kTokensPerChunk);
     for (std::size_t tok = lo; tok < hi; ++tok) {
-      im.token_sincos(positions, tokens, tok, sc, t, anchors);
-      if (sign < 0)  // R(-p): sin is odd in every regime (RN32 and the angle steps are symmetric)
-        for (std::size_t k = 0; k < h; ++k) s[k] = -s[k];
+      auto [s, c] = im.token_sincos(positions, tokens, tok, sc, t, anchors);
+      if (sign < 0) {  // R(-p): sin is odd in every regime (RN32 and the angle steps are symmetric)
+        double* neg = sc.row(t);  // may be where s is (M-RoPE): each entry read before it is written
+        for (std::size_t k = 0; k < h; ++k) neg[k] = -s[k];
+        s = neg;
+      }
       auto rotate = [&](const auto& rotor) {
         for (const RopeTensor<T>& v : views) {
           // The next token of this call (same view): its lines are prefetched while this one is rotated.
@@ -783,26 +813,25 @@ void cache_impl(const RopePlan::Impl& im, RopeCacheForm form, std::span<const st
     core::write_table(im.table, core::PositionSource{.count = n, .list = positions}, f, std::nullopt, o, n * per);
     return;
   }
-  if (spec.regime == RopeRegime::exact && spec.mrope == RopeMrope::sections && im.xsign == 0) {
-    // M-RoPE sections: each section's columns from its axis' position row (the values of token_sincos)
-    for (std::size_t a = 0; a < 3; ++a)
-      if (im.section_table[a])
-        core::write_table(*im.section_table[a], core::PositionSource{.count = n, .list = positions.subspan(a * n, n)},
-                          f.from_pair(im.section_first[a]), std::nullopt, o, n * per);
-    return;
-  }
-  // Emulated regimes (and an exact cache with xPos scales or of interleaved M-RoPE, which the writer does not
-  // do): every token on its own, laid out by the same form.
+  // Emulated regimes, xPos scales and M-RoPE: every token on its own (token_slots), laid out by the same form.
+  // (M-RoPE sections once went through the writer, one pass per section from its axis' positions: an image grid
+  // repeats t and h positions, so two of three passes wrote one row per call, into partial lines with streaming
+  // stores; 0.036x the streaming store at [1M][128] f32, 1 thread, against 0.15x here.)
   const std::size_t chunks = (n + kTokensPerChunk - 1) / kTokensPerChunk;
   const int threads = std::min<int>(core::thread_count(o, n * per), static_cast<int>(chunks));
   Scratch sc(threads, h, im.axes, spec.regime == RopeRegime::ggml);
   core::parallel_for(chunks, threads, [&](int t, std::size_t chunk) {
-    double *s = sc.s(t, 0), *c = sc.c(t, 0);
     std::int64_t* anchors = sc.anchors(t);
     const std::size_t lo = chunk * kTokensPerChunk, hi = std::min(n, lo + kTokensPerChunk);
     for (std::size_t i = lo; i < hi; ++i) {
-      im.token_sincos(positions, n, i, sc, t, anchors);
-      core::put_row(f, i, s, c, h);
+      const std::array<std::size_t, 3> slot = im.token_slots(positions, n, i, sc, t, anchors);
+      if (RopePlan::Impl::one_slot(slot)) {
+        core::put_row(f, i, sc.s(t, 0), sc.c(t, 0), h);
+        continue;
+      }
+      for (const auto& r : im.axis_runs)  // M-RoPE: each run of pairs from its axis' slot
+        core::put_pairs(f, i, sc.s(t, slot[r.axis]), sc.c(t, slot[r.axis]), r.begin, r.end);
+      core::put_zero_column(f, i);
     }
   });
 }

@@ -69,16 +69,6 @@ struct RowForm {
     segments[count++] = {part, base, static_cast<std::ptrdiff_t>(row_stride), offset};
     return *this;
   }
-  // The same form for the pairs from k0 on: written from an AngleTable of frequencies omega_{k0}, omega_{k0+1},
-  // ... (its pair 0 is this form's pair k0). AngleTable's values of a pair depend on its frequency and the
-  // position only (block B is the same for every width), so a row written in column ranges from such tables
-  // has the bits of the row written whole.
-  RowForm from_pair(std::size_t k0) const {
-    RowForm r = *this;
-    for (std::size_t i = 0; i < count; ++i)
-      r.segments[i].offset += k0 * (segments[i].part == Part::sin || segments[i].part == Part::cos ? 1 : 2);
-    return r;
-  }
 };
 
 // The rows to write: output row i holds position first + i (a range), first - i (a descending range) or
@@ -95,24 +85,36 @@ struct PositionSource {
   }
 };
 
-// Row `row` of `form` from given values s[k], c[k] (k < h), each rounded once to T: for rows whose values do not
-// come from an AngleTable (the emulated regimes), so every layout is still described once, by its form.
+// Pairs k0 .. k1 - 1 of row `row` of `form` from given values s[k], c[k], each rounded once to T: for rows whose
+// values do not come from an AngleTable (the emulated regimes), so every layout is still described once, by its form.
 template <class T>
-void put_row(const RowForm<T>& form, std::size_t row, const double* s, const double* c, std::size_t h) noexcept {
+void put_pairs(const RowForm<T>& form, std::size_t row, const double* s, const double* c, std::size_t k0,
+               std::size_t k1) noexcept {
   for (std::size_t i = 0; i < form.count; ++i) {
     const Segment<T>& g = form.segments[i];
     T* p = g.row_start(row) + g.offset;
-    for (std::size_t k = 0; k < h; ++k) {
-      const T st = static_cast<T>(s[k]), ct = static_cast<T>(c[k]);
-      switch (g.part) {
-        case Part::sin: p[k] = st; break;
-        case Part::cos: p[k] = ct; break;
-        case Part::sin_cos: p[2 * k] = st, p[2 * k + 1] = ct; break;
-        case Part::cos_sin: p[2 * k] = ct, p[2 * k + 1] = st; break;
-      }
+    switch (g.part) {  // one loop per part (a switch inside the loop kept it scalar: ~30% of an xPos cache)
+      case Part::sin: for (std::size_t k = k0; k < k1; ++k) p[k] = static_cast<T>(s[k]); break;
+      case Part::cos: for (std::size_t k = k0; k < k1; ++k) p[k] = static_cast<T>(c[k]); break;
+      case Part::sin_cos:
+        for (std::size_t k = k0; k < k1; ++k) p[2 * k] = static_cast<T>(s[k]), p[2 * k + 1] = static_cast<T>(c[k]);
+        break;
+      case Part::cos_sin:
+        for (std::size_t k = k0; k < k1; ++k) p[2 * k] = static_cast<T>(c[k]), p[2 * k + 1] = static_cast<T>(s[k]);
+        break;
     }
   }
+}
+// The form's zero column of row `row`, if it has one.
+template <class T>
+void put_zero_column(const RowForm<T>& form, std::size_t row) noexcept {
   if (form.zero_column) form.segments[0].row_start(row)[*form.zero_column] = T(0);
+}
+// Row `row` of `form` (pairs 0 .. h - 1 and the zero column) from given values s[k], c[k].
+template <class T>
+void put_row(const RowForm<T>& form, std::size_t row, const double* s, const double* c, std::size_t h) noexcept {
+  put_pairs(form, row, s, c, 0, h);
+  put_zero_column(form, row);
 }
 
 // Writes the rows of `src` in `form`. `zero_position`: a position whose row is all zeros (a padding row).
