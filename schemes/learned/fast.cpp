@@ -3,6 +3,7 @@
 #include "posenc/learned.hpp"
 
 #include <algorithm>
+#include <cstdint>
 #include <cstring>
 #include <string>
 
@@ -32,10 +33,16 @@ void check_input(const LearnedSpec& s, const LearnedInput& in) {
     throw Error(kWhere, "attention_mask", std::to_string(in.attention_mask.size()) + " entries",
                 "empty (this map does not read it), length or past + length entries");
   }
-  for (std::size_t t = 0; t < in.attention_mask.size(); ++t)
-    if (in.attention_mask[t] > 1)
-      throw Error(kWhere, "attention_mask", "entry " + std::to_string(t) + " = " + std::to_string(in.attention_mask[t]),
-                  "0 (padding) or 1 (token)");
+  // Any entry above 1, in a loop without an exit (it vectorises: an early exit kept it at a byte per cycle, half
+  // of a cumsum_mask call at 1M ids), then which one.
+  const std::uint8_t* mask = in.attention_mask.data();
+  std::uint8_t high = 0;
+  for (std::size_t t = 0; t < in.attention_mask.size(); ++t) high |= static_cast<std::uint8_t>(mask[t] & 0xFE);
+  if (high != 0)
+    for (std::size_t t = 0; t < in.attention_mask.size(); ++t)
+      if (mask[t] > 1)
+        throw Error(kWhere, "attention_mask", "entry " + std::to_string(t) + " = " + std::to_string(mask[t]),
+                    "0 (padding) or 1 (token)");
 }
 
 std::int64_t checked_id(std::int64_t id, std::size_t t) {
@@ -82,6 +89,35 @@ bool ids_in_range(const LearnedSpec& s, const LearnedInput& in) {
   return lo >= 0 && hi < kLearnedMaxIndex;
 }
 
+// A running count of a 0/1 mask: emit(t, run_t, m_t) for t < L, run_t = start + m_0 + ... + m_t, m_t = mask_of(t).
+// Eight entries at a time: their mask bytes as one 64-bit word w (byte i = m_i), whose product with 0x0101...01
+// holds in byte i the count of bytes 0..i (at most 8: no carry reaches the next byte), so no entry's count waits
+// on a chain of adds through the entries before it in its word (vectorised: 0.66 -> 0.49 ms for make_positions at
+// 1M ids, where the serial chain ran at ~2.3 cycles per id). Integers: the same ids either way.
+template <class MaskOf, class Emit>
+void running_counts(std::size_t L, std::int64_t start, MaskOf mask_of, Emit emit) {
+  constexpr std::size_t kBlock = 256;
+  alignas(64) std::uint8_t m[kBlock];
+  std::int64_t run = start;
+  std::size_t t = 0;
+  for (; t + kBlock <= L; t += kBlock) {
+    for (std::size_t i = 0; i < kBlock; ++i) m[i] = mask_of(t + i) ? 1 : 0;
+    for (std::size_t b = 0; b < kBlock; b += 8) {
+      std::uint64_t w = 0;
+      for (std::size_t i = 0; i < 8; ++i) w |= static_cast<std::uint64_t>(m[b + i]) << (8 * i);
+      const std::uint64_t counts = w * 0x0101010101010101ull;
+      for (std::size_t i = 0; i < 8; ++i)
+        emit(t + b + i, run + static_cast<std::int64_t>((counts >> (8 * i)) & 0xFF), static_cast<std::int64_t>(m[b + i]));
+      run += static_cast<std::int64_t>(counts >> 56);
+    }
+  }
+  for (; t < L; ++t) {
+    const std::int64_t mt = mask_of(t) ? 1 : 0;
+    run += mt;
+    emit(t, run, mt);
+  }
+}
+
 // The ids of the map, one pass, into ids[0, length); Checked: each through checked_id (the first id outside
 // [0, 2^40) throws, naming it, after the ids before it were written). The spec's and the input's numbers are copied
 // into locals first: ids are int64 stores that the compiler must otherwise assume may change them (and mask bytes
@@ -100,25 +136,18 @@ void fill_ids(const LearnedSpec& s, const LearnedInput& in, std::int64_t* ids) {
     case IdMap::make_positions: {
       const std::int64_t pad = s.padding_idx;
       const std::int64_t* tokens = in.tokens.data();
-      std::int64_t run = 0;
-      for (std::size_t t = 0; t < L; ++t) {
-        const std::int64_t m = tokens[t] != pad ? 1 : 0;
-        run += m;
-        ids[t] = id((run + past) * m + pad, t);
-      }
+      running_counts(L, past, [&](std::size_t t) { return tokens[t] != pad; },
+                     [&](std::size_t t, std::int64_t run, std::int64_t m) { ids[t] = id(run * m + pad, t); });
       break;
     }
     case IdMap::cumsum_mask: {
       const std::int64_t offset = s.offset;
       const std::uint8_t* mask = in.attention_mask.data();
-      std::int64_t run = 0;
-      for (std::size_t u = 0; u < static_cast<std::size_t>(past); ++u) run += mask[u];
+      std::int64_t before = 0;
+      for (std::size_t u = 0; u < static_cast<std::size_t>(past); ++u) before += mask[u];
       mask += past;
-      for (std::size_t t = 0; t < L; ++t) {
-        const std::int64_t m = mask[t];
-        run += m;
-        ids[t] = id(run * m - 1 + offset, t);
-      }
+      running_counts(L, before, [&](std::size_t t) { return mask[t] != 0; },
+                     [&](std::size_t t, std::int64_t run, std::int64_t m) { ids[t] = id(run * m - 1 + offset, t); });
       break;
     }
   }
