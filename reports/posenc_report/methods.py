@@ -18,6 +18,7 @@ FIELDS = (
     ("flags", "flags"),
     ("build_type", "build type"),
     ("blas", "BLAS library + core"),
+    ("simd", "SIMD target (kernels; memory baselines)"),
     ("blas_threads", "BLAS threads"),
     ("omp_threads", "OpenMP threads"),
     ("rc_params", "RapidCheck params / seeds"),
@@ -62,6 +63,18 @@ def blas_text(meta: dict) -> str | None:
     return text + (f" ({'; '.join(notes)})" if notes else "")
 
 
+def simd_text(meta: dict) -> str | None:
+    """'avx512 (of avx512, avx2, scalar); baselines AVX3' from the bench context's
+    simd_target, simd_targets and store_isa: which vector target the kernels ran on, which the CPU offered."""
+    target, avail, base = meta.get("simd_target"), meta.get("simd_targets"), meta.get("store_isa")
+    if not (target or base):
+        return None
+    text = str(target) if target else "*not recorded*"
+    if avail:
+        text += f" (of {', '.join(str(avail).split(','))})"
+    return text + (f"; baselines {base}" if base else "")
+
+
 def from_bench_context(context: dict) -> dict:
     """Google Benchmark's context (with posenc's AddCustomContext keys) in the meta vocabulary."""
     c = context if isinstance(context, dict) else {}
@@ -78,6 +91,9 @@ def from_bench_context(context: dict) -> dict:
         "blas_core_best": c.get("blas_core_best"),
         "blas_fallback": c.get("blas_fallback"),
         "blas_forced": c.get("blas_forced"),
+        "simd_target": c.get("simd_target"),
+        "simd_targets": c.get("simd_targets"),
+        "store_isa": c.get("store_isa"),
         "blas_threads": c.get("blas_threads"),
         "omp_threads": c.get("omp_threads"),
         "rc_params": None,
@@ -86,7 +102,7 @@ def from_bench_context(context: dict) -> dict:
 
 
 def _value(meta: dict, key: str):
-    value = blas_text(meta) if key == "blas" else meta.get(key)
+    value = blas_text(meta) if key == "blas" else simd_text(meta) if key == "simd" else meta.get(key)
     return None if value is None or value == "" else str(value)
 
 
@@ -102,6 +118,8 @@ def block(sources: list, extra: list | None = None, heading: str = "## Methods")
         if not distinct:
             if key == "rc_params" and not any("rc_params" in m for _, m in sources):
                 continue                                    # not a property run: nothing to say
+            if key == "simd" and not any("simd_target" in m for _, m in sources):
+                continue                                    # not a benchmark run: no kernel target to name
             text = "*not recorded*"
         elif key == "program":
             text = ", ".join(md.code(v) for v in distinct)

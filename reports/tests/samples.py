@@ -143,7 +143,8 @@ def bench_sinusoidal():
                "num_cpus": 2, "mhz_per_cpu": 2800, "cpu_scaling_enabled": False, "library_build_type": "release",
                "load_avg": [0.5, 0.4, 0.3], "posenc_commit": META["commit"], "compiler": "GNU 12.2.0",
                "blas_core": "Prescott", "blas_core_best": "SkylakeX", "blas_fallback": "true", "blas_threads": "1",
-               "omp_threads": "2", "posenc_run_id": RUN_ID, "blas_forced": "false"}
+               "omp_threads": "2", "posenc_run_id": RUN_ID, "blas_forced": "false",
+               "simd_target": "avx512", "simd_targets": "avx512,avx2,scalar", "store_isa": "AVX3"}
     return {"context": context, "benchmarks": entries}
 
 

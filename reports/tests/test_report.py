@@ -195,7 +195,7 @@ class ReportTest(unittest.TestCase):
         for fact in (samples.RUN_ID, "Example CPU 9000", "23.5 GiB", "Debian GNU/Linux 12", "6.1.0-test",
                      "0.3.21+ds-4", "`Haswell` — dropped", "15,000 per property", "5, min time 0.3 s",
                      "3/6 proofs | 400 s", "**Failed stages:** `proofs:properties`", "-O3 -march=native",
-                     "core Prescott (**FALLBACK core**"):
+                     "core Prescott (**FALLBACK core**", "avx512 (of avx512, avx2, scalar); baselines AVX3"):
             self.assertIn(fact, index)
         for scheme in ("sinusoidal", "zeta"):
             for page in PAGES:
