@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "core/bias_rows.hpp"
+#include "core/reduce.hpp"
 
 namespace posenc {
 namespace {
@@ -184,14 +185,9 @@ std::size_t first_blind_row(const BiasGeometry& g) {
 
 template <class T>
 void softmax_row(T* s, std::size_t n, std::size_t Lk) {
-  T m = -std::numeric_limits<T>::infinity();
-  for (std::size_t j = 0; j < n; ++j) m = std::max(m, s[j]);
-  double sum = 0;
-  for (std::size_t j = 0; j < n; ++j) {
-    const T e = s[j] == -std::numeric_limits<T>::infinity() ? T(0) : std::exp(s[j] - m);
-    s[j] = e;
-    sum += static_cast<double>(e);
-  }
+  const T m = core::max_of(s, n, -std::numeric_limits<T>::infinity());
+  for (std::size_t j = 0; j < n; ++j) s[j] = s[j] == -std::numeric_limits<T>::infinity() ? T(0) : std::exp(s[j] - m);
+  const double sum = core::sum_in_double(s, n);  // a fixed order (core/reduce.hpp); the analysis admits any
   for (std::size_t j = 0; j < n; ++j) s[j] = static_cast<T>(static_cast<double>(s[j]) / sum);
   std::fill(s + n, s + Lk, T(0));
 }
@@ -265,9 +261,8 @@ void attend_impl(const ShawPlan::Impl& P, std::span<const T> q, std::span<const 
         T* c = C + r * used.count;
         const auto L = static_cast<std::int64_t>(Lk);
         const std::int64_t b0 = std::max<std::int64_t>(0, qi - kk), b1 = std::min(L - 1, qi + kk);
-        double slo = 0, shi = 0;
-        for (std::int64_t j = 0; j < b0; ++j) slo += static_cast<double>(a[j]);
-        for (std::int64_t j = b1 + 1; j < L; ++j) shi += static_cast<double>(a[j]);
+        const double slo = b0 > 0 ? core::sum_in_double(a, static_cast<std::size_t>(b0)) : 0.0;
+        const double shi = b1 + 1 < L ? core::sum_in_double(a + b1 + 1, static_cast<std::size_t>(L - b1 - 1)) : 0.0;
         for (std::int64_t j = b0; j <= b1; ++j) c[(kmq ? j - qi + kk : qi - j + kk) - f] = a[j];
         // the band's end keys (d = -k, k) share the far indices: their weight is added to the far sums
         if (b0 > 0) c[lo] = static_cast<T>(slo + static_cast<double>(c[lo]));
