@@ -113,13 +113,14 @@ def block(sources: list, extra: list | None = None, heading: str = "## Methods")
     `extra` adds page-specific rows [(label, markdown text)]."""
     rows = []
     for key, label in FIELDS:
-        values = [(src, _value(meta, key)) for src, meta in sources]
+        values = [(src, _value(meta, key)) for src, meta in sources
+                  if key != "simd" or "simd_target" in meta]       # the SIMD row: benchmark programs only
         distinct = sorted({v for _, v in values if v is not None})
         if not distinct:
             if key == "rc_params" and not any("rc_params" in m for _, m in sources):
                 continue                                    # not a property run: nothing to say
-            if key == "simd" and not any("simd_target" in m for _, m in sources):
-                continue                                    # not a benchmark run: no kernel target to name
+            if key == "simd":
+                continue                                    # no benchmark among the sources: no target to name
             text = "*not recorded*"
         elif key == "program":
             text = ", ".join(md.code(v) for v in distinct)
