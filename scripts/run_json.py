@@ -25,8 +25,15 @@ def first(path, key):
 
 
 def pkg(name):
+    """The installed version of package `name` for the machine's own architecture (with arm64 added for the
+    cross build, a bare name matches both and dpkg-query printed the two versions run together)."""
     try:
-        return subprocess.run(["dpkg-query", "-W", "-f=${Version}", name], capture_output=True, text=True).stdout or None
+        arch = subprocess.run(["dpkg", "--print-architecture"], capture_output=True, text=True).stdout.strip()
+        for query in ([f"{name}:{arch}"] if arch else []) + [name]:
+            out = subprocess.run(["dpkg-query", "-W", "-f=${Version}\\n", query], capture_output=True, text=True).stdout
+            if out.strip():
+                return out.splitlines()[0]
+        return None
     except OSError:
         return None
 
