@@ -9,6 +9,7 @@
 #include <bit>
 #include <cstddef>
 #include <stdexcept>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -104,6 +105,14 @@ inline void push_scaled(std::vector<Mp>& terms, mpfr_srcptr v, double x) {
   terms.push_back(std::move(p));
 }
 
+// The terms' mpfr pointers, for mpfr_sum.
+inline std::vector<mpfr_ptr> pointers(std::vector<Mp>& terms) {
+  std::vector<mpfr_ptr> p;
+  p.reserve(terms.size());
+  for (Mp& t : terms) p.push_back(t.get());
+  return p;
+}
+
 // The exact sum of finite terms: |sum| < n 2^top and the sum is a multiple of 2^low, so top - low + bit_width(n) + 1
 // bits hold it (checked: mpfr_sum's ternary value is 0). No terms, or only zeros: +0.
 inline Mp exact_sum(std::vector<Mp>& terms) {
@@ -124,11 +133,28 @@ inline Mp exact_sum(std::vector<Mp>& terms) {
   }
   const auto n = static_cast<unsigned long>(terms.size());
   Mp out(static_cast<mpfr_prec_t>(top - low) + static_cast<mpfr_prec_t>(std::bit_width(n)) + 1);
-  std::vector<mpfr_ptr> ptrs;
-  ptrs.reserve(terms.size());
-  for (Mp& t : terms) ptrs.push_back(t.get());
+  std::vector<mpfr_ptr> ptrs = pointers(terms);
   if (mpfr_sum(out.get(), ptrs.data(), n, MPFR_RNDN) != 0) throw std::logic_error("oracle: an exact sum was rounded");
   return out;
+}
+
+// out = t / sqrt(d) correctly rounded to out's precision `bits`, where sqrt(d) is irrational and t != 0: the Ziv loop
+// from precision bits + margin, |RN_W(t RN_W(1/sqrt d)) - e| <= (2u + u^2)|e| < 2^(EXP - W + 2), u = 2^-W. `who`
+// names the oracle in the logic_error past 2^20 bits.
+inline void divide_by_root(mpfr_ptr out, mpfr_srcptr t, std::size_t d, mpfr_prec_t margin, const char* who) {
+  const mpfr_prec_t bits = mpfr_get_prec(out);
+  Mp dd(64);
+  mpfr_set_ui(dd.get(), static_cast<unsigned long>(d), MPFR_RNDN);
+  for (mpfr_prec_t w = bits + margin;; w += w / 2) {
+    if (w > kZivLimit) throw std::logic_error(std::string(who) + ": a value / sqrt(d_head) did not round within 2^20 bits");
+    Mp r(w), e(w);
+    mpfr_rec_sqrt(r.get(), dd.get(), MPFR_RNDN);
+    mpfr_mul(e.get(), t, r.get(), MPFR_RNDN);
+    if (mpfr_can_round(e.get(), w - 2, MPFR_RNDN, MPFR_RNDZ, bits + 1)) {
+      mpfr_set(out, e.get(), MPFR_RNDN);
+      return;
+    }
+  }
 }
 
 // m when d = m^2, else 0.

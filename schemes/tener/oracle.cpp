@@ -27,6 +27,7 @@ using Num = detail::Mp;  // an mpfr_t of a working precision (mpfr_util.hpp)
 using detail::exact_root;
 using detail::exact_sum;
 using detail::push_product;
+using detail::pointers;
 using detail::push_scaled;
 
 // ---- validation ------------------------------------------------------------------------------------------------
@@ -181,6 +182,169 @@ Num exact_sum3(double x, double y, double z) {
   return exact_sum(terms);
 }
 
+// ---- the score, in steps ---------------------------------------------------------------------------------------
+
+void check_score_args(const TenerSpec& s, std::span<const double> q, std::span<const double> k, std::size_t head,
+                      std::size_t i, std::size_t j, std::size_t length, std::optional<double> scale) {
+  check_tener_vector("q", q, s.d_head);
+  check_tener_vector("k", k, s.d_head);
+  if (head >= s.heads)
+    throw Error(kTenerWhere, "head", std::to_string(head), "a head 0 .. heads - 1 = " + std::to_string(s.heads - 1));
+  check_tener_length(length);
+  check_token("i", i, length);
+  check_token("j", j, length);
+  if (scale && !std::isfinite(*scale))
+    throw Error(kTenerWhere, "scale", format_real(*scale), "a finite number, or none for the spec's scale",
+                "is not finite");
+}
+
+// One entry's inputs: q, k, a = r_r_bias and b = r_w_bias of its head, the query term's t = j - i (the key term's is
+// -t: R(i - j)).
+struct TenerTerms {
+  const TenerSpec& spec;
+  std::span<const double> q, k, a, b;
+  std::int64_t t;
+  std::size_t length;
+};
+
+// C = <q + a, k> as exact products; in the exact regime with t != 0, B = C + sum_k alpha_k sin(|t| w_k) + beta_k
+// cos(|t| w_k) (header) with its exact alpha_k, beta_k; transcendental when one of them is not zero.
+struct TenerExpansion {
+  std::vector<Num> content, alpha, beta;
+  bool transcendental = false;
+};
+
+TenerExpansion expand(const TenerTerms& st) {
+  const std::size_t d = st.spec.d_head, h = d / 2;
+  TenerExpansion x;
+  x.content.reserve(2 * d);
+  for (std::size_t c = 0; c < d; ++c) {
+    push_product(x.content, st.q[c], st.k[c]);
+    push_product(x.content, st.a[c], st.k[c]);
+  }
+  if (st.spec.regime != Regime::exact || st.t == 0) return x;
+  const double sq = st.t > 0 ? 1.0 : -1.0, sk = -sq;  // sin(t x) = sgn(t) sin(|t| x)
+  for (std::size_t p = 0; p < h; ++p) {
+    x.alpha.push_back(exact_sum3(sq * st.q[p], sq * st.b[p], sk * st.k[p]));
+    x.beta.push_back(exact_sum3(st.q[h + p], st.b[h + p], st.k[h + p]));
+    x.transcendental = x.transcendental || !mpfr_zero_p(x.alpha.back().get()) || !mpfr_zero_p(x.beta.back().get());
+  }
+  return x;
+}
+
+// B dyadic: emulated (float32 table), t = 0 (R(0) = [0 | 1]), or every alpha_k = beta_k = 0 (B = C).
+Real dyadic_score(const TenerTerms& st, std::vector<Num> terms, std::optional<double> scale, unsigned bits) {
+  const std::size_t d = st.spec.d_head, h = d / 2;
+  if (st.spec.regime == Regime::emulated || st.t == 0) {
+    for (std::size_t c = 0; c < 2 * h; ++c) {
+      const Real r1 = entry(st.spec, st.t, c, st.length, 64);  // exact: a float32 number or 0 / 1
+      const Real r2 = entry(st.spec, -st.t, c, st.length, 64);
+      push_scaled(terms, raw(r1), st.q[c]);
+      push_scaled(terms, raw(r1), st.b[c]);
+      push_scaled(terms, raw(r2), st.k[c]);
+    }
+  }
+  const Num sum = exact_sum(terms);
+  Real out = make_real(bits);
+  if (scale) {
+    mpfr_mul_d(raw(out), sum.get(), *scale, MPFR_RNDN);  // one rounding
+  } else if (!st.spec.scale) {
+    mpfr_set(raw(out), sum.get(), MPFR_RNDN);
+  } else if (const unsigned long root = exact_root(d); root != 0) {
+    mpfr_div_ui(raw(out), sum.get(), root, MPFR_RNDN);
+  } else if (mpfr_zero_p(sum.get())) {
+    mpfr_set_zero(raw(out), 1);
+  } else {
+    detail::divide_by_root(raw(out), sum.get(), d, kMargin, "tener oracle");
+  }
+  return out;
+}
+
+// M = sum |alpha_k| + |beta_k|, rounded up.
+Num magnitude(const TenerExpansion& x) {
+  Num mag(64);
+  mpfr_set_zero(mag.get(), 1);
+  for (const std::vector<Num>* coefs : {&x.alpha, &x.beta})
+    for (const Num& c : *coefs) {
+      Num a(64);
+      mpfr_abs(a.get(), c.get(), MPFR_RNDU);
+      mpfr_add(mag.get(), mag.get(), a.get(), MPFR_RNDU);
+    }
+  return mag;
+}
+
+// The terms of B at working precision w: C exactly, then alpha_k y_k and beta_k y_k with y_k = trig_approx(|t| w_k),
+// each product exact.
+std::vector<Num> approximate_terms(const TenerTerms& st, const TenerExpansion& x, mpfr_prec_t w) {
+  const std::size_t h = st.spec.d_head / 2;
+  const std::int64_t t_abs = st.t > 0 ? st.t : -st.t;
+  std::vector<Num> terms;
+  terms.reserve(x.content.size() + 2 * h);
+  for (const Num& c : x.content) {
+    Num copy(mpfr_get_prec(c.get()));
+    mpfr_set(copy.get(), c.get(), MPFR_RNDN);  // exact
+    terms.push_back(std::move(copy));
+  }
+  for (std::size_t p = 0; p < h; ++p) {
+    Num wk(w);
+    exact_frequency(wk.get(), p, h);
+    for (bool cosine : {false, true}) {
+      const Num& coef = cosine ? x.beta[p] : x.alpha[p];
+      if (mpfr_zero_p(coef.get())) continue;
+      Num y(w);
+      trig_approx(y.get(), wk.get(), t_abs, cosine);  // within 2^(6 + bt - W) of the real value
+      Num prod(w + mpfr_get_prec(coef.get()));
+      if (mpfr_mul(prod.get(), y.get(), coef.get(), MPFR_RNDN) != 0)
+        throw std::logic_error("tener oracle: alpha_k y_k was rounded");
+      terms.push_back(std::move(prod));
+    }
+  }
+  return terms;
+}
+
+// Transcendental B: Ziv loop (header). M = sum |alpha_k| + |beta_k| < 2^m, |t| < 2^bt, |s| < 2^S (s = 1 unless
+// given or spec.scale).
+Real transcendental_score(const TenerTerms& st, const TenerExpansion& x, std::optional<double> scale, unsigned bits) {
+  const mpfr_exp_t m_exp = mpfr_get_exp(magnitude(x).get());
+  const int bt = magnitude_bits(st.t);
+  mpfr_exp_t s_exp = 1;
+  if (scale) {
+    int e2 = 0;
+    std::frexp(*scale, &e2);  // |scale| in [2^(e2-1), 2^e2)
+    s_exp = e2;
+  }
+  Num dd(64);
+  mpfr_set_ui(dd.get(), static_cast<unsigned long>(st.spec.d_head), MPFR_RNDN);
+  Real out = make_real(bits);
+  const mpfr_exp_t first = static_cast<mpfr_exp_t>(bits) + kMargin + 6 + bt + std::max<mpfr_exp_t>(m_exp, 0);
+  for (mpfr_prec_t w = first;; w += w / 2) {
+    if (w > kZivLimit) throw std::logic_error("tener oracle: a score did not round within 2^20 bits");
+    std::vector<Num> terms = approximate_terms(st, x, w);
+    std::vector<mpfr_ptr> ptrs = pointers(terms);
+    Num bsum(w), e(w);
+    mpfr_sum(bsum.get(), ptrs.data(), static_cast<unsigned long>(ptrs.size()), MPFR_RNDN);
+    if (mpfr_zero_p(bsum.get())) continue;
+    mpfr_exp_t s_bound = s_exp;
+    if (scale) {
+      mpfr_mul_d(e.get(), bsum.get(), *scale, MPFR_RNDN);
+    } else if (st.spec.scale) {
+      Num r(w);
+      mpfr_rec_sqrt(r.get(), dd.get(), MPFR_RNDN);
+      s_bound = mpfr_get_exp(r.get()) + 1;
+      mpfr_mul(e.get(), bsum.get(), r.get(), MPFR_RNDN);
+    } else {
+      mpfr_set(e.get(), bsum.get(), MPFR_RNDN);
+    }
+    const mpfr_exp_t xe = std::max<mpfr_exp_t>(6 + bt + m_exp, mpfr_get_exp(bsum.get()));
+    const mpfr_exp_t err_exp = std::max<mpfr_exp_t>(s_bound + xe + 2, mpfr_get_exp(e.get())) + 1 - w;
+    const mpfr_exp_t err = mpfr_get_exp(e.get()) - err_exp;
+    if (err > 0 && mpfr_can_round(e.get(), err, MPFR_RNDN, MPFR_RNDZ, static_cast<mpfr_prec_t>(bits) + 1)) {
+      mpfr_set(raw(out), e.get(), MPFR_RNDN);
+      return out;
+    }
+  }
+}
+
 }  // namespace
 
 // ---- the table -------------------------------------------------------------------------------------------------
@@ -246,165 +410,25 @@ bool TenerOracle::visible(std::span<const std::uint8_t> key_mask, std::size_t i,
 
 Real TenerOracle::score(std::span<const double> q, std::span<const double> k, std::size_t head, std::size_t i,
                         std::size_t j, std::size_t length, std::optional<double> scale) const {
-  const std::size_t d = spec_.d_head, h = d / 2;
-  check_tener_vector("q", q, d);
-  check_tener_vector("k", k, d);
-  if (head >= spec_.heads)
-    throw Error(kTenerWhere, "head", std::to_string(head), "a head 0 .. heads - 1 = " + std::to_string(spec_.heads - 1));
-  check_tener_length(length);
-  check_token("i", i, length);
-  check_token("j", j, length);
-  if (scale && !std::isfinite(*scale))
-    throw Error(kTenerWhere, "scale", format_real(*scale), "a finite number, or none for the spec's scale",
-                "is not finite");
-
-  Real out = make_real(bits_);
+  check_score_args(spec_, q, k, head, i, j, length, scale);
   if (scale && *scale == 0.0) {
     // Zero, signed as B * scale: B's sign from the unscaled score (correctly rounded, so its sign is B's).
+    Real out = make_real(bits_);
     const Real unscaled = score(q, k, head, i, j, length, 1.0);
     mpfr_mul_d(raw(out), raw(unscaled), *scale, MPFR_RNDN);
     return out;
   }
-
-  const std::span<const double> a = std::span<const double>(weights_.r_r_bias).subspan(head * d, d);
-  const std::span<const double> b = std::span<const double>(weights_.r_w_bias).subspan(head * d, d);
-  const std::int64_t tq = static_cast<std::int64_t>(j) - static_cast<std::int64_t>(i);  // query term: R(j - i)
-  const std::int64_t tk = static_cast<std::int64_t>(i) - static_cast<std::int64_t>(j);  // key term: R(i - j)
-
-  // C = <q + a, k>, exactly (products of doubles).
-  std::vector<Num> content;
-  content.reserve(2 * d);
-  for (std::size_t c = 0; c < d; ++c) {
-    push_product(content, q[c], k[c]);
-    push_product(content, a[c], k[c]);
-  }
-
-  // The exact regime with t != 0: B = C + sum_k alpha_k sin(|t| w_k) + beta_k cos(|t| w_k) (header).
-  std::vector<Num> alpha, beta;
-  bool transcendental = false;
-  if (spec_.regime == Regime::exact && tq != 0) {
-    const double sq = tq > 0 ? 1.0 : -1.0, sk = tk > 0 ? 1.0 : -1.0;  // sin(t x) = sgn(t) sin(|t| x)
-    for (std::size_t p = 0; p < h; ++p) {
-      alpha.push_back(exact_sum3(sq * q[p], sq * b[p], sk * k[p]));
-      beta.push_back(exact_sum3(q[h + p], b[h + p], k[h + p]));
-      transcendental = transcendental || !mpfr_zero_p(alpha.back().get()) || !mpfr_zero_p(beta.back().get());
-    }
-  }
-
-  if (!transcendental) {
-    // B is dyadic: emulated (float32 table), t = 0 (R(0) = [0 | 1]), or every alpha_k = beta_k = 0 (B = C).
-    std::vector<Num> terms = std::move(content);
-    if (spec_.regime == Regime::emulated || tq == 0) {
-      for (std::size_t c = 0; c < 2 * h; ++c) {
-        const Real r1 = entry(spec_, tq, c, length, 64);  // exact: a float32 number or 0 / 1
-        const Real r2 = entry(spec_, tk, c, length, 64);
-        push_scaled(terms, raw(r1), q[c]);
-        push_scaled(terms, raw(r1), b[c]);
-        push_scaled(terms, raw(r2), k[c]);
-      }
-    }
-    const Num sum = exact_sum(terms);
-    if (scale) {
-      mpfr_mul_d(raw(out), sum.get(), *scale, MPFR_RNDN);  // one rounding
-      return out;
-    }
-    if (!spec_.scale) {
-      mpfr_set(raw(out), sum.get(), MPFR_RNDN);
-      return out;
-    }
-    if (const unsigned long root = exact_root(d); root != 0) {
-      mpfr_div_ui(raw(out), sum.get(), root, MPFR_RNDN);
-      return out;
-    }
-    if (mpfr_zero_p(sum.get())) {
-      mpfr_set_zero(raw(out), 1);
-      return out;
-    }
-    // B / sqrt(d_head), irrational: t~ = RN_W(B RN_W(1/sqrt(d))) within (2u + u^2)|e| < 2^(EXP(t~) - W + 2).
-    Num dd(64);
-    mpfr_set_ui(dd.get(), static_cast<unsigned long>(d), MPFR_RNDN);
-    for (mpfr_prec_t w = static_cast<mpfr_prec_t>(bits_) + kMargin;; w += w / 2) {
-      if (w > kZivLimit) throw std::logic_error("tener oracle: B/sqrt(d_head) did not round within 2^20 bits");
-      Num r(w), e(w);
-      mpfr_rec_sqrt(r.get(), dd.get(), MPFR_RNDN);
-      mpfr_mul(e.get(), sum.get(), r.get(), MPFR_RNDN);
-      if (mpfr_can_round(e.get(), w - 2, MPFR_RNDN, MPFR_RNDZ, static_cast<mpfr_prec_t>(bits_) + 1)) {
-        mpfr_set(raw(out), e.get(), MPFR_RNDN);
-        return out;
-      }
-    }
-  }
-
-  // Transcendental B: Ziv loop (header). M = sum |alpha_k| + |beta_k| < 2^m.
-  Num mag(64);
-  mpfr_set_zero(mag.get(), 1);
-  for (std::size_t p = 0; p < h; ++p) {
-    Num x(64);
-    mpfr_abs(x.get(), alpha[p].get(), MPFR_RNDU);
-    mpfr_add(mag.get(), mag.get(), x.get(), MPFR_RNDU);
-    mpfr_abs(x.get(), beta[p].get(), MPFR_RNDU);
-    mpfr_add(mag.get(), mag.get(), x.get(), MPFR_RNDU);
-  }
-  const mpfr_exp_t m_exp = mpfr_get_exp(mag.get());
-  const std::int64_t t_abs = tq > 0 ? tq : -tq;
-  const int bt = magnitude_bits(t_abs);
-  mpfr_exp_t s_exp = 1;  // |s| < 2^S; s = 1 unless given or spec.scale
-  if (scale) {
-    int e2 = 0;
-    std::frexp(*scale, &e2);  // |scale| in [2^(e2-1), 2^e2)
-    s_exp = e2;
-  }
-  Num dd(64);
-  mpfr_set_ui(dd.get(), static_cast<unsigned long>(d), MPFR_RNDN);
-  const mpfr_exp_t first = static_cast<mpfr_exp_t>(bits_) + kMargin + 6 + bt + std::max<mpfr_exp_t>(m_exp, 0);
-  for (mpfr_prec_t w = first;; w += w / 2) {
-    if (w > kZivLimit) throw std::logic_error("tener oracle: a score did not round within 2^20 bits");
-    std::vector<Num> terms;
-    terms.reserve(content.size() + 2 * h);
-    for (const Num& c : content) {
-      Num copy(mpfr_get_prec(c.get()));
-      mpfr_set(copy.get(), c.get(), MPFR_RNDN);  // exact
-      terms.push_back(std::move(copy));
-    }
-    for (std::size_t p = 0; p < h; ++p) {
-      Num wk(w);
-      exact_frequency(wk.get(), p, h);
-      for (bool cosine : {false, true}) {
-        const Num& coef = cosine ? beta[p] : alpha[p];
-        if (mpfr_zero_p(coef.get())) continue;
-        Num y(w);
-        trig_approx(y.get(), wk.get(), t_abs, cosine);  // within 2^(6 + bt - W) of the real value
-        Num prod(w + mpfr_get_prec(coef.get()));
-        if (mpfr_mul(prod.get(), y.get(), coef.get(), MPFR_RNDN) != 0)
-          throw std::logic_error("tener oracle: alpha_k y_k was rounded");
-        terms.push_back(std::move(prod));
-      }
-    }
-    std::vector<mpfr_ptr> ptrs;
-    ptrs.reserve(terms.size());
-    for (Num& t : terms) ptrs.push_back(t.get());
-    Num bsum(w), e(w);
-    mpfr_sum(bsum.get(), ptrs.data(), static_cast<unsigned long>(ptrs.size()), MPFR_RNDN);
-    if (mpfr_zero_p(bsum.get())) continue;
-    mpfr_exp_t s_bound = s_exp;
-    if (scale) {
-      mpfr_mul_d(e.get(), bsum.get(), *scale, MPFR_RNDN);
-    } else if (spec_.scale) {
-      Num r(w);
-      mpfr_rec_sqrt(r.get(), dd.get(), MPFR_RNDN);
-      s_bound = mpfr_get_exp(r.get()) + 1;
-      mpfr_mul(e.get(), bsum.get(), r.get(), MPFR_RNDN);
-    } else {
-      mpfr_set(e.get(), bsum.get(), MPFR_RNDN);
-    }
-    const mpfr_exp_t x = std::max<mpfr_exp_t>(6 + bt + m_exp, mpfr_get_exp(bsum.get()));
-    const mpfr_exp_t err_exp = std::max<mpfr_exp_t>(s_bound + x + 2, mpfr_get_exp(e.get())) + 1 - w;
-    const mpfr_exp_t err = mpfr_get_exp(e.get()) - err_exp;
-    if (err > 0 && mpfr_can_round(e.get(), err, MPFR_RNDN, MPFR_RNDZ, static_cast<mpfr_prec_t>(bits_) + 1)) {
-      mpfr_set(raw(out), e.get(), MPFR_RNDN);
-      return out;
-    }
-  }
+  const std::size_t d = spec_.d_head;
+  const TenerTerms st{spec_,
+                      q,
+                      k,
+                      std::span<const double>(weights_.r_r_bias).subspan(head * d, d),
+                      std::span<const double>(weights_.r_w_bias).subspan(head * d, d),
+                      static_cast<std::int64_t>(j) - static_cast<std::int64_t>(i),
+                      length};
+  TenerExpansion x = expand(st);
+  if (!x.transcendental) return dyadic_score(st, std::move(x.content), scale, bits_);
+  return transcendental_score(st, x, scale, bits_);
 }
 
 }  // namespace posenc::reference

@@ -24,6 +24,7 @@ using detail::raw;
 using Num = detail::Mp;  // an mpfr_t of a working precision (mpfr_util.hpp)
 using detail::exact_root;
 using detail::exact_sum;
+using detail::pointers;
 using detail::push_product;
 
 // ---- validation ----------------------------------------------------------------------------------------------
@@ -176,13 +177,6 @@ Real table_value(const XlnetSpec& s, std::int64_t p, std::size_t m, unsigned bit
 
 // ---- exact arithmetic ----------------------------------------------------------------------------------------
 
-std::vector<mpfr_ptr> pointers(std::vector<Num>& terms) {
-  std::vector<mpfr_ptr> p;
-  p.reserve(terms.size());
-  for (Num& t : terms) p.push_back(t.get());
-  return p;
-}
-
 // ---- the score -----------------------------------------------------------------------------------------------
 
 // T dyadic: RN_bits(scale T) (header).
@@ -200,19 +194,8 @@ Real scale_exact(const Num& t, std::optional<double> scale, std::size_t d_head, 
     mpfr_set_zero(raw(out), 1);
     return out;
   }
-  // T / sqrt(d_head), irrational: |RN_W(T RN_W(1/sqrt d)) - e| <= (2u + u^2)|e| < 2^(EXP - W + 2), u = 2^-W.
-  Num d(64);
-  mpfr_set_ui(d.get(), static_cast<unsigned long>(d_head), MPFR_RNDN);
-  for (mpfr_prec_t w = static_cast<mpfr_prec_t>(bits) + kXlnetWorkingMargin;; w += w / 2) {
-    if (w > kZivLimit) throw std::logic_error("xlnet oracle: T/sqrt(d_head) did not round within 2^20 bits");
-    Num r(w), e(w);
-    mpfr_rec_sqrt(r.get(), d.get(), MPFR_RNDN);
-    mpfr_mul(e.get(), t.get(), r.get(), MPFR_RNDN);
-    if (mpfr_can_round(e.get(), w - 2, MPFR_RNDN, MPFR_RNDZ, static_cast<mpfr_prec_t>(bits) + 1)) {
-      mpfr_set(raw(out), e.get(), MPFR_RNDN);
-      return out;
-    }
-  }
+  detail::divide_by_root(raw(out), t.get(), d_head, kXlnetWorkingMargin, "xlnet oracle");  // irrational sqrt(d_head)
+  return out;
 }
 
 // 2^e as an upper-bound term, added upward into acc.
@@ -220,6 +203,185 @@ void add_pow2_up(mpfr_ptr acc, mpfr_exp_t e) {
   Num t(8);
   mpfr_set_ui_2exp(t.get(), 1, e, MPFR_RNDN);
   mpfr_add(acc, acc, t.get(), MPFR_RNDU);
+}
+
+// ---- the score, in steps ---------------------------------------------------------------------------------------
+
+// The checks of score and score_magnitude, in their order.
+void check_score_args(const XlnetSpec& s, std::span<const double> q, std::span<const double> k, std::size_t head,
+                      std::size_t i, std::size_t j, std::size_t query_length, std::size_t key_length,
+                      std::span<const std::int64_t> token_types, std::optional<double> scale) {
+  check_xlnet_site(i, j, query_length, key_length);
+  if (head >= s.heads)
+    throw Error(kXlnetWhere, "head", std::to_string(head), "a head 0 .. heads - 1 = " + std::to_string(s.heads - 1));
+  if (!defined_of(s, i, j, query_length, key_length))
+    throw Error(kXlnetWhere, "j", std::to_string(j),
+                "a key j <= q_i = " + std::to_string(query_position(i, query_length, key_length)) +
+                    " (uni: rel_shift_bnij leaves junk past the query; the entry is masked, its score -inf)",
+                "is not a defined entry");
+  check_xlnet_vector("q", q, s.d_head);
+  check_xlnet_vector("k", k, s.d_head);
+  check_xlnet_token_types(token_types, query_length);
+  check_xlnet_scale(scale);
+}
+
+// seg_embed's row of the entry's head for (same, different) segment of query i and key j (one_hot index 1 = not the
+// same segment; memory keys are type 0, mem_pad), or nullptr without token types.
+const double* segment_row(const XlnetSpec& s, const XlnetWeights& w, std::size_t head, std::size_t i, std::size_t j,
+                          std::size_t query_length, std::size_t key_length, std::span<const std::int64_t> token_types) {
+  if (token_types.empty()) return nullptr;
+  const std::int64_t mem = memory_of(query_length, key_length);
+  const auto jj = static_cast<std::int64_t>(j);
+  const std::int64_t type_j = jj < mem ? 0 : token_types[static_cast<std::size_t>(jj - mem)];
+  const std::size_t diff = token_types[i] != type_j ? 1 : 0;
+  return w.seg_embed.data() + diff * s.heads * s.d_head + head * s.d_head;
+}
+
+// One entry's inputs: its head's u = r_w_bias, v = r_r_bias, s = r_s_bias, the segment row g (or nullptr) and the
+// pos_seq value p of its table row.
+struct XlnetTerms {
+  const XlnetSpec& spec;
+  const XlnetWeights& w;
+  std::span<const double> q, k;
+  std::size_t head;
+  const double* g;
+  std::int64_t p;
+  const double* u() const { return w.r_w_bias.data() + head * spec.d_head; }
+  const double* v() const { return w.r_r_bias.data() + head * spec.d_head; }
+  const double* sb() const { return w.r_s_bias.data() + head * spec.d_head; }
+};
+
+// The dyadic terms (q + u).k and (q + s).g as exact products, and C_m = (q + v).r[m] for every table column m,
+// exactly; all_zero: every C_m is 0.
+struct XlnetExpansion {
+  std::vector<Num> dyadic, cm;
+  bool all_zero = true;
+};
+
+XlnetExpansion expand(const XlnetTerms& st) {
+  const std::size_t dh = st.spec.d_head, dm = st.spec.d_model, hd = st.spec.heads * dh;
+  const double *u = st.u(), *v = st.v(), *sb = st.sb();
+  XlnetExpansion x;
+  x.dyadic.reserve(4 * dh);
+  for (std::size_t e = 0; e < dh; ++e) {
+    push_product(x.dyadic, st.q[e], st.k[e]);
+    push_product(x.dyadic, u[e], st.k[e]);
+    if (st.g != nullptr) {
+      push_product(x.dyadic, st.q[e], st.g[e]);
+      push_product(x.dyadic, sb[e], st.g[e]);
+    }
+  }
+  x.cm.reserve(dm);
+  for (std::size_t m = 0; m < dm; ++m) {
+    std::vector<Num> terms;
+    terms.reserve(2 * dh);
+    const double* rm = st.w.r.data() + m * hd + st.head * dh;
+    for (std::size_t e = 0; e < dh; ++e) {
+      push_product(terms, st.q[e], rm[e]);
+      push_product(terms, v[e], rm[e]);
+    }
+    x.cm.push_back(exact_sum(terms));
+    x.all_zero = x.all_zero && mpfr_zero_p(x.cm.back().get());
+  }
+  return x;
+}
+
+// T dyadic: R_m exact (binary32 numbers, or 0 / 1 at p = 0), every term exact.
+Real dyadic_score(const XlnetTerms& st, XlnetExpansion x, std::optional<double> scale, unsigned bits) {
+  std::vector<Num> terms = std::move(x.dyadic);
+  if (!x.all_zero) {
+    for (std::size_t m = 0; m < st.spec.d_model; ++m) {
+      if (mpfr_zero_p(x.cm[m].get())) continue;
+      Num rv(64);
+      if (st.p == 0) {
+        zero_row_entry(rv.get(), st.spec, m);
+      } else {
+        const Real r32 = emulated_value(st.spec, st.p, m, 64);  // mpfr_set is a macro: no temporaries in it
+        mpfr_set(rv.get(), raw(r32), MPFR_RNDN);                // a binary32 number: exact
+      }
+      push_product(terms, x.cm[m].get(), rv.get());
+    }
+  }
+  const Num t = exact_sum(terms);
+  return scale_exact(t, scale, st.spec.d_head, bits);
+}
+
+// T~ at working precision w: the dyadic terms and R~_m C_m (exact products), summed with one rounding.
+void approximate_sum(mpfr_ptr t, const XlnetTerms& st, XlnetExpansion& x, mpfr_prec_t w) {
+  std::vector<Num> rt;
+  rt.reserve(st.spec.d_model);
+  for (std::size_t m = 0; m < st.spec.d_model; ++m) {
+    if (mpfr_zero_p(x.cm[m].get())) continue;
+    Num rv(w);
+    approx_entry(rv.get(), st.spec, st.p, m);
+    push_product(rt, x.cm[m].get(), rv.get());
+  }
+  std::vector<mpfr_ptr> ptrs = pointers(x.dyadic);
+  for (Num& r : rt) ptrs.push_back(r.get());
+  mpfr_sum(t, ptrs.data(), static_cast<unsigned long>(ptrs.size()), MPFR_RNDN);
+}
+
+// e~ = scale T~ (given scale, exact root, or RN_W(1/sqrt d_head)) and its error bound err from E_T (upward).
+void scale_approx(mpfr_ptr e, mpfr_ptr err, mpfr_srcptr t, mpfr_srcptr et, std::optional<double> scale,
+                  std::size_t dh, mpfr_prec_t w) {
+  const unsigned long root = scale ? 0 : exact_root(dh);
+  if (scale) {
+    mpfr_mul_d(e, t, *scale, MPFR_RNDN);
+    mpfr_mul_d(err, et, std::fabs(*scale), MPFR_RNDU);
+  } else if (root != 0) {
+    mpfr_div_ui(e, t, root, MPFR_RNDN);
+    mpfr_div_ui(err, et, root, MPFR_RNDU);
+  } else {
+    Num d(64), r(w);
+    mpfr_set_ui(d.get(), static_cast<unsigned long>(dh), MPFR_RNDN);
+    mpfr_rec_sqrt(r.get(), d.get(), MPFR_RNDN);
+    mpfr_mul(e, t, r.get(), MPFR_RNDN);
+    Num tail(64);  // 2^-W |T~|
+    mpfr_abs(tail.get(), t, MPFR_RNDU);
+    mpfr_mul_2si(tail.get(), tail.get(), -static_cast<long>(w), MPFR_RNDU);
+    mpfr_add(err, et, tail.get(), MPFR_RNDU);
+  }
+}
+
+// Exact regime, p != 0, some C_m != 0: T transcendental, Ziv loop (header).
+Real transcendental_score(const XlnetTerms& st, XlnetExpansion& x, std::optional<double> scale, unsigned bits) {
+  const int b = bit_width_of(st.p);
+  Num sum_c(64);  // sum_m |C_m|, rounded up
+  mpfr_set_zero(sum_c.get(), 1);
+  for (const Num& c : x.cm) {
+    Num a(64);
+    mpfr_abs(a.get(), c.get(), MPFR_RNDU);
+    mpfr_add(sum_c.get(), sum_c.get(), a.get(), MPFR_RNDU);
+  }
+  Real out = make_real(bits);
+  for (mpfr_prec_t w = static_cast<mpfr_prec_t>(bits) + kXlnetWorkingMargin;; w += w / 2) {
+    if (w > kZivLimit) throw std::logic_error("xlnet oracle: a score did not round within 2^20 bits");
+    Num t(w);
+    approximate_sum(t.get(), st, x, w);
+    // E_T = 2^(b + 5 - W) sum |C_m| + ulp_W(T~)/2, upward.
+    Num et(64);
+    mpfr_mul_2si(et.get(), sum_c.get(), static_cast<long>(b + 5 - w), MPFR_RNDU);
+    if (!mpfr_zero_p(t.get())) add_pow2_up(et.get(), mpfr_get_exp(t.get()) - w - 1);
+    if (scale && *scale == 0.0) {
+      // e = T * (+-0): a zero whose sign is that of T scale, once |T~| > E_T decides the sign of T.
+      if (mpfr_cmpabs(t.get(), et.get()) > 0) {
+        mpfr_mul_d(raw(out), t.get(), *scale, MPFR_RNDN);
+        return out;
+      }
+      continue;
+    }
+    Num e(w), err(64);
+    scale_approx(e.get(), err.get(), t.get(), et.get(), scale, st.spec.d_head, w);
+    if (mpfr_zero_p(e.get())) continue;
+    add_pow2_up(err.get(), mpfr_get_exp(e.get()) - w - 1);
+    // err < 2^EXP(err) = 2^(EXP(e~) - bound)
+    const mpfr_exp_t bound = mpfr_get_exp(e.get()) - mpfr_get_exp(err.get());
+    if (bound > static_cast<mpfr_exp_t>(bits) + 1 &&
+        mpfr_can_round(e.get(), bound, MPFR_RNDN, MPFR_RNDZ, static_cast<mpfr_prec_t>(bits) + 1)) {
+      mpfr_set(raw(out), e.get(), MPFR_RNDN);
+      return out;
+    }
+  }
 }
 
 }  // namespace
@@ -280,175 +442,29 @@ bool XlnetOracle::visible(std::span<const std::uint8_t> key_mask, std::size_t i,
 Real XlnetOracle::score(std::span<const double> q, std::span<const double> k, std::size_t head, std::size_t i,
                         std::size_t j, std::size_t query_length, std::size_t key_length,
                         std::span<const std::int64_t> token_types, std::optional<double> scale) const {
-  const std::size_t dh = spec_.d_head, dm = spec_.d_model, hd = spec_.heads * dh;
-  check_xlnet_site(i, j, query_length, key_length);
-  if (head >= spec_.heads)
-    throw Error(kXlnetWhere, "head", std::to_string(head), "a head 0 .. heads - 1 = " + std::to_string(spec_.heads - 1));
-  if (!defined_of(spec_, i, j, query_length, key_length))
-    throw Error(kXlnetWhere, "j", std::to_string(j),
-                "a key j <= q_i = " + std::to_string(query_position(i, query_length, key_length)) +
-                    " (uni: rel_shift_bnij leaves junk past the query; the entry is masked, its score -inf)",
-                "is not a defined entry");
-  check_xlnet_vector("q", q, dh);
-  check_xlnet_vector("k", k, dh);
-  check_xlnet_token_types(token_types, query_length);
-  check_xlnet_scale(scale);
-
-  const std::int64_t p = pos_seq_of(spec_, row_of(i, j, query_length), key_length);
-  const double* u = weights_.r_w_bias.data() + head * dh;
-  const double* v = weights_.r_r_bias.data() + head * dh;
-  const double* sb = weights_.r_s_bias.data() + head * dh;
-  const double* g = nullptr;
-  if (!token_types.empty()) {
-    const std::int64_t mem = memory_of(query_length, key_length);
-    const auto jj = static_cast<std::int64_t>(j);
-    const std::int64_t type_j = jj < mem ? 0 : token_types[static_cast<std::size_t>(jj - mem)];  // mem_pad: zeros
-    const std::size_t diff = token_types[i] != type_j ? 1 : 0;  // one_hot index: 1 = not the same segment
-    g = weights_.seg_embed.data() + diff * hd + head * dh;
-  }
-
-  std::vector<Num> dyadic;
-  dyadic.reserve(4 * dh);
-  for (std::size_t e = 0; e < dh; ++e) {
-    push_product(dyadic, q[e], k[e]);
-    push_product(dyadic, u[e], k[e]);
-    if (g != nullptr) {
-      push_product(dyadic, q[e], g[e]);
-      push_product(dyadic, sb[e], g[e]);
-    }
-  }
-  std::vector<Num> cm;
-  cm.reserve(dm);
-  bool all_zero = true;
-  for (std::size_t m = 0; m < dm; ++m) {
-    std::vector<Num> terms;
-    terms.reserve(2 * dh);
-    const double* rm = weights_.r.data() + m * hd + head * dh;
-    for (std::size_t e = 0; e < dh; ++e) {
-      push_product(terms, q[e], rm[e]);
-      push_product(terms, v[e], rm[e]);
-    }
-    cm.push_back(exact_sum(terms));
-    all_zero = all_zero && mpfr_zero_p(cm.back().get());
-  }
-
-  if (spec_.regime == Regime::emulated || p == 0 || all_zero) {
-    // T dyadic: R_m exact (binary32 numbers, or 0 / 1 at p = 0), every term exact.
-    std::vector<Num> terms = std::move(dyadic);
-    if (!all_zero) {
-      for (std::size_t m = 0; m < dm; ++m) {
-        if (mpfr_zero_p(cm[m].get())) continue;
-        Num rv(64);
-        if (p == 0) {
-          zero_row_entry(rv.get(), spec_, m);
-        } else {
-          const Real r32 = emulated_value(spec_, p, m, 64);  // mpfr_set is a macro: no temporaries in it
-          mpfr_set(rv.get(), raw(r32), MPFR_RNDN);           // a binary32 number: exact
-        }
-        push_product(terms, cm[m].get(), rv.get());
-      }
-    }
-    const Num t = exact_sum(terms);
-    return scale_exact(t, scale, dh, bits_);
-  }
-
-  // Exact regime, p != 0, some C_m != 0: T transcendental, Ziv loop (header).
-  const int b = bit_width_of(p);
-  Num sum_c(64);  // sum_m |C_m|, rounded up
-  mpfr_set_zero(sum_c.get(), 1);
-  for (const Num& c : cm) {
-    Num a(64);
-    mpfr_abs(a.get(), c.get(), MPFR_RNDU);
-    mpfr_add(sum_c.get(), sum_c.get(), a.get(), MPFR_RNDU);
-  }
-  const unsigned long root = scale ? 0 : exact_root(dh);
-  Real out = make_real(bits_);
-  for (mpfr_prec_t w = static_cast<mpfr_prec_t>(bits_) + kXlnetWorkingMargin;; w += w / 2) {
-    if (w > kZivLimit) throw std::logic_error("xlnet oracle: a score did not round within 2^20 bits");
-    std::vector<Num> rt;  // R~_m C_m, exact products
-    rt.reserve(dm);
-    for (std::size_t m = 0; m < dm; ++m) {
-      if (mpfr_zero_p(cm[m].get())) continue;
-      Num rv(w);
-      approx_entry(rv.get(), spec_, p, m);
-      push_product(rt, cm[m].get(), rv.get());
-    }
-    std::vector<mpfr_ptr> ptrs = pointers(dyadic);
-    for (Num& x : rt) ptrs.push_back(x.get());
-    Num t(w);
-    mpfr_sum(t.get(), ptrs.data(), static_cast<unsigned long>(ptrs.size()), MPFR_RNDN);
-
-    // E_T = 2^(b + 5 - W) sum |C_m| + ulp_W(T~)/2, upward.
-    Num et(64);
-    mpfr_mul_2si(et.get(), sum_c.get(), static_cast<long>(b + 5 - w), MPFR_RNDU);
-    if (!mpfr_zero_p(t.get())) add_pow2_up(et.get(), mpfr_get_exp(t.get()) - w - 1);
-
-    if (scale && *scale == 0.0) {
-      // e = T * (+-0): a zero whose sign is that of T scale, once |T~| > E_T decides the sign of T.
-      if (mpfr_cmpabs(t.get(), et.get()) > 0) {
-        mpfr_mul_d(raw(out), t.get(), *scale, MPFR_RNDN);
-        return out;
-      }
-      continue;
-    }
-    Num e(w), err(64);
-    if (scale) {
-      mpfr_mul_d(e.get(), t.get(), *scale, MPFR_RNDN);
-      mpfr_mul_d(err.get(), et.get(), std::fabs(*scale), MPFR_RNDU);
-    } else if (root != 0) {
-      mpfr_div_ui(e.get(), t.get(), root, MPFR_RNDN);
-      mpfr_div_ui(err.get(), et.get(), root, MPFR_RNDU);
-    } else {
-      Num d(64), r(w);
-      mpfr_set_ui(d.get(), static_cast<unsigned long>(dh), MPFR_RNDN);
-      mpfr_rec_sqrt(r.get(), d.get(), MPFR_RNDN);
-      mpfr_mul(e.get(), t.get(), r.get(), MPFR_RNDN);
-      Num tail(64);  // 2^-W |T~|
-      mpfr_abs(tail.get(), t.get(), MPFR_RNDU);
-      mpfr_mul_2si(tail.get(), tail.get(), -static_cast<long>(w), MPFR_RNDU);
-      mpfr_add(err.get(), et.get(), tail.get(), MPFR_RNDU);
-    }
-    if (mpfr_zero_p(e.get())) continue;
-    add_pow2_up(err.get(), mpfr_get_exp(e.get()) - w - 1);
-    // err < 2^EXP(err) = 2^(EXP(e~) - bound)
-    const mpfr_exp_t bound = mpfr_get_exp(e.get()) - mpfr_get_exp(err.get());
-    if (bound > static_cast<mpfr_exp_t>(bits_) + 1 &&
-        mpfr_can_round(e.get(), bound, MPFR_RNDN, MPFR_RNDZ, static_cast<mpfr_prec_t>(bits_) + 1)) {
-      mpfr_set(raw(out), e.get(), MPFR_RNDN);
-      return out;
-    }
-  }
+  check_score_args(spec_, q, k, head, i, j, query_length, key_length, token_types, scale);
+  const XlnetTerms st{spec_,
+                      weights_,
+                      q,
+                      k,
+                      head,
+                      segment_row(spec_, weights_, head, i, j, query_length, key_length, token_types),
+                      pos_seq_of(spec_, row_of(i, j, query_length), key_length)};
+  XlnetExpansion x = expand(st);
+  if (spec_.regime == Regime::emulated || st.p == 0 || x.all_zero) return dyadic_score(st, std::move(x), scale, bits_);
+  return transcendental_score(st, x, scale, bits_);
 }
 
 double XlnetOracle::score_magnitude(std::span<const double> q, std::span<const double> k, std::size_t head,
                                     std::size_t i, std::size_t j, std::size_t query_length, std::size_t key_length,
                                     std::span<const std::int64_t> token_types, std::optional<double> scale) const {
   const std::size_t dh = spec_.d_head, dm = spec_.d_model, hd = spec_.heads * dh;
-  // The checks of score, in its order.
-  check_xlnet_site(i, j, query_length, key_length);
-  if (head >= spec_.heads)
-    throw Error(kXlnetWhere, "head", std::to_string(head), "a head 0 .. heads - 1 = " + std::to_string(spec_.heads - 1));
-  if (!defined_of(spec_, i, j, query_length, key_length))
-    throw Error(kXlnetWhere, "j", std::to_string(j),
-                "a key j <= q_i = " + std::to_string(query_position(i, query_length, key_length)) +
-                    " (uni: rel_shift_bnij leaves junk past the query; the entry is masked, its score -inf)",
-                "is not a defined entry");
-  check_xlnet_vector("q", q, dh);
-  check_xlnet_vector("k", k, dh);
-  check_xlnet_token_types(token_types, query_length);
-  check_xlnet_scale(scale);
-
+  check_score_args(spec_, q, k, head, i, j, query_length, key_length, token_types, scale);  // score's checks
   const std::int64_t p = pos_seq_of(spec_, row_of(i, j, query_length), key_length);
   const double* u = weights_.r_w_bias.data() + head * dh;
   const double* v = weights_.r_r_bias.data() + head * dh;
   const double* sb = weights_.r_s_bias.data() + head * dh;
-  const double* g = nullptr;
-  if (!token_types.empty()) {
-    const std::int64_t mem = memory_of(query_length, key_length);
-    const auto jj = static_cast<std::int64_t>(j);
-    const std::int64_t type_j = jj < mem ? 0 : token_types[static_cast<std::size_t>(jj - mem)];
-    g = weights_.seg_embed.data() + (token_types[i] != type_j ? 1 : 0) * hd + head * dh;
-  }
+  const double* g = segment_row(spec_, weights_, head, i, j, query_length, key_length, token_types);
 
   constexpr mpfr_prec_t P = 128;
   // |x + y| rounded up.
