@@ -20,6 +20,7 @@
 #include "schemes/alibi/check.hpp"
 #include "args.hpp"
 #include "bias_check_input.hpp"
+#include "bias_family.hpp"
 #include "bias_verbs.hpp"
 #include "output.hpp"
 #include "posenc/alibi.hpp"
@@ -36,10 +37,18 @@ namespace {
 using Spec = AlibiSpec;
 constexpr const char* kScheme = "alibi";
 
-// The geometry, checked as the library checks it (errors renamed to the flags).
-std::function<void(const BiasGeometry&)> size_check(const Spec& s) {
-  return [s](const BiasGeometry& g) { (void)alibi_bias_size(s, g); };
-}
+struct Alibi {
+  using Spec = AlibiSpec;
+  using Plan = AlibiPlan;
+  using Weights = NoWeightFlags;
+  static constexpr const char* name = kScheme;
+  static std::size_t bias_size(const Spec& s, const BiasGeometry& g) { return alibi_bias_size(s, g); }
+  static Plan plan(const Spec& s, const Weights&) { return make_plan(s); }
+  static Json head(const Spec& s, const Plan&) { return result_head(s); }
+  static std::string note(const Spec& s) {
+    return std::string(EnumTraits<AlibiVariant>::values[*enum_index(s.variant)].meaning);
+  }
+};
 
 // ---- freqs (slopes) ------------------------------------------------------------------------------------
 
@@ -95,54 +104,6 @@ void run_freqs(FreqFlags& f) {
       break;
   }
   out.commit();
-}
-
-// ---- bias --------------------------------------------------------------------------------------------
-
-struct BiasFlags {
-  SpecOptions<Spec> spec;
-  OutFlags out;
-  BiasGeometryFlags geometry;
-  std::string dtype = "f32", threads;
-};
-
-template <class T>
-void run_bias_typed(const BiasFlags& f, const Spec& s, const BiasGeometry& g, Format format, Output& out) {
-  const TableOptions opts = parse_threads(f.threads);
-  const std::size_t n = alibi_bias_size(s, g);
-  auto data = allocate<T>(n, "a bias of " + std::to_string(s.heads) + " x " + std::to_string(g.query_length) + " x " +
-                                 std::to_string(g.key_length) + " values");
-  const std::span<T> bias(data.get(), n);
-  make_plan(s).bias(g, bias, opts);
-  write_bias_tensor(out, format, result_head(s),
-                    std::string(EnumTraits<AlibiVariant>::values[*enum_index(s.variant)].meaning),
-                    std::span<const T>(bias), g, s.heads);
-}
-
-void run_bias(BiasFlags& f) {
-  const Spec s = f.spec.build();
-  const BiasGeometry g = f.geometry.geometry(size_check(s));
-  const bool f64 = parse_output_dtype(f.dtype) == DType::f64;
-  const Format format = choose_format(f.out.format, f.out.out);
-  Output out(f.out.out, format == Format::npy);  // the destination is checked before anything is computed
-  if (f64) run_bias_typed<double>(f, s, g, format, out);
-  else run_bias_typed<float>(f, s, g, format, out);
-}
-
-// ---- scores ------------------------------------------------------------------------------------------
-
-struct ScoresCommand {
-  SpecOptions<Spec> spec;
-  ScoresFlags scores;
-};
-
-void run_scores(ScoresCommand& f) {
-  const ScoresInput in = read_scores_input(f.scores.q_path, f.scores.k_path);
-  const Spec s = f.spec.build();
-  if (s.heads != in.heads)
-    throw Error(kScheme, f.spec.given("--heads") ? "--heads" : "heads (from the preset or --spec)", std::to_string(s.heads),
-                "the heads of --q and --k, " + std::to_string(in.heads), "differs from the input");
-  run_bias_scores(f.scores, in, make_plan(s), result_head(s), size_check(s));
 }
 
 // ---- check -------------------------------------------------------------------------------------------
@@ -205,31 +166,20 @@ POSENC_CLI_SCHEME(alibi) {
               "Example: posenc freqs alibi --preset bloom --heads 112 --format json");
     c->callback([f] { run_freqs(*f); });
   }
-  {
-    auto f = std::make_shared<BiasFlags>();
-    CLI::App* c = registry.command("bias", kScheme,
-                                   "The bias matrix [heads, query_length, key_length] of the variant (queries are the "
-                                   "last query_length keys)");
-    f->spec.add_to(c);
-    f->geometry.add_to(c, mask_help);
-    c->add_option("--dtype", f->dtype, "f32 (default) | f64")->type_name("T")->group("Output");
-    c->add_option("--threads", f->threads, "threads (0: OpenMP's default count; capped at the processors)")->type_name("N");
-    f->out.add_to(c, "npy | json | csv");
-    c->footer("Example: posenc bias alibi --preset mpt --heads 32 --key-length 2048 --out bias.npy\n"
-              "Example: posenc bias alibi --heads 6 --variant key_counted --key-length 8 --key-mask 00111111 --format json");
-    c->callback([f] { run_bias(*f); });
-  }
-  {
-    auto f = std::make_shared<ScoresCommand>();
-    CLI::App* c = registry.command("scores", kScheme,
-                                   "scale * <q_i, k_j> + bias for q [heads, Lq, d] and k [heads, Lk, d]: bias rows, "
-                                   "then one BLAS gemm per head accumulating into them");
-    f->spec.add_to(c);
-    f->scores.add_to(c, mask_help);
-    c->footer("f64 when both inputs are f64, else f32.\n"
-              "Example: posenc scores alibi --preset gpt-neox --heads 8 --q q.npy --k k.npy --out s.npy");
-    c->callback([f] { run_scores(*f); });
-  }
+  using Family = BiasFamily<Alibi>;
+  Family::add_bias(registry,
+                   "The bias matrix [heads, query_length, key_length] of the variant (queries are the last "
+                   "query_length keys)",
+                   mask_help,
+                   "Example: posenc bias alibi --preset mpt --heads 32 --key-length 2048 --out bias.npy\n"
+                   "Example: posenc bias alibi --heads 6 --variant key_counted --key-length 8 --key-mask 00111111 "
+                   "--format json");
+  Family::add_scores(registry,
+                     "scale * <q_i, k_j> + bias for q [heads, Lq, d] and k [heads, Lk, d]: bias rows, then one BLAS "
+                     "gemm per head accumulating into them",
+                     mask_help,
+                     "f64 when both inputs are f64, else f32.\n"
+                     "Example: posenc scores alibi --preset gpt-neox --heads 8 --q q.npy --k k.npy --out s.npy");
   {
     auto f = std::make_shared<CheckFlags>();
     CLI::App* c = registry.command(

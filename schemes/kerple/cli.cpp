@@ -17,6 +17,7 @@
 
 #include "args.hpp"
 #include "bias_check_input.hpp"
+#include "bias_family.hpp"
 #include "bias_verbs.hpp"
 #include "schemes/kerple/check.hpp"
 #include "output.hpp"
@@ -33,11 +34,6 @@ namespace {
 
 using Spec = KerpleSpec;
 constexpr const char* kScheme = "kerple";
-
-// The geometry, checked as the library checks it (errors renamed to the flags).
-std::function<void(const BiasGeometry&)> size_check(const Spec& s) {
-  return [s](const BiasGeometry& g) { (void)kerple_bias_size(s, g); };
-}
 
 // ---- the trained parameters --------------------------------------------------------------------------
 
@@ -79,6 +75,8 @@ struct WeightFlags {
     }
     return Error(e.where(), is_p ? "--bias-p" : "--bias-a", value, e.accepted(), e.problem());
   }
+
+  void describe(Json&) const {}
 
   KerpleWeights build(const Spec& s) const {
     KerpleWeights w{parse_per_head_list("--bias-p", p, s.heads), parse_per_head_list("--bias-a", a, s.heads)};
@@ -129,158 +127,69 @@ std::string bias_note(const Spec& s) {
          "(-0.0 at d = 0)";
 }
 
-// ---- bias --------------------------------------------------------------------------------------------
-
-struct BiasFlags {
-  SpecOptions<Spec> spec;
-  WeightFlags weights;
-  OutFlags out;
-  BiasGeometryFlags geometry;
-  std::string dtype = "f32", threads;
-};
-
-template <class T>
-void run_bias_typed(const BiasFlags& f, const KerplePlan& plan, const BiasGeometry& g, Format format, Output& out) {
-  const Spec& s = plan.spec();
-  const TableOptions opts = parse_threads(f.threads);
-  const std::size_t n = kerple_bias_size(s, g);
-  auto data = allocate<T>(n, "a bias of " + std::to_string(s.heads) + " x " + std::to_string(g.query_length) + " x " +
-                                 std::to_string(g.key_length) + " values");
-  const std::span<T> bias(data.get(), n);
-  plan.bias(g, bias, opts);
-  write_bias_tensor(out, format, weights_head(s, plan), bias_note(s), std::span<const T>(bias), g, s.heads);
-}
-
-void run_bias(BiasFlags& f) {
-  const Spec s = f.spec.build();
-  const KerplePlan plan = make_plan(s, f.weights.build(s));
-  const BiasGeometry g = f.geometry.geometry(size_check(s));
-  const bool f64 = parse_output_dtype(f.dtype) == DType::f64;
-  const Format format = choose_format(f.out.format, f.out.out);
-  Output out(f.out.out, format == Format::npy);  // the destination is checked before anything is computed
-  if (f64) run_bias_typed<double>(f, plan, g, format, out);
-  else run_bias_typed<float>(f, plan, g, format, out);
-}
-
-// ---- scores ------------------------------------------------------------------------------------------
-
-struct ScoresCommand {
-  SpecOptions<Spec> spec;
-  WeightFlags weights;
-  ScoresFlags scores;
-};
-
-void run_scores(ScoresCommand& f) {
-  const ScoresInput in = read_scores_input(f.scores.q_path, f.scores.k_path);
-  const Spec s = f.spec.build();
-  if (s.heads != in.heads)
-    throw Error(kScheme, f.spec.given("--heads") ? "--heads" : "heads (from the preset or --spec)", std::to_string(s.heads),
-                "the heads of --q and --k, " + std::to_string(in.heads), "differs from the input");
-  const KerplePlan plan = make_plan(s, f.weights.build(s));
-  run_bias_scores(f.scores, in, plan, weights_head(s, plan), size_check(s));
-}
-
-// ---- check -------------------------------------------------------------------------------------------
-
-struct CheckFlags {
-  SpecOptions<Spec> spec;
-  WeightFlags weights;
-  InputFlags in;
-  ReportFlags report;
-  std::string threads;
-  std::optional<std::string> key_mask;
-  double ulp = 2.0;
+// --ulp, --no-fused: the envelope of the megatron regime's float32 steps.
+struct EnvelopeFlags {
+  UlpFlag ulp;
   bool no_fused = false;
+
+  void add_to(CLI::App* c) {
+    ulp.add(c, "Envelope: ulps a float32 log or pow may be off correctly rounded (default 2)");
+    c->add_flag("--no-fused", no_fused,
+                "Envelope (log kernel): the float32 steps a D and 1 + a D are rounded separately, as eager torch "
+                "does (default: also allow them fused into one rounding, as a JIT-compiled or fused kernel does)")
+        ->group("Envelope");
+  }
+  void check(const CLI::App* app) const { ulp.check(app); }
 };
 
-void run_check(CheckFlags& f, CLI::App* app) {
-  const NpyArray a = f.in.read();
-  const TableOptions opts = parse_threads(f.threads);
-  verify::CheckReport rep;
-  try {
-    check_ulp_allowance(app, "--ulp", f.ulp);
-    const verify::kerple::EnvelopeAllowance allowance{f.ulp, !f.no_fused};
-    const verify::kerple::BiasInput in = read_bias_tensor(a, f.in.path, f.key_mask);
-    const Spec s = f.spec.build();
-    if (in.heads != s.heads) throw heads_mismatch(kScheme, f.spec.given("--heads"), s.heads, in.heads);
-    const KerpleWeights w = f.weights.build(s);
-    rep = verify::kerple::check_bias(s, w, in, allowance, opts.threads);
-  } catch (const Error& e) {
-    const Error w = f.weights.renamed(e);
-    throw SpecOptions<Spec>::renamed(w.parameter() == "key_mask" ? w.renamed("--key-mask") : w);
+struct Kerple {
+  using Spec = KerpleSpec;
+  using Plan = KerplePlan;
+  using Weights = WeightFlags;
+  using Envelope = EnvelopeFlags;
+  static constexpr const char* name = kScheme;
+  static std::size_t bias_size(const Spec& s, const BiasGeometry& g) { return kerple_bias_size(s, g); }
+  static Plan plan(const Spec& s, const Weights& w) { return make_plan(s, w.build(s)); }
+  static Json head(const Spec& s, const Plan& p) { return weights_head(s, p); }
+  static std::string note(const Spec& s) { return bias_note(s); }
+  static verify::CheckReport check(const Spec& s, const Weights& w, const verify::BiasTensorInput& in,
+                                   const Envelope& e, int threads) {
+    return verify::kerple::check_bias(s, w.build(s), in, verify::kerple::EnvelopeAllowance{e.ulp.ulp, !e.no_fused},
+                                      threads);
   }
-  f.report.write(rep.to_json(), rep.to_markdown());
-  exit_status() = rep.passed() ? 0 : 1;
-}
+};
 
 }  // namespace
 
 POSENC_CLI_SCHEME(kerple) {
+  using Family = BiasFamily<Kerple>;
   registry.add_scheme({kScheme, describe_scheme<Spec>()});
   const std::string mask_help = "0/1 per key (1 token, 0 padding), e.g. 0011111: with --mask causal padding keys get "
                                 "-inf (KERPLE's distances do not depend on padding)";
-  {
-    auto f = std::make_shared<BiasFlags>();
-    CLI::App* c = registry.command("bias", kScheme,
-                                   "The bias matrix [heads, query_length, key_length] of the kernel with your "
-                                   "bias_p, bias_a (queries are the last query_length keys); the JSON head gives "
-                                   "the clamped parameters the regime uses");
-    f->spec.add_to(c);
-    f->weights.add_to(c);
-    f->geometry.add_to(c, mask_help);
-    c->add_option("--dtype", f->dtype, "f32 (default) | f64")->type_name("T")->group("Output");
-    c->add_option("--threads", f->threads, "threads (0: OpenMP's default count; capped at the processors)")->type_name("N");
-    f->out.add_to(c, "npy | json | csv");
-    c->footer("Example: posenc bias kerple --preset kerple-log --heads 12 --bias-p 1.2 --bias-a 0.05 --key-length 2048 "
-              "--out bias.npy\n"
-              "Example: posenc bias kerple --kernel power --regime megatron --heads 2 --bias-p 0.8,2.5 --bias-a 0.3,0.005 "
-              "--key-length 8 --mask causal --format json");
-    c->callback([f] { run_bias(*f); });
-  }
-  {
-    auto f = std::make_shared<ScoresCommand>();
-    CLI::App* c = registry.command("scores", kScheme,
-                                   "scale * <q_i, k_j> + bias for q [heads, Lq, d] and k [heads, Lk, d]: bias rows, "
-                                   "then one BLAS gemm per head accumulating into them");
-    f->spec.add_to(c);
-    f->weights.add_to(c);
-    f->scores.add_to(c, mask_help);
-    c->footer("f64 when both inputs are f64, else f32.\n"
-              "Example: posenc scores kerple --preset kerple-log --heads 8 --bias-p 1.2 --bias-a 0.05 --q q.npy --k k.npy "
-              "--out s.npy");
-    c->callback([f] { run_scores(*f); });
-  }
-  {
-    auto f = std::make_shared<CheckFlags>();
-    CLI::App* c = registry.command(
-        "check", kScheme,
-        "Your bias tensor (.npy [heads, Lq, Lk]) made with your bias_p, bias_a against -p ln(1 + a d) / -a d^p of "
-        "the clamped parameters (budget rows kerple.check.exact.<dtype>) and, for the megatron regime, the "
-        "reference's float32 steps (emulation envelope kerple.check.envelope); exit 0 pass, 1 fail");
-    f->spec.add_to(c);
-    f->weights.add_to(c);
-    f->in.add_to(c);
-    c->add_option("--key-mask", f->key_mask, "0/1 per key (1 token, 0 padding), e.g. 0011111: --in may hold -inf at "
-                  "the padding keys")
-        ->type_name("BITS")
-        ->group("Input");
-    c->add_option("--ulp", f->ulp, "Envelope: ulps a float32 log or pow may be off correctly rounded (default 2)")
-        ->type_name("A")
-        ->check(CLI::Range(0.0, 1.0e6))
-        ->group("Envelope");
-    c->add_flag("--no-fused", f->no_fused,
-                "Envelope (log kernel): the float32 steps a D and 1 + a D are rounded separately, as eager torch "
-                "does (default: also allow them fused into one rounding, as a JIT-compiled or fused kernel does)")
-        ->group("Envelope");
-    c->add_option("--threads", f->threads, "OpenMP threads for the oracle (0: default)")->type_name("N");
-    f->report.add_to(c);
-    c->footer("-inf entries are accepted where a causal mask puts them (a key after the query, or a padding key).\n"
-              "Example: posenc check kerple --preset kerple-log --heads 4 --bias-p 1.1,0.9,1.4,0.7 "
-              "--bias-a 0.02,0.1,0.5,1 --in bias.npy\n"
-              "Example: posenc check kerple --kernel power --regime exact --heads 12 --bias-p 1.5 --bias-a 0.3 "
-              "--in bias.npy --format json");
-    c->callback([f, c] { run_check(*f, c); });
-  }
+  Family::add_bias(registry,
+                   "The bias matrix [heads, query_length, key_length] of the kernel with your bias_p, bias_a (queries "
+                   "are the last query_length keys); the JSON head gives the clamped parameters the regime uses",
+                   mask_help,
+                   "Example: posenc bias kerple --preset kerple-log --heads 12 --bias-p 1.2 --bias-a 0.05 --key-length "
+                   "2048 --out bias.npy\n"
+                   "Example: posenc bias kerple --kernel power --regime megatron --heads 2 --bias-p 0.8,2.5 --bias-a "
+                   "0.3,0.005 --key-length 8 --mask causal --format json");
+  Family::add_scores(registry,
+                     "scale * <q_i, k_j> + bias for q [heads, Lq, d] and k [heads, Lk, d]: bias rows, then one BLAS "
+                     "gemm per head accumulating into them",
+                     mask_help,
+                     "f64 when both inputs are f64, else f32.\n"
+                     "Example: posenc scores kerple --preset kerple-log --heads 8 --bias-p 1.2 --bias-a 0.05 --q q.npy "
+                     "--k k.npy --out s.npy");
+  Family::add_check(registry,
+                    "Your bias tensor (.npy [heads, Lq, Lk]) made with your bias_p, bias_a against -p ln(1 + a d) / -a "
+                    "d^p of the clamped parameters (budget rows kerple.check.exact.<dtype>) and, for the megatron "
+                    "regime, the reference's float32 steps (emulation envelope kerple.check.envelope); exit 0 pass, 1 "
+                    "fail",
+                    "Example: posenc check kerple --preset kerple-log --heads 4 --bias-p 1.1,0.9,1.4,0.7 "
+                    "--bias-a 0.02,0.1,0.5,1 --in bias.npy\n"
+                    "Example: posenc check kerple --kernel power --regime exact --heads 12 --bias-p 1.5 --bias-a 0.3 "
+                    "--in bias.npy --format json");
 }
 
 }  // namespace posenc::cli::scheme_kerple

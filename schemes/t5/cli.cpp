@@ -19,6 +19,7 @@
 
 #include "args.hpp"
 #include "bias_check_input.hpp"
+#include "bias_family.hpp"
 #include "bias_verbs.hpp"
 #include "output.hpp"
 #include "posenc/error.hpp"
@@ -36,10 +37,6 @@ namespace {
 using Spec = T5Spec;
 constexpr const char* kScheme = "t5";
 
-std::function<void(const BiasGeometry&)> size_check(const Spec& s) {
-  return [s](const BiasGeometry& g) { (void)t5_bias_size(s, g); };
-}
-
 // --table FILE: relative_attention_bias.weight as a .npy [num_buckets, heads] (a 1-D array for one head).
 struct TableFlags {
   std::string path;
@@ -52,6 +49,9 @@ struct TableFlags {
         ->required()
         ->group("Weights");
   }
+
+  void describe(Json& d) const { d["table"] = path; }
+  Error renamed(const Error& e) const { return e; }  // build names --table itself
 
   T5Weights build(const Spec& s) const {
     const NpyArray a = read_input("--table", path);
@@ -74,6 +74,29 @@ std::string bias_note() {
   return "table[bucket(j - q_i)][h] with the queries the last query_length keys (q_i = Lk - Lq + i); T5 adds it to "
          "the unscaled scores";
 }
+
+// --ulp: the envelope of HF's float32 log.
+struct EnvelopeFlags {
+  UlpFlag ulp;
+  void add_to(CLI::App* c) { ulp.add(c, "Envelope: ulps a float32 log may be off correctly rounded (default 2)"); }
+  void check(const CLI::App* app) const { ulp.check(app); }
+};
+
+struct T5 {
+  using Spec = T5Spec;
+  using Plan = T5Plan;
+  using Weights = TableFlags;
+  using Envelope = EnvelopeFlags;
+  static constexpr const char* name = kScheme;
+  static std::size_t bias_size(const Spec& s, const BiasGeometry& g) { return t5_bias_size(s, g); }
+  static Plan plan(const Spec& s, const Weights& w) { return make_plan(s, w.build(s)); }
+  static Json head(const Spec& s, const Plan&) { return result_head(s); }
+  static std::string note(const Spec&) { return bias_note(); }
+  static verify::CheckReport check(const Spec& s, const Weights& w, const verify::BiasTensorInput& in,
+                                   const Envelope& e, int threads) {
+    return verify::t5::check_bias(s, w.build(s), in, verify::t5::EnvelopeAllowance{e.ulp.ulp}, threads);
+  }
+};
 
 // ---- index -------------------------------------------------------------------------------------------
 
@@ -107,7 +130,7 @@ std::size_t parse_query_offset(const std::string& text, std::size_t Lq) {
 void run_index(IndexFlags& f) {
   const Spec s = f.spec.build();
   const T5Plan plan(s, T5Weights{std::vector<double>(s.num_buckets * s.heads, 0.0)});
-  const BiasGeometry g = f.geometry.geometry(size_check(s));
+  const BiasGeometry g = f.geometry.geometry(BiasFamily<T5>::size_check(s));
   if (g.mask != BiasMask::none || !g.key_mask.empty())
     throw UsageError("--mask / --key-mask: a bucket matrix has no mask (it is an index); give them to bias or scores");
   const bool relative = parse_relative(f.what);
@@ -148,86 +171,6 @@ void run_index(IndexFlags& f) {
   write_index_matrix(out, format, head, "buckets", idx, Lq, Lk);
 }
 
-// ---- bias --------------------------------------------------------------------------------------------
-
-struct BiasFlags {
-  SpecOptions<Spec> spec;
-  TableFlags table;
-  OutFlags out;
-  BiasGeometryFlags geometry;
-  std::string dtype = "f32", threads;
-};
-
-template <class T>
-void run_bias_typed(const BiasFlags& f, const T5Plan& plan, const BiasGeometry& g, Format format, Output& out) {
-  const Spec& s = plan.spec();
-  const TableOptions opts = parse_threads(f.threads);
-  const std::size_t n = t5_bias_size(s, g);
-  auto data = allocate<T>(n, "a bias of " + std::to_string(s.heads) + " x " + std::to_string(g.query_length) + " x " +
-                                 std::to_string(g.key_length) + " values");
-  const std::span<T> bias(data.get(), n);
-  plan.bias(g, bias, opts);
-  write_bias_tensor(out, format, result_head(s), bias_note(), std::span<const T>(bias), g, s.heads);
-}
-
-void run_bias(BiasFlags& f) {
-  const Spec s = f.spec.build();
-  const T5Plan plan = make_plan(s, f.table.build(s));
-  const BiasGeometry g = f.geometry.geometry(size_check(s));
-  const bool f64 = parse_output_dtype(f.dtype) == DType::f64;
-  const Format format = choose_format(f.out.format, f.out.out);
-  Output out(f.out.out, format == Format::npy);
-  if (f64) run_bias_typed<double>(f, plan, g, format, out);
-  else run_bias_typed<float>(f, plan, g, format, out);
-}
-
-// ---- scores ------------------------------------------------------------------------------------------
-
-struct ScoresCommand {
-  SpecOptions<Spec> spec;
-  TableFlags table;
-  ScoresFlags scores;
-};
-
-void run_scores(ScoresCommand& f) {
-  const ScoresInput in = read_scores_input(f.scores.q_path, f.scores.k_path);
-  const Spec s = f.spec.build();
-  if (s.heads != in.heads)
-    throw Error(kScheme, f.spec.given("--heads") ? "--heads" : "heads (from the preset or --spec)", std::to_string(s.heads),
-                "the heads of --q and --k, " + std::to_string(in.heads), "differs from the input");
-  run_bias_scores(f.scores, in, make_plan(s, f.table.build(s)), result_head(s), size_check(s));
-}
-
-// ---- check -------------------------------------------------------------------------------------------
-
-struct CheckFlags {
-  SpecOptions<Spec> spec;
-  TableFlags table;
-  InputFlags in;
-  ReportFlags report;
-  std::string threads;
-  std::optional<std::string> key_mask;
-  double ulp = 2.0;
-};
-
-void run_check(CheckFlags& f, CLI::App* app) {
-  const NpyArray a = f.in.read();
-  const TableOptions opts = parse_threads(f.threads);
-  verify::CheckReport rep;
-  try {
-    check_ulp_allowance(app, "--ulp", f.ulp);
-    verify::t5::BiasInput in = read_bias_tensor(a, f.in.path, f.key_mask);
-    in.describe["table"] = f.table.path;
-    const Spec s = f.spec.build();
-    if (in.heads != s.heads) throw heads_mismatch(kScheme, f.spec.given("--heads"), s.heads, in.heads);
-    rep = verify::t5::check_bias(s, f.table.build(s), in, verify::t5::EnvelopeAllowance{f.ulp}, opts.threads);
-  } catch (const Error& e) {
-    throw SpecOptions<Spec>::renamed(e.parameter() == "key_mask" ? e.renamed("--key-mask") : e);
-  }
-  f.report.write(rep.to_json(), rep.to_markdown());
-  exit_status() = rep.passed() ? 0 : 1;
-}
-
 }  // namespace
 
 POSENC_CLI_SCHEME(t5) {
@@ -261,57 +204,27 @@ POSENC_CLI_SCHEME(t5) {
               "Example: posenc index t5 --preset t5-encoder --query-length 1 --key-length 300 --out buckets.npy");
     c->callback([f] { run_index(*f); });
   }
-  {
-    auto f = std::make_shared<BiasFlags>();
-    CLI::App* c = registry.command("bias", kScheme,
-                                   "The bias matrix [heads, query_length, key_length] from your table "
-                                   "[num_buckets, heads]: table[bucket(j - q_i)][h]");
-    f->spec.add_to(c);
-    f->table.add_to(c);
-    f->geometry.add_to(c, mask_help);
-    c->add_option("--dtype", f->dtype, "f32 (default) | f64")->type_name("T")->group("Output");
-    c->add_option("--threads", f->threads, "threads (0: OpenMP's default count; capped at the processors)")->type_name("N");
-    f->out.add_to(c, "npy | json | csv");
-    c->footer("Example: posenc bias t5 --preset t5-encoder --heads 8 --table rel_bias.npy --key-length 512 --out bias.npy");
-    c->callback([f] { run_bias(*f); });
-  }
-  {
-    auto f = std::make_shared<ScoresCommand>();
-    CLI::App* c = registry.command("scores", kScheme,
-                                   "scale * <q_i, k_j> + bias (T5: scale 1, no 1/sqrt(d)) for q [heads, Lq, d] and "
-                                   "k [heads, Lk, d]: bias rows, then one BLAS gemm per head accumulating into them");
-    f->spec.add_to(c);
-    f->table.add_to(c);
-    f->scores.default_scale = "1";
-    f->scores.add_to(c, mask_help, "default 1: T5 does not divide by sqrt(d)", "none");
-    c->footer("f64 when both inputs are f64, else f32.\n"
-              "Example: posenc scores t5 --preset t5-encoder --heads 8 --table rel_bias.npy --q q.npy --k k.npy --out s.npy");
-    c->callback([f] { run_scores(*f); });
-  }
-  {
-    auto f = std::make_shared<CheckFlags>();
-    CLI::App* c = registry.command(
-        "check", kScheme,
-        "Your bias tensor (.npy [heads, Lq, Lk]) made with your table against table[bucket][h] of the exact buckets "
-        "(budget row t5.check.exact.ratio) and, for the hf regime, HF's float32 buckets within the envelope of a "
-        "real torch log (t5.check.envelope); exit 0 pass, 1 fail");
-    f->spec.add_to(c);
-    f->table.add_to(c);
-    f->in.add_to(c);
-    c->add_option("--key-mask", f->key_mask, "0/1 per key (1 token, 0 padding), e.g. 0011111: --in may hold -inf at "
-                  "the padding keys")
-        ->type_name("BITS")
-        ->group("Input");
-    c->add_option("--ulp", f->ulp, "Envelope: ulps a float32 log may be off correctly rounded (default 2)")
-        ->type_name("A")
-        ->check(CLI::Range(0.0, 1.0e6))
-        ->group("Envelope");
-    c->add_option("--threads", f->threads, "OpenMP threads for the oracle (0: default)")->type_name("N");
-    f->report.add_to(c);
-    c->footer("-inf entries are accepted where a causal mask puts them (a key after the query, or a padding key).\n"
-              "Example: posenc check t5 --preset t5-encoder --heads 8 --table rel_bias.npy --in bias.npy --format json");
-    c->callback([f, c] { run_check(*f, c); });
-  }
+  using Family = BiasFamily<T5>;
+  Family::add_bias(registry,
+                   "The bias matrix [heads, query_length, key_length] from your table [num_buckets, heads]: "
+                   "table[bucket(j - q_i)][h]",
+                   mask_help,
+                   "Example: posenc bias t5 --preset t5-encoder --heads 8 --table rel_bias.npy --key-length 512 --out "
+                   "bias.npy");
+  Family::add_scores(registry,
+                     "scale * <q_i, k_j> + bias (T5: scale 1, no 1/sqrt(d)) for q [heads, Lq, d] and k [heads, Lk, "
+                     "d]: bias rows, then one BLAS gemm per head accumulating into them",
+                     mask_help,
+                     "f64 when both inputs are f64, else f32.\n"
+                     "Example: posenc scores t5 --preset t5-encoder --heads 8 --table rel_bias.npy --q q.npy --k k.npy "
+                     "--out s.npy",
+                     {"1", "default 1: T5 does not divide by sqrt(d)", "none"});
+  Family::add_check(registry,
+                    "Your bias tensor (.npy [heads, Lq, Lk]) made with your table against table[bucket][h] of the "
+                    "exact buckets (budget row t5.check.exact.ratio) and, for the hf regime, HF's float32 buckets "
+                    "within the envelope of a real torch log (t5.check.envelope); exit 0 pass, 1 fail",
+                    "Example: posenc check t5 --preset t5-encoder --heads 8 --table rel_bias.npy --in bias.npy "
+                    "--format json");
 }
 
 }  // namespace posenc::cli::scheme_t5
