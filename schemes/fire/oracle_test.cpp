@@ -317,56 +317,30 @@ TEST(FireOracleMp, ValuesHaveExactlyTheRequestedPrecision) {
 TEST(FireOracleMp, OracleDoesNotDependOnBoostDefaultPrecision) {
   const std::vector<double> q = {0.1, -0.7, 3.0}, k = {1.5, 0.3, -2.25};
   const FireWeights w = sweep_models()[0];
-  for (FireRegime regime : {FireRegime::exact, FireRegime::cramming}) {
-    const FireSpec s = make_spec(2, 8, 1e-6, regime);
-    const FireOracle o(s, w);
-    auto run = [&](const FireOracle& oo) {
-      return std::vector<Real>{oo.x(700, 3), oo.bias_at(1, 700, 3), oo.bias(0, 2, 1000, 7, 5000),
-                               oo.score(1, 2, 1000, 7, 5000, q, k, 0.5), oo.condition_scale(1, 700, 3)};
-    };
-    const std::vector<Real> a = run(o);
-    const unsigned saved = Real::default_precision();
-    Real::default_precision(5);  // 18 bits: anything that silently used it would change the results
-    const FireOracle o2(s, w);
-    const std::vector<Real> b = run(o2);
-    Real::default_precision(saved);
-    for (std::size_t c = 0; c < a.size(); ++c) EXPECT_TRUE(same(a[c], b[c])) << c << " " << show(a[c]) << " vs " << show(b[c]);
-  }
+  for (FireRegime regime : {FireRegime::exact, FireRegime::cramming})
+    expect_independent_of_default_precision([&] {
+      const FireOracle o(make_spec(2, 8, 1e-6, regime), w);
+      return std::vector<Real>{o.x(700, 3), o.bias_at(1, 700, 3), o.bias(0, 2, 1000, 7, 5000),
+                               o.score(1, 2, 1000, 7, 5000, q, k, 0.5), o.condition_scale(1, 700, 3)};
+    });
 }
 
 TEST(FireOracleMp, ConcurrentCallsGiveTheSerialResults) {
   std::vector<FireOracle> oracles;
-  for (FireRegime regime : {FireRegime::exact, FireRegime::cramming}) {
-    const FireWeights w = sweep_models()[0];
-    oracles.emplace_back(make_spec(2, 8, 1e-6, regime), w);
-  }
+  for (FireRegime regime : {FireRegime::exact, FireRegime::cramming})
+    oracles.emplace_back(make_spec(2, 8, 1e-6, regime), sweep_models()[0]);
   const std::vector<double> q = {1.0, -0.5, 0.25}, k = {-7.0, 0.125, 2.0};
-  auto run = [&](const FireOracle& o) {
+  expect_concurrent_calls_match_serial([&] {
     std::vector<Real> out;
-    for (std::size_t h = 0; h < 2; ++h) {
-      out.push_back(o.bias_at(h, 17, 3));
-      out.push_back(o.bias(h, 8, 0, 9, 100));
-      out.push_back(o.exact_bias_at(h, 600, 4));
-      out.push_back(o.score(h, 3, 1, 9, 100, q, k, 0.5));
-    }
+    for (const FireOracle& o : oracles)
+      for (std::size_t h = 0; h < 2; ++h) {
+        out.push_back(o.bias_at(h, 17, 3));
+        out.push_back(o.bias(h, 8, 0, 9, 100));
+        out.push_back(o.exact_bias_at(h, 600, 4));
+        out.push_back(o.score(h, 3, 1, 9, 100, q, k, 0.5));
+      }
     return out;
-  };
-  std::vector<std::vector<Real>> serial;
-  for (const FireOracle& o : oracles) serial.push_back(run(o));
-  std::atomic<int> mismatches{0};
-  std::vector<std::thread> threads;
-  for (int t = 0; t < 3; ++t)
-    threads.emplace_back([&] {
-      for (int round = 0; round < 2; ++round)
-        for (std::size_t n = 0; n < oracles.size(); ++n) {
-          const auto y = run(oracles[n]);
-          for (std::size_t c = 0; c < y.size(); ++c)
-            if (!same(y[c], serial[n][c])) ++mismatches;
-        }
-      posenc::reference::release_thread_caches();
-    });
-  for (std::thread& t : threads) t.join();
-  EXPECT_EQ(mismatches.load(), 0);
+  });
 }
 
 // ======================================================================================================

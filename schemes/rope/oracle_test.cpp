@@ -188,17 +188,11 @@ TEST(RopeOracleMp, ValuesHaveExactlyTheRequestedPrecision) {
 
 TEST(RopeOracleMp, OracleDoesNotDependOnBoostDefaultPrecision) {
   const RopeSpec s = make_spec(Layout::interleaved, RopeRegime::exact, 64, 64, 10000.0);
-  const RopeOracle o(s);
   const std::vector<double> x(64, 0.75);
-  const Real a = o.cos(987654321, 5), r1 = o.rotate(987654321, x)[10], s1 = o.score(3, x, 987654321, x);
-  const unsigned saved = Real::default_precision();
-  Real::default_precision(5);  // 18 bits: anything that silently used it would change the results
-  const RopeOracle o2(s);
-  const Real b = o2.cos(987654321, 5), r2 = o2.rotate(987654321, x)[10], s2 = o2.score(3, x, 987654321, x);
-  Real::default_precision(saved);
-  EXPECT_TRUE(same(a, b)) << show(a) << " vs " << show(b);
-  EXPECT_TRUE(same(r1, r2));
-  EXPECT_TRUE(same(s1, s2));
+  expect_independent_of_default_precision([&] {
+    const RopeOracle o(s);
+    return std::vector<Real>{o.cos(987654321, 5), o.rotate(987654321, x)[10], o.score(3, x, 987654321, x)};
+  });
 }
 
 // The oracle is used from several threads at once by the property suite: MPFR's exponent range (changed by the
@@ -209,31 +203,15 @@ TEST(RopeOracleMp, ConcurrentCallsGiveTheSerialResults) {
     oracles.emplace_back(make_spec(Layout::interleaved, regime, 16, 12, 10000.0));
   const std::vector<double> x = {1.0, -0.5, 0.25, 3.0, -7.0, 0.125, 2.0, 1.5, -1.0, 0.75, 5.0, -2.0, 9.0, 0.5, 1.0, 4.0};
   const std::vector<std::int64_t> positions = {0, 1, 48039, 131071, -99999, std::int64_t{1} << 30, kMaxP};
-  std::vector<std::vector<Real>> serial;
-  for (const RopeOracle& o : oracles)
-    for (std::int64_t p : positions) {
-      serial.push_back(o.rotate(p, x));
-      serial.back().push_back(o.score(p, x, -p, x));
-    }
-  std::atomic<int> mismatches{0};
-  std::vector<std::thread> threads;
-  for (int t = 0; t < 4; ++t)
-    threads.emplace_back([&] {
-      for (int round = 0; round < 3; ++round) {
-        std::size_t i = 0;
-        for (const RopeOracle& o : oracles)
-          for (std::int64_t p : positions) {
-            auto y = o.rotate(p, x);
-            y.push_back(o.score(p, x, -p, x));
-            for (std::size_t c = 0; c < y.size(); ++c)
-              if (!same(y[c], serial[i][c])) ++mismatches;
-            ++i;
-          }
+  expect_concurrent_calls_match_serial([&] {
+    std::vector<Real> out;
+    for (const RopeOracle& o : oracles)
+      for (std::int64_t p : positions) {
+        for (Real& y : o.rotate(p, x)) out.push_back(std::move(y));
+        out.push_back(o.score(p, x, -p, x));
       }
-      posenc::reference::release_thread_caches();  // else LeakSanitizer reports MPFR's per-thread caches
-    });
-  for (std::thread& t : threads) t.join();
-  EXPECT_EQ(mismatches.load(), 0);
+    return out;
+  });
 }
 
 // ======================================================================================================

@@ -374,18 +374,11 @@ TEST(ShawOracleScore, RandomSmallIntegersMatchExactDoubleArithmetic) {
 TEST(ShawOracleScore, ThreadSafe) {
   const ShawOracle o(make_spec(kT2t, 1, true, true, false, 2), hand_weights());
   const std::vector<double> q = {1.1, 2.3}, k = {3.7, -1.9};
-  const Real want = o.score(q, k, 0, 2, 3, 3);
-  std::vector<int> ok(4, 0);
-  std::vector<std::thread> threads;
-  for (int t = 0; t < 4; ++t)
-    threads.emplace_back([&, t] {
-      int good = 1;
-      for (int n = 0; n < 50; ++n) good &= same(o.score(q, k, 0, 2, 3, 3), want) ? 1 : 0;
-      ok[t] = good;
-      posenc::reference::release_thread_caches();
-    });
-  for (auto& th : threads) th.join();
-  for (int t = 0; t < 4; ++t) EXPECT_EQ(ok[t], 1);
+  expect_concurrent_calls_match_serial([&] {
+    std::vector<Real> out;
+    for (int n = 0; n < 50; ++n) out.push_back(o.score(q, k, 0, 2, 3, 3));
+    return out;
+  });
 }
 
 // ======================================================================================================

@@ -779,16 +779,11 @@ TEST(TenerOracleThreads, ConcurrentScoresMatchSerial) {
     qs.push_back(random_vector(g, 8));
     ks.push_back(random_vector(g, 8));
   }
-  std::vector<double> serial(L * L), parallel(L * L);
-  for (std::size_t n = 0; n < L * L; ++n) serial[n] = to_d(o.score(qs[n], ks[n], n % 2, n / L, n % L, L));
-  std::vector<std::thread> threads;
-  for (std::size_t th = 0; th < 4; ++th)
-    threads.emplace_back([&, th] {
-      for (std::size_t n = th; n < L * L; n += 4) parallel[n] = to_d(o.score(qs[n], ks[n], n % 2, n / L, n % L, L));
-      release_thread_caches();
-    });
-  for (std::thread& t : threads) t.join();
-  EXPECT_EQ(serial, parallel);
+  expect_concurrent_calls_match_serial([&] {
+    std::vector<Real> out;
+    for (std::size_t n = 0; n < L * L; ++n) out.push_back(o.score(qs[n], ks[n], n % 2, n / L, n % L, L));
+    return out;
+  });
 }
 
 }  // namespace oracle_tener

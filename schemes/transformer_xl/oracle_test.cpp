@@ -661,19 +661,11 @@ TEST(TransformerXlOracleScore, DefaultScaleNextToAMidpointIsStillCorrectlyRounde
 TEST(TransformerXlOracleScore, SafeFromSeveralThreads) {
   const ScoreCase c = score_case(Regime::exact, 3);
   const TransformerXlOracle o(c.s, c.w);
-  std::vector<Real> serial;
-  for (std::size_t j = 0; j < 7; ++j) serial.push_back(o.score(c.q, c.k, 1, 2, j, 3, 7));
-  std::vector<int> ok(4, 0);
-  std::vector<std::thread> threads;
-  for (int t = 0; t < 4; ++t)
-    threads.emplace_back([&, t] {
-      int good = 1;
-      for (std::size_t j = 0; j < 7; ++j) good &= same(o.score(c.q, c.k, 1, 2, j, 3, 7), serial[j]) ? 1 : 0;
-      ok[std::size_t(t)] = good;
-      release_thread_caches();
-    });
-  for (auto& th : threads) th.join();
-  for (int v : ok) EXPECT_EQ(v, 1);
+  expect_concurrent_calls_match_serial([&] {
+    std::vector<Real> out;
+    for (std::size_t j = 0; j < 7; ++j) out.push_back(o.score(c.q, c.k, 1, 2, j, 3, 7));
+    return out;
+  });
 }
 
 // ---- masks -------------------------------------------------------------------------------------------------------

@@ -862,20 +862,11 @@ TEST(XlnetOracleScore, ThreadsAgree) {
   const XlnetWeights w = random_weights(s, rng);
   const XlnetOracle o(s, w);
   const std::vector<double> q = random_vector(3, rng), k = random_vector(3, rng);
-  std::vector<Real> want;
-  for (std::size_t j = 0; j < 6; ++j) want.push_back(o.score(q, k, 1, 1, j, 3, 6));
-  std::vector<int> ok(4, 0);
-  std::vector<std::thread> ts;
-  for (int t = 0; t < 4; ++t)
-    ts.emplace_back([&, t] {
-      int good = 1;
-      for (int rep = 0; rep < 3; ++rep)
-        for (std::size_t j = 0; j < 6; ++j) good &= same(o.score(q, k, 1, 1, j, 3, 6), want[j]) ? 1 : 0;
-      ok[t] = good;
-      release_thread_caches();
-    });
-  for (auto& th : ts) th.join();
-  for (int t = 0; t < 4; ++t) EXPECT_EQ(ok[t], 1) << t;
+  expect_concurrent_calls_match_serial([&] {
+    std::vector<Real> out;
+    for (std::size_t j = 0; j < 6; ++j) out.push_back(o.score(q, k, 1, 1, j, 3, 6));
+    return out;
+  });
 }
 
 // ======================================================================================================
