@@ -135,28 +135,23 @@ template <class MakeTable, class Entry, class Scores, class Reference>
 std::string register_relative(const std::string& scheme, std::span<const std::size_t> rows, std::size_t d,
                               std::size_t L, std::size_t direct_L, std::size_t head_dim, MakeTable make_table,
                               Entry entry, Scores scores, Reference reference) {
-  auto add = [&](const std::string& name, auto fn) {
-    const std::string full = scheme + "/" + name;
-    auto* b = benchmark::RegisterBenchmark(full.c_str(), fn);
-    b->UseRealTime()->Unit(benchmark::kMillisecond);
-    return b;
-  };
+  const Registrar reg{scheme};
   const char* table_variants[] = {"exact_f32", "emulated_f32", "plainloop_f32", "stream_store"};
   for (int v = 0; v < 4; ++v) {
     const std::string what = scheme + "/table/" + table_variants[v];
-    auto* b = add(std::string("table/") + table_variants[v],
+    auto* b = reg.add(std::string("table/") + table_variants[v],
                   [v, what, make_table, entry](benchmark::State& st) { bm_table(st, v, what, make_table, entry); });
     b->ArgNames({"L", "d", "threads"});
     for (std::size_t r : rows)
-      for (int t : {1, 2}) b->Args({static_cast<std::int64_t>(r), static_cast<std::int64_t>(d), t});
+      for (int t : kThreadCounts) b->Args({static_cast<std::int64_t>(r), static_cast<std::int64_t>(d), t});
   }
   const char* score_variants[] = {"blas_f32", "direct_f32", "sgemm_f32"};
   for (int v = 0; v < 3; ++v) {
     const std::string what = scheme + "/scores/" + score_variants[v];
-    auto* b = add(std::string("scores/") + score_variants[v],
+    auto* b = reg.add(std::string("scores/") + score_variants[v],
                   [v, what, scores, reference](benchmark::State& st) { bm_scores(st, v, what, scores, reference); });
     b->ArgNames({"heads", "L", "head_dim", "threads"});
-    for (int t : {1, 2}) {
+    for (int t : kThreadCounts) {
       if (v != 1) b->Args({1, static_cast<std::int64_t>(L), static_cast<std::int64_t>(head_dim), t});
       if (v != 0) b->Args({1, static_cast<std::int64_t>(direct_L), static_cast<std::int64_t>(head_dim), t});
     }

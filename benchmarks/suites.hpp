@@ -6,8 +6,15 @@
 // "/real_time" suffix Google Benchmark would append, so names are exactly the contract.
 #pragma once
 
+#include <benchmark/benchmark.h>
+
+#include <algorithm>
+#include <array>
 #include <cstddef>
+#include <cstdint>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace posenc_bench {
 
@@ -27,6 +34,38 @@ constexpr const char* regime_label(std::size_t bytes) noexcept {
 // main.cpp calls every registered function; each returns a one-line account of the sizes it skipped, which goes
 // into the "size_policy" context.
 using SchemeBenchmarks = std::string (*)();
+
+// The thread counts of the multi-threaded kernels' benchmarks.
+inline constexpr std::array<int, 2> kThreadCounts{1, 2};
+
+// Registers one scheme's benchmarks: "<scheme>/<name>", each timed by the wall clock (UseRealTime) in `unit`.
+struct Registrar {
+  std::string scheme;
+  benchmark::TimeUnit unit = benchmark::kMillisecond;
+
+  template <class Fn>
+  benchmark::internal::Benchmark* add(const std::string& name, Fn&& fn) const {
+    const std::string full = scheme + "/" + name;
+    auto* b = benchmark::RegisterBenchmark(full.c_str(), std::forward<Fn>(fn));
+    b->UseRealTime()->Unit(unit);
+    return b;
+  }
+  // `name` at `args` and each thread count of kThreadCounts: ArgNames(names..., "threads").
+  template <class Fn>
+  benchmark::internal::Benchmark* per_thread(const std::string& name, std::vector<std::string> names,
+                                             const std::vector<std::int64_t>& args, Fn&& fn) const {
+    auto* b = add(name, std::forward<Fn>(fn));
+    names.push_back("threads");
+    b->ArgNames(names);
+    std::vector<std::int64_t> a(args.size() + 1);
+    std::copy(args.begin(), args.end(), a.begin());
+    for (int t : kThreadCounts) {
+      a.back() = t;
+      b->Args(a);
+    }
+    return b;
+  }
+};
 bool add_scheme_benchmarks(const char* scheme, SchemeBenchmarks);
 std::string register_all_benchmarks();  // "scheme: sizes skipped; ..."
 

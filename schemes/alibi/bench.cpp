@@ -85,7 +85,6 @@ using posenc::AlibiRegime;
 using posenc::AlibiSpec;
 using posenc::AlibiVariant;
 
-constexpr std::array<int, 2> kThreads{1, 2};
 constexpr std::int64_t kHeads = static_cast<std::int64_t>(cases::kBenchHeads);
 constexpr std::int64_t kScoresL = static_cast<std::int64_t>(cases::kBenchScoresLength);
 constexpr std::int64_t kHeadDim = static_cast<std::int64_t>(cases::kBenchHeadDim);
@@ -190,19 +189,11 @@ void bm_scores(benchmark::State& st, bool fused, const std::string& what) {
 }
 
 // ---- registration -----------------------------------------------------------------------------------------
-template <class Fn>
-benchmark::internal::Benchmark* add(const std::string& name, Fn&& fn) {
-  const std::string full = "alibi/" + name;  // "alibi/bias/exact_relative_f32/heads:32/L:4096/threads:1"
-  auto* b = benchmark::RegisterBenchmark(full.c_str(), std::forward<Fn>(fn));
-  b->UseRealTime()->Unit(benchmark::kMillisecond);
-  return b;
-}
+const Registrar kReg{"alibi"};  // "alibi/<family>/<variant>/<key>:<value>..."
 
 template <class Fn>
 void add_bias(const std::string& variant, std::int64_t L, Fn&& fn) {
-  auto* b = add("bias/" + variant, std::forward<Fn>(fn));
-  b->ArgNames({"heads", "L", "threads"});
-  for (int t : kThreads) b->Args({kHeads, L, t});
+  kReg.per_thread("bias/" + variant, {"heads", "L"}, {kHeads, L}, std::forward<Fn>(fn));
 }
 
 // The bias family at one length: the f32 kernels and their baselines, then (if with_f64) the f64 kernel and its.
@@ -253,9 +244,7 @@ POSENC_BENCH_SCHEME(alibi) {
   for (const char* v : {"fused_exact_relative_causal_f32", "sgemm_f32"}) {
     const bool fused = std::string(v) != "sgemm_f32";
     const std::string what = std::string("alibi/scores/") + v;
-    auto* b = add(std::string("scores/") + v, [fused, what](benchmark::State& st) { bm_scores(st, fused, what); });
-    b->ArgNames({"heads", "L", "head_dim", "threads"});
-    for (int t : kThreads) b->Args({1, kScoresL, kHeadDim, t});
+    kReg.per_thread(std::string("scores/") + v, {"heads", "L", "head_dim"}, {1, kScoresL, kHeadDim}, [fused, what](benchmark::State& st) { bm_scores(st, fused, what); });
   }
   register_bias(large_l, true);
 

@@ -48,7 +48,6 @@ using posenc::DebertaSpec;
 using posenc::DebertaWeights;
 using namespace bias_bench;
 
-constexpr std::array<int, 2> kThreads{1, 2};
 
 DebertaSpec v3_one_head(std::size_t head_dim) {
   DebertaSpec s = posenc::find_preset<DebertaSpec>("deberta-v3-base").spec;
@@ -187,19 +186,11 @@ void bm_scores(benchmark::State& st, bool fused, const std::string& what) {
 }
 
 // ---- registration -----------------------------------------------------------------------------------------
-template <class Fn>
-benchmark::internal::Benchmark* add(const std::string& name, Fn&& fn) {
-  const std::string full = "deberta/" + name;
-  auto* b = benchmark::RegisterBenchmark(full.c_str(), std::forward<Fn>(fn));
-  b->UseRealTime()->Unit(benchmark::kMillisecond);
-  return b;
-}
+const Registrar kReg{"deberta"};  // "deberta/<family>/<variant>/<key>:<value>..."
 
 template <class Fn>
 void add_family(const std::string& family, const std::string& variant, std::int64_t L, Fn&& fn) {
-  auto* b = add(family + "/" + variant, std::forward<Fn>(fn));
-  b->ArgNames({"heads", "L", "threads"});
-  for (int t : kThreads) b->Args({1, L, t});
+  kReg.per_thread(family + "/" + variant, {"heads", "L"}, {1, L}, std::forward<Fn>(fn));
 }
 
 void register_index(std::int64_t L) {
@@ -216,9 +207,7 @@ POSENC_BENCH_SCHEME(deberta) {
   for (const char* v : {"fused_v3_f32", "sgemm_f32"}) {
     const bool fused = std::string(v) != "sgemm_f32";
     const std::string what = std::string("deberta/scores/") + v;
-    auto* b = add(std::string("scores/") + v, [fused, what](benchmark::State& st) { bm_scores(st, fused, what); });
-    b->ArgNames({"heads", "L", "head_dim", "threads"});
-    for (int t : kThreads) b->Args({1, L, d, t});
+    kReg.per_thread(std::string("scores/") + v, {"heads", "L", "head_dim"}, {1, L, d}, [fused, what](benchmark::State& st) { bm_scores(st, fused, what); });
   }
   register_index(static_cast<std::int64_t>(cases::kBenchIndexLengths[1]));
   register_index(static_cast<std::int64_t>(cases::kBenchIndexLengths[2]));

@@ -298,13 +298,7 @@ void bm_ids_plainloop_into(benchmark::State& st) {
 }
 
 // ---- registration ------------------------------------------------------------------------------------------
-template <class Fn>
-benchmark::internal::Benchmark* add(const std::string& name, Fn&& fn) {
-  const std::string full = "learned/" + name;  // "learned/rows/gather_f32/rows:514/dim:768/L:512/threads:1"
-  auto* b = benchmark::RegisterBenchmark(full.c_str(), std::forward<Fn>(fn));
-  b->UseRealTime()->Unit(benchmark::kMillisecond);
-  return b;
-}
+const Registrar kReg{"learned"};  // "learned/<family>/<variant>/<key>:<value>..."
 
 // The rows family for one table and L: the f32 gather and its baselines, then the f64 gather and its.
 void register_rows(const cases::LearnedBenchTable& tab, std::size_t L) {
@@ -312,14 +306,14 @@ void register_rows(const cases::LearnedBenchTable& tab, std::size_t L) {
     b->ArgNames({"rows", "dim", "L", "threads"});
     b->Args({static_cast<std::int64_t>(tab.rows), static_cast<std::int64_t>(tab.dim), static_cast<std::int64_t>(L), 1});
   };
-  args(add("rows/gather_f32", [](benchmark::State& st) { bm_gather<float>(st, "learned/rows/gather_f32"); }));
-  args(add("rows/stream_store_f32", [](benchmark::State& st) { bm_rows_baseline<float>(st, Store::stream); }));
-  args(add("rows/store_f32", [](benchmark::State& st) { bm_rows_baseline<float>(st, Store::plain); }));
-  args(add("rows/memcpy_f32", [](benchmark::State& st) { bm_rows_baseline<float>(st, Store::copy); }));
-  args(add("rows/gather_f64", [](benchmark::State& st) { bm_gather<double>(st, "learned/rows/gather_f64"); }));
-  args(add("rows/stream_store_f64", [](benchmark::State& st) { bm_rows_baseline<double>(st, Store::stream); }));
-  args(add("rows/store_f64", [](benchmark::State& st) { bm_rows_baseline<double>(st, Store::plain); }));
-  args(add("rows/memcpy_f64", [](benchmark::State& st) { bm_rows_baseline<double>(st, Store::copy); }));
+  args(kReg.add("rows/gather_f32", [](benchmark::State& st) { bm_gather<float>(st, "learned/rows/gather_f32"); }));
+  args(kReg.add("rows/stream_store_f32", [](benchmark::State& st) { bm_rows_baseline<float>(st, Store::stream); }));
+  args(kReg.add("rows/store_f32", [](benchmark::State& st) { bm_rows_baseline<float>(st, Store::plain); }));
+  args(kReg.add("rows/memcpy_f32", [](benchmark::State& st) { bm_rows_baseline<float>(st, Store::copy); }));
+  args(kReg.add("rows/gather_f64", [](benchmark::State& st) { bm_gather<double>(st, "learned/rows/gather_f64"); }));
+  args(kReg.add("rows/stream_store_f64", [](benchmark::State& st) { bm_rows_baseline<double>(st, Store::stream); }));
+  args(kReg.add("rows/store_f64", [](benchmark::State& st) { bm_rows_baseline<double>(st, Store::plain); }));
+  args(kReg.add("rows/memcpy_f64", [](benchmark::State& st) { bm_rows_baseline<double>(st, Store::copy); }));
 }
 
 POSENC_BENCH_SCHEME(learned) {
@@ -338,11 +332,11 @@ POSENC_BENCH_SCHEME(learned) {
     const std::string family = into ? "ids_into/" : "ids/";
     for (const IdMap map : {IdMap::arange, IdMap::make_positions, IdMap::cumsum_mask}) {
       const std::string what = "learned/" + family + std::string(posenc::to_string(map));
-      ids_args(add(family + std::string(posenc::to_string(map)),
+      ids_args(kReg.add(family + std::string(posenc::to_string(map)),
                    [map, into, what](benchmark::State& st) { bm_ids(st, map, into, what); }));
     }
-    if (into) ids_args(add("ids_into/plainloop", [](benchmark::State& st) { bm_ids_plainloop_into(st); }));
-    else ids_args(add("ids/plainloop", [](benchmark::State& st) { bm_ids_plainloop(st); }));
+    if (into) ids_args(kReg.add("ids_into/plainloop", [](benchmark::State& st) { bm_ids_plainloop_into(st); }));
+    else ids_args(kReg.add("ids/plainloop", [](benchmark::State& st) { bm_ids_plainloop(st); }));
   }
 
   std::string out = "learned: rows (output f32 / f64)";

@@ -45,7 +45,6 @@ using posenc::NezhaRegime;
 using posenc::NezhaSpec;
 using namespace bias_bench;
 
-constexpr std::array<int, 2> kThreads{1, 2};
 
 NezhaSpec preset() { return posenc::find_preset<NezhaSpec>("nezha-cn-base").spec; }
 
@@ -140,35 +139,25 @@ void bm_attend(benchmark::State& st, const std::string& what) {
 }
 
 // ---- registration -----------------------------------------------------------------------------------------
-template <class Fn>
-benchmark::internal::Benchmark* add(const std::string& name, Fn&& fn) {
-  const std::string full = "nezha/" + name;
-  auto* b = benchmark::RegisterBenchmark(full.c_str(), std::forward<Fn>(fn));
-  b->UseRealTime()->Unit(benchmark::kMillisecond);
-  return b;
-}
+const Registrar kReg{"nezha"};  // "nezha/<family>/<variant>/<key>:<value>..."
 
 POSENC_BENCH_SCHEME(nezha) {
   const auto depth = static_cast<std::int64_t>(cases::kBenchDepth);
   for (const auto& [v, variant] : {std::pair<const char*, int>{"exact_f32", 0}, {"hf_f32", 1}, {"plainloop_f32", 2}}) {
     const std::string what = std::string("nezha/table/") + v;
-    auto* b = add(std::string("table/") + v, [variant, what](benchmark::State& st) { bm_table(st, variant, what); });
+    auto* b = kReg.add(std::string("table/") + v, [variant, what](benchmark::State& st) { bm_table(st, variant, what); });
     b->ArgNames({"K", "depth", "threads"});
     for (std::size_t K : cases::kBenchTableK)
-      for (int t : kThreads) b->Args({static_cast<std::int64_t>(K), depth, t});
+      for (int t : kThreadCounts) b->Args({static_cast<std::int64_t>(K), depth, t});
   }
   const auto L = static_cast<std::int64_t>(cases::kBenchScoresLength);
   for (const char* v : {"fused_hf_causal_f32", "sgemm_f32"}) {
     const bool fused = std::string(v) != "sgemm_f32";
     const std::string what = std::string("nezha/scores/") + v;
-    auto* b = add(std::string("scores/") + v, [fused, what](benchmark::State& st) { bm_scores(st, fused, what); });
-    b->ArgNames({"heads", "L", "head_dim", "threads"});
-    for (int t : kThreads) b->Args({1, L, depth, t});
+    kReg.per_thread(std::string("scores/") + v, {"heads", "L", "head_dim"}, {1, L, depth}, [fused, what](benchmark::State& st) { bm_scores(st, fused, what); });
   }
   {
-    auto* b = add("attend/hf_causal_f32", [](benchmark::State& st) { bm_attend(st, "nezha/attend/hf_causal_f32"); });
-    b->ArgNames({"heads", "L", "head_dim", "threads"});
-    for (int t : kThreads) b->Args({1, L, depth, t});
+    kReg.per_thread("attend/hf_causal_f32", {"heads", "L", "head_dim"}, {1, L, depth}, [](benchmark::State& st) { bm_attend(st, "nezha/attend/hf_causal_f32"); });
   }
   return "nezha: table K:64/16384 depth:64 (33 KiB, 8 MiB), scores and attend heads:1 L:4096 head_dim:64 (causal)";
 }

@@ -86,7 +86,6 @@ using posenc::RopePlan;
 using posenc::RopeRegime;
 using posenc::RopeSpec;
 
-constexpr std::array<int, 2> kThreads{1, 2};
 constexpr std::int64_t kHeads = static_cast<std::int64_t>(cases::kBenchHeads);
 constexpr std::int64_t kHeadDim = static_cast<std::int64_t>(cases::kBenchHeadDim);
 constexpr std::int64_t kRotaryDim = kHeadDim;  // full rotary
@@ -512,26 +511,16 @@ void bm_scores(benchmark::State& st, bool rotate) {
 }
 
 // ---- registration -----------------------------------------------------------------------------------------
-template <class Fn>
-benchmark::internal::Benchmark* add(const std::string& name, Fn&& fn) {
-  const std::string full = "rope/" + name;  // "rope/apply/exact_halves_f32/T:1024/heads:32/head_dim:128/threads:1"
-  auto* b = benchmark::RegisterBenchmark(full.c_str(), std::forward<Fn>(fn));
-  b->UseRealTime()->Unit(benchmark::kMicrosecond);
-  return b;
-}
+const Registrar kReg{"rope", benchmark::kMicrosecond};  // "rope/<family>/<variant>/<key>:<value>..."
 
 template <class Fn>
 void add_apply(const std::string& variant, std::int64_t tokens, Fn&& fn) {
-  auto* b = add("apply/" + variant, std::forward<Fn>(fn));
-  b->ArgNames({"T", "heads", "head_dim", "threads"});
-  for (int t : kThreads) b->Args({tokens, kHeads, kHeadDim, t});
+  kReg.per_thread("apply/" + variant, {"T", "heads", "head_dim"}, {tokens, kHeads, kHeadDim}, std::forward<Fn>(fn));
 }
 
 template <class Fn>
 void add_cache(const std::string& variant, std::int64_t tokens, std::int64_t w, Fn&& fn) {
-  auto* b = add("cache/" + variant, std::forward<Fn>(fn));
-  b->ArgNames({"T", "w", "threads"});
-  for (int t : kThreads) b->Args({tokens, w, t});
+  kReg.per_thread("cache/" + variant, {"T", "w"}, {tokens, w}, std::forward<Fn>(fn));
 }
 
 // The apply family at one token count (f64 only at the first, smaller one).
@@ -608,7 +597,7 @@ POSENC_BENCH_SCHEME(rope) {
   }
 
   for (const char* v : {"exact_halves_f32", "sgemm"}) {
-    auto* b = add(std::string("scores/") + v, [rotate = std::string(v) != "sgemm"](benchmark::State& st) { bm_scores(st, rotate); });
+    auto* b = kReg.add(std::string("scores/") + v, [rotate = std::string(v) != "sgemm"](benchmark::State& st) { bm_scores(st, rotate); });
     b->ArgNames({"L", "d"})->Args({4096, kHeadDim});
   }
 

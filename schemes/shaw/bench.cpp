@@ -49,7 +49,6 @@ using posenc::ShawSpec;
 using posenc::ShawWeights;
 using namespace bias_bench;
 
-constexpr std::array<int, 2> kThreads{1, 2};
 
 ShawSpec preset(const char* name) { return posenc::find_preset<ShawSpec>(name).spec; }
 
@@ -149,19 +148,11 @@ void bm_attend(benchmark::State& st, const std::string& what) {
 }
 
 // ---- registration -----------------------------------------------------------------------------------------
-template <class Fn>
-benchmark::internal::Benchmark* add(const std::string& name, Fn&& fn) {
-  const std::string full = "shaw/" + name;
-  auto* b = benchmark::RegisterBenchmark(full.c_str(), std::forward<Fn>(fn));
-  b->UseRealTime()->Unit(benchmark::kMillisecond);
-  return b;
-}
+const Registrar kReg{"shaw"};  // "shaw/<family>/<variant>/<key>:<value>..."
 
 template <class Fn>
 void add_family(const std::string& family, const std::string& variant, std::int64_t L, Fn&& fn) {
-  auto* b = add(family + "/" + variant, std::forward<Fn>(fn));
-  b->ArgNames({"heads", "L", "threads"});
-  for (int t : kThreads) b->Args({1, L, t});
+  kReg.per_thread(family + "/" + variant, {"heads", "L"}, {1, L}, std::forward<Fn>(fn));
 }
 
 void register_index(std::int64_t L) {
@@ -180,14 +171,10 @@ POSENC_BENCH_SCHEME(shaw) {
   for (const char* v : {"fused_t2t_causal_f32", "sgemm_f32"}) {
     const bool fused = std::string(v) != "sgemm_f32";
     const std::string what = std::string("shaw/scores/") + v;
-    auto* b = add(std::string("scores/") + v, [fused, what](benchmark::State& st) { bm_scores(st, fused, what); });
-    b->ArgNames({"heads", "L", "head_dim", "threads"});
-    for (int t : kThreads) b->Args({1, L, d, t});
+    kReg.per_thread(std::string("scores/") + v, {"heads", "L", "head_dim"}, {1, L, d}, [fused, what](benchmark::State& st) { bm_scores(st, fused, what); });
   }
   {
-    auto* b = add("attend/t2t_causal_f32", [](benchmark::State& st) { bm_attend(st, "shaw/attend/t2t_causal_f32"); });
-    b->ArgNames({"heads", "L", "head_dim", "threads"});
-    for (int t : kThreads) b->Args({1, L, d, t});
+    kReg.per_thread("attend/t2t_causal_f32", {"heads", "L", "head_dim"}, {1, L, d}, [](benchmark::State& st) { bm_attend(st, "shaw/attend/t2t_causal_f32"); });
   }
   register_index(static_cast<std::int64_t>(cases::kBenchIndexLengths[1]));
   register_index(static_cast<std::int64_t>(cases::kBenchIndexLengths[2]));

@@ -60,7 +60,6 @@ using posenc::SinusoidalSpec;
 
 constexpr std::array<std::int64_t, 4> kTableL{512, 2048, 8192, 32768};
 constexpr std::array<std::int64_t, 4> kTableD{64, 256, 1024, 4096};
-constexpr std::array<int, 2> kThreads{1, 2};
 constexpr std::int64_t kShift = 1000;  // the k of T(k)
 
 struct Shape {
@@ -314,26 +313,19 @@ void bm_gram(benchmark::State& st, bool use_posenc) {
 }
 
 // ---- registration ---------------------------------------------------------------------------------
-template <class Fn>
-benchmark::internal::Benchmark* add(const std::string& name, Fn&& fn) {
-  // Every name carries the scheme as its prefix: "sinusoidal/table/exact_f32/L:512/d:256/threads:1".
-  const std::string full = "sinusoidal/" + name;
-  auto* b = benchmark::RegisterBenchmark(full.c_str(), std::forward<Fn>(fn));
-  b->UseRealTime()->Unit(benchmark::kMicrosecond);
-  return b;
-}
+const Registrar kReg{"sinusoidal", benchmark::kMicrosecond};  // "sinusoidal/<family>/<variant>/<key>:<value>..."
 
 template <class Fn>
 void add_table(const std::string& variant, const std::vector<Shape>& shapes, Fn&& fn) {
-  auto* b = add("table/" + variant, std::forward<Fn>(fn));
+  auto* b = kReg.add("table/" + variant, std::forward<Fn>(fn));
   b->ArgNames({"L", "d", "threads"});
   for (Shape s : shapes)
-    for (int t : kThreads) b->Args({s.rows, s.d, t});
+    for (int t : kThreadCounts) b->Args({s.rows, s.d, t});
 }
 
 template <class Fn>
 void add_blocks(const std::string& name, const std::vector<Shape>& shapes, Fn&& fn) {
-  auto* b = add(name, std::forward<Fn>(fn));
+  auto* b = kReg.add(name, std::forward<Fn>(fn));
   b->ArgNames({"rows", "d"});
   for (Shape s : shapes) b->Args({s.rows, s.d});
 }

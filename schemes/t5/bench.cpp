@@ -52,7 +52,6 @@ using posenc::T5Spec;
 using posenc::T5Weights;
 using namespace bias_bench;
 
-constexpr std::array<int, 2> kThreads{1, 2};
 constexpr std::int64_t kHeads = static_cast<std::int64_t>(cases::kBenchHeads);
 
 T5Weights table_of(const T5Spec& s) {
@@ -163,19 +162,11 @@ void bm_scores(benchmark::State& st, bool fused, const std::string& what) {
 }
 
 // ---- registration -----------------------------------------------------------------------------------------
-template <class Fn>
-benchmark::internal::Benchmark* add(const std::string& name, Fn&& fn) {
-  const std::string full = "t5/" + name;
-  auto* b = benchmark::RegisterBenchmark(full.c_str(), std::forward<Fn>(fn));
-  b->UseRealTime()->Unit(benchmark::kMillisecond);
-  return b;
-}
+const Registrar kReg{"t5"};  // "t5/<family>/<variant>/<key>:<value>..."
 
 template <class Fn>
 void add_family(const std::string& family, const std::string& variant, std::int64_t heads, std::int64_t L, Fn&& fn) {
-  auto* b = add(family + "/" + variant, std::forward<Fn>(fn));
-  b->ArgNames({"heads", "L", "threads"});
-  for (int t : kThreads) b->Args({heads, L, t});
+  kReg.per_thread(family + "/" + variant, {"heads", "L"}, {heads, L}, std::forward<Fn>(fn));
 }
 
 void register_index(std::int64_t L) {
@@ -203,9 +194,9 @@ POSENC_BENCH_SCHEME(t5) {
   for (const char* v : {"fused_hf_unidirectional_causal_f32", "sgemm_f32"}) {
     const bool fused = std::string(v) != "sgemm_f32";
     const std::string what = std::string("t5/scores/") + v;
-    auto* b = add(std::string("scores/") + v, [fused, what](benchmark::State& st) { bm_scores(st, fused, what); });
+    auto* b = kReg.add(std::string("scores/") + v, [fused, what](benchmark::State& st) { bm_scores(st, fused, what); });
     b->ArgNames({"heads", "L", "head_dim", "threads"});
-    for (int t : kThreads)
+    for (int t : kThreadCounts)
       b->Args({1, static_cast<std::int64_t>(cases::kBenchScoresLength), static_cast<std::int64_t>(cases::kBenchHeadDim), t});
   }
   register_index(static_cast<std::int64_t>(cases::kBenchBucketLengths[1]));
