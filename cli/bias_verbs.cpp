@@ -109,6 +109,21 @@ BiasGeometry BiasGeometryFlags::geometry(const std::function<void(const BiasGeom
   return checked_geometry(lq, lk, key_mask_values, parse_mask(mask), check);
 }
 
+void run_index_command(BiasGeometryFlags& geometry, const std::string& threads, const OutFlags& out,
+                       const std::function<void(const BiasGeometry&)>& check, const std::string& name,
+                       const IndexFill& fill, const std::string& no_mask) {
+  const BiasGeometry g = geometry.geometry(check);
+  if (g.mask != BiasMask::none || !g.key_mask.empty()) throw UsageError(no_mask);
+  const TableOptions opts = parse_threads(threads);
+  const Format format = choose_format(out.format, out.out);
+  Output o(out.out, format == Format::npy);
+  const std::size_t Lq = g.query_length, Lk = g.key_length, n = Lq * Lk;
+  auto i32 = allocate<std::int32_t>(n, "an index matrix of " + std::to_string(Lq) + " x " + std::to_string(Lk) + " entries");
+  const std::span<std::int32_t> idx(i32.get(), n);
+  const Json head = fill(g, idx, opts);
+  write_index_matrix(o, format, head, name, idx, Lq, Lk);
+}
+
 void write_index_matrix(Output& out, Format format, Json head, const std::string& name,
                         std::span<const std::int32_t> index, std::size_t Lq, std::size_t Lk) {
   const std::size_t n = Lq * Lk;

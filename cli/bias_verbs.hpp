@@ -58,6 +58,16 @@ BiasGeometry checked_geometry(std::size_t lq, std::size_t lk, const std::vector<
 void write_index_matrix(Output& out, Format format, Json head, const std::string& name,
                         std::span<const std::int32_t> index, std::size_t query_length, std::size_t key_length);
 
+// `posenc index <scheme>`: the geometry from the flags (checked by `check`; a --mask or --key-mask is refused with
+// `no_mask`: an index has none), --threads and the output checked, then fill(g, idx, options) writes the int32 matrix
+// [Lq][Lk] and returns the JSON head; written under `name` (write_index_matrix).
+using IndexFill = std::function<Json(const BiasGeometry&, std::span<std::int32_t>, const TableOptions&)>;
+inline constexpr const char* kIndexHasNoMask =
+    "--mask / --key-mask: an index matrix has no mask (it is an index); give them to scores";
+void run_index_command(BiasGeometryFlags& geometry, const std::string& threads, const OutFlags& out,
+                       const std::function<void(const BiasGeometry&)>& check, const std::string& name,
+                       const IndexFill& fill, const std::string& no_mask = kIndexHasNoMask);
+
 // Writes bias [heads][Lq][Lk] in the format (head: result_head(spec) plus what the scheme adds; note: one line
 // of what an entry is) and commits the output.
 void write_bias_tensor(Output& out, Format format, Json head, const std::string& note, std::span<const float> values,

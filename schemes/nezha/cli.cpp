@@ -88,25 +88,19 @@ struct IndexFlags {
 
 void run_index(IndexFlags& f) {
   const Spec s = f.spec.build();
-  const BiasGeometry g = f.geometry.geometry(size_check(s));
-  if (g.mask != BiasMask::none || !g.key_mask.empty())
-    throw UsageError("--mask / --key-mask: an index matrix has no mask (it is an index); give them to scores");
-  const TableOptions opts = parse_threads(f.threads);
-  const Format format = choose_format(f.out.format, f.out.out);
-  Output out(f.out.out, format == Format::npy);
-  const std::size_t Lq = g.query_length, Lk = g.key_length, n = Lq * Lk;
-  auto i32 = allocate<std::int32_t>(n, "an index matrix of " + std::to_string(Lq) + " x " + std::to_string(Lk) + " entries");
-  const std::span<std::int32_t> idx(i32.get(), n);
-  // indices need no table: a Shaw plan of NEZHA's structure with head_dim 1 and zero tables writes them
-  ShawSpec thin = nezha_shaw_spec(s);
-  thin.head_dim = 1;
-  const std::vector<double> zeros(shaw_table_rows(thin), 0.0);
-  ShawPlan(thin, ShawWeights{zeros, zeros}).indices(g, idx, opts);
-  Json head = result_head(s);
-  head["note"] = "r = clip(j - q_i, -K, K) + K (key minus query); the queries are the last query_length keys (q_i = "
-                 "key_length - query_length + i; HF NEZHA computes only query_length = key_length)";
-  head["table_rows"] = nezha_table_rows(s);
-  write_index_matrix(out, format, head, "indices", idx, Lq, Lk);
+  run_index_command(f.geometry, f.threads, f.out, size_check(s), "indices",
+                    [&](const BiasGeometry& g, std::span<std::int32_t> idx, const TableOptions& opts) {
+    // indices need no table: a Shaw plan of NEZHA's structure with head_dim 1 and zero tables writes them
+    ShawSpec thin = nezha_shaw_spec(s);
+    thin.head_dim = 1;
+    const std::vector<double> zeros(shaw_table_rows(thin), 0.0);
+    ShawPlan(thin, ShawWeights{zeros, zeros}).indices(g, idx, opts);
+    Json head = result_head(s);
+    head["note"] = "r = clip(j - q_i, -K, K) + K (key minus query); the queries are the last query_length keys (q_i = "
+                   "key_length - query_length + i; HF NEZHA computes only query_length = key_length)";
+    head["table_rows"] = nezha_table_rows(s);
+    return head;
+  });
 }
 
 // ---- scores / attention output -----------------------------------------------------------------------

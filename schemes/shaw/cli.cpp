@@ -96,29 +96,23 @@ struct IndexFlags {
 
 void run_index(IndexFlags& f) {
   const Spec s = f.spec.build();
-  const BiasGeometry g = f.geometry.geometry(size_check(s));
-  if (g.mask != BiasMask::none || !g.key_mask.empty())
-    throw UsageError("--mask / --key-mask: an index matrix has no mask (it is an index); give them to scores");
-  const TableOptions opts = parse_threads(f.threads);
-  const Format format = choose_format(f.out.format, f.out.out);
-  Output out(f.out.out, format == Format::npy);
-  const std::size_t Lq = g.query_length, Lk = g.key_length, n = Lq * Lk;
-  auto i32 = allocate<std::int32_t>(n, "an index matrix of " + std::to_string(Lq) + " x " + std::to_string(Lk) + " entries");
-  const std::span<std::int32_t> idx(i32.get(), n);
-  // the index needs no tables: a plan of zero tables would cost (2k + 1) head_dim doubles, so the rows are written
-  // by a plan of the same spec with head_dim 1 (indices do not depend on head_dim)
-  Spec thin = s;
-  thin.head_dim = 1;
-  ShawWeights w{std::vector<double>(shaw_table_rows(thin), 0.0), {}};
-  if (thin.values) w.values = w.keys;
-  ShawPlan(thin, w).indices(g, idx, opts);
-  Json head = result_head(s);
-  head["note"] = std::string("clip(d, -k, k) + k with d = ") +
-                 (s.sign == RelativeSign::key_minus_query ? "j - q_i (key minus query)" : "q_i - j (query minus key)") +
-                 "; the queries are the last query_length keys (q_i = key_length - query_length + i)";
-  head["max_relative_position"] = s.max_relative_position;
-  head["table_rows"] = shaw_table_rows(s);
-  write_index_matrix(out, format, head, "indices", idx, Lq, Lk);
+  run_index_command(f.geometry, f.threads, f.out, size_check(s), "indices",
+                    [&](const BiasGeometry& g, std::span<std::int32_t> idx, const TableOptions& opts) {
+    // the index needs no tables: a plan of zero tables would cost (2k + 1) head_dim doubles, so the rows are written
+    // by a plan of the same spec with head_dim 1 (indices do not depend on head_dim)
+    Spec thin = s;
+    thin.head_dim = 1;
+    ShawWeights w{std::vector<double>(shaw_table_rows(thin), 0.0), {}};
+    if (thin.values) w.values = w.keys;
+    ShawPlan(thin, w).indices(g, idx, opts);
+    Json head = result_head(s);
+    head["note"] = std::string("clip(d, -k, k) + k with d = ") +
+                   (s.sign == RelativeSign::key_minus_query ? "j - q_i (key minus query)" : "q_i - j (query minus key)") +
+                   "; the queries are the last query_length keys (q_i = key_length - query_length + i)";
+    head["max_relative_position"] = s.max_relative_position;
+    head["table_rows"] = shaw_table_rows(s);
+    return head;
+  });
 }
 
 // ---- scores / attention output -----------------------------------------------------------------------

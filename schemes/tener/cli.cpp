@@ -114,22 +114,16 @@ struct IndexFlags {
 
 void run_index(IndexFlags& f) {
   const Spec s = f.spec.build();
-  const BiasGeometry g = f.geometry.geometry(size_check(s));
-  if (g.mask != BiasMask::none || !g.key_mask.empty())
-    throw UsageError("--mask / --key-mask: an index matrix has no mask (it is an index); give them to scores");
-  const TableOptions opts = parse_threads(f.threads);
-  const Format format = choose_format(f.out.format, f.out.out);
-  Output out(f.out.out, format == Format::npy);
-  const std::size_t Lq = g.query_length, Lk = g.key_length, n = Lq * Lk;
-  auto i32 = allocate<std::int32_t>(n, "an index matrix of " + std::to_string(Lq) + " x " + std::to_string(Lk) + " entries");
-  const std::span<std::int32_t> idx(i32.get(), n);
-  TenerPlan(s, zero_weights(s)).indices(g, idx, f.key, opts);
-  Json head = result_head(s);
-  head["note"] = f.key ? "L + i - j: the row of `posenc table` the key term k_j . R(i - j) of entry (i, j) reads "
-                         "(_transpose_shift)"
-                       : "L + j - i: the row of `posenc table` the query term (q_i + r_w_bias) . R(j - i) of entry (i, j) "
-                         "reads (_shift)";
-  write_index_matrix(out, format, head, "indices", idx, Lq, Lk);
+  run_index_command(f.geometry, f.threads, f.out, size_check(s), "indices",
+                    [&](const BiasGeometry& g, std::span<std::int32_t> idx, const TableOptions& opts) {
+    TenerPlan(s, zero_weights(s)).indices(g, idx, f.key, opts);
+    Json head = result_head(s);
+    head["note"] = f.key ? "L + i - j: the row of `posenc table` the key term k_j . R(i - j) of entry (i, j) reads "
+                           "(_transpose_shift)"
+                         : "L + j - i: the row of `posenc table` the query term (q_i + r_w_bias) . R(j - i) of entry (i, j) "
+                           "reads (_shift)";
+    return head;
+  });
 }
 
 // ---- scores ------------------------------------------------------------------------------------------

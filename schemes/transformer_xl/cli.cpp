@@ -170,33 +170,27 @@ void run_index(IndexFlags& f, const CLI::App* app) {
   if (f.in) throw UsageError("--in: '" + *f.in + "' given, but only --what shifted reads a matrix");
   if (f.zero_triu) throw UsageError("--zero-triu: only with --what shifted");
   const Spec s = f.spec.build();
-  const BiasGeometry g = f.geometry.geometry(size_check(s));
-  if (g.mask != BiasMask::none || !g.key_mask.empty())
-    throw UsageError("--mask / --key-mask: an index matrix has no mask (it is an index); give them to scores");
-  const TableOptions opts = parse_threads(f.threads);
-  const Format format = choose_format(f.out.format, f.out.out);
-  Output out(f.out.out, format == Format::npy);
-  const std::size_t Lq = g.query_length, Lk = g.key_length, n = Lq * Lk;
-  auto i32 = allocate<std::int32_t>(n, "an index matrix of " + std::to_string(Lq) + " x " + std::to_string(Lk) + " entries");
-  const std::span<std::int32_t> idx(i32.get(), n);
-  const std::size_t hd = s.heads * s.d_head;
-  TransformerXlPlan(s, {std::vector<double>(hd, 0.0), std::vector<double>(hd, 0.0), std::vector<double>(hd * s.d_model, 0.0)})
-      .indices(g, idx, opts);
-  Json head = result_head(s);
-  if (what == IndexWhat::junk) {
-    for (std::int32_t& v : idx) v = v < 0 ? 1 : 0;
-    head["what"] = "junk";
-    head["note"] = "1 where mem_transformer.py's _rel_shift leaves junk (j > q_i: the pad zero at j = q_i + 1, entries "
-                   "of the next row beyond; zero_triu zeroes them), 0 where the entry is x[i][klen - 1 - (q_i - j)]; "
-                   "q_i = key_length - query_length + i";
-    write_index_matrix(out, format, head, "junk", idx, Lq, Lk);
-    return;
-  }
-  head["what"] = "index";
-  head["note"] = "c(i, j) = key_length - 1 - (q_i - j): the row of `posenc table` (the _rel_shift column) that entry (i, "
-                 "j) reads, -1 where the entry is undefined (j > q_i: _rel_shift leaves junk there); q_i = key_length - "
-                 "query_length + i";
-  write_index_matrix(out, format, head, "indices", idx, Lq, Lk);
+  const bool junk = what == IndexWhat::junk;
+  run_index_command(f.geometry, f.threads, f.out, size_check(s), junk ? "junk" : "indices",
+                    [&](const BiasGeometry& g, std::span<std::int32_t> idx, const TableOptions& opts) {
+    const std::size_t hd = s.heads * s.d_head;
+    TransformerXlPlan(s, {std::vector<double>(hd, 0.0), std::vector<double>(hd, 0.0), std::vector<double>(hd * s.d_model, 0.0)})
+        .indices(g, idx, opts);
+    Json head = result_head(s);
+    if (junk) {
+      for (std::int32_t& v : idx) v = v < 0 ? 1 : 0;
+      head["what"] = "junk";
+      head["note"] = "1 where mem_transformer.py's _rel_shift leaves junk (j > q_i: the pad zero at j = q_i + 1, entries "
+                     "of the next row beyond; zero_triu zeroes them), 0 where the entry is x[i][klen - 1 - (q_i - j)]; "
+                     "q_i = key_length - query_length + i";
+      return head;
+    }
+    head["what"] = "index";
+    head["note"] = "c(i, j) = key_length - 1 - (q_i - j): the row of `posenc table` (the _rel_shift column) that entry (i, "
+                   "j) reads, -1 where the entry is undefined (j > q_i: _rel_shift leaves junk there); q_i = key_length - "
+                   "query_length + i";
+    return head;
+  });
 }
 
 // ---- scores ------------------------------------------------------------------------------------------

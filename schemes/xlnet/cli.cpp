@@ -175,20 +175,14 @@ void run_index(IndexFlags& f, const CLI::App* app) {
                      "one-hot segment matrix [qlen, klen, 1, 2])");
   if (f.types) throw UsageError("--token-types: '" + *f.types + "' given, but only --what seg_mat reads token types");
   const Spec s = f.spec.build();
-  const BiasGeometry g = f.geometry.geometry(size_check(s));
-  if (g.mask != BiasMask::none || !g.key_mask.empty())
-    throw UsageError("--mask / --key-mask: an index matrix has no mask (it is an index); give them to scores");
-  const TableOptions opts = parse_threads(f.threads);
-  const Format format = choose_format(f.out.format, f.out.out);
-  Output out(f.out.out, format == Format::npy);
-  const std::size_t Lq = g.query_length, Lk = g.key_length, n = Lq * Lk;
-  auto i32 = allocate<std::int32_t>(n, "an index matrix of " + std::to_string(Lq) + " x " + std::to_string(Lk) + " entries");
-  const std::span<std::int32_t> idx(i32.get(), n);
-  XlnetPlan(s, zero_weights(s)).indices(g, idx, opts);
-  Json head = result_head(s);
-  head["note"] = "c(i, j) = query_length - i + j: the row of `posenc table` (the rel_shift_bnij column) that entry (i, "
-                 "j) reads, -1 where uni leaves the entry undefined (j > q_i: rel_shift_bnij leaves junk there)";
-  write_index_matrix(out, format, head, "indices", idx, Lq, Lk);
+  run_index_command(f.geometry, f.threads, f.out, size_check(s), "indices",
+                    [&](const BiasGeometry& g, std::span<std::int32_t> idx, const TableOptions& opts) {
+    XlnetPlan(s, zero_weights(s)).indices(g, idx, opts);
+    Json head = result_head(s);
+    head["note"] = "c(i, j) = query_length - i + j: the row of `posenc table` (the rel_shift_bnij column) that entry (i, "
+                   "j) reads, -1 where uni leaves the entry undefined (j > q_i: rel_shift_bnij leaves junk there)";
+    return head;
+  });
 }
 
 // ---- scores ------------------------------------------------------------------------------------------
