@@ -15,7 +15,7 @@
 #     schemes/<name>/sweep.cpp                                                    posenc_accuracy_sweep
 #     schemes/<name>/bench.cpp                                                    posenc_bench
 #     schemes/<name>/cli.cpp                                                      posenc (CLI)
-#     schemes/<name>/figures.cpp (+ reports/posenc_report/schemes/<name>.py)      posenc_figures: the report's figure data
+#     schemes/<name>/figures.cpp (+ schemes/<name>/report.py)      posenc_figures: the report's figure data
 # GoogleTest suites of a scheme start with <TestPrefix> (e.g. Sinusoidal, SinusoidalOracleEmulated): ctest
 # discovers each test and labels it "<part>:<name>", so `ctest -L sinusoidal` runs one scheme.
 

@@ -8,7 +8,7 @@
 //   CLI verbs           `posenc list` shows the scheme with its verbs, `check` among them
 //   benchmarks          `posenc_bench --benchmark_list_tests` lists benchmarks named "<scheme>/..."
 //   files               its file in every part (cmake/posenc_schemes.cmake) and its report module
-//                       (reports/posenc_report/schemes/<name>.py: headline kernels and figures)
+//                       (schemes/<name>/report.py: headline kernels and figures)
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -83,7 +83,7 @@ TEST(Registry, EverySchemeHasItsFileInEveryPart) {
           fs::path("schemes") / n / "figures.cpp",
           fs::path("schemes") / n / "claims.cpp", fs::path("schemes") / n / "sweep.cpp",
           fs::path("schemes") / n / "bench.cpp", fs::path("schemes") / n / "cli.cpp",
-          fs::path("reports/posenc_report/schemes") / (n + ".py")})
+          fs::path("schemes") / n / "report.py"})
       EXPECT_TRUE(fs::exists(kSource / f)) << "scheme '" << n << "' has no " << f;
 }
 

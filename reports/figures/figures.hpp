@@ -3,7 +3,7 @@
 // (main.cpp) runs them all, or the ones named with --scheme, and writes figures-<name>.json per scheme:
 //   {"scheme": name, "meta": {program, commit, run_id, ...}, "figures": {<figure id>: {...}}}
 // What a figure holds is the figure's own business (series of points, matrices, table rows, counts that its caption
-// quotes); reports/posenc_report/schemes/<name>.py reads it and draws, with no maths and no tolerances of its own.
+// quotes); schemes/<name>/report.py reads it and draws, with no maths and no tolerances of its own.
 // A producer that throws leaves {"error": message} instead of "figures"; the report says the figures were not drawn.
 #pragma once
 

@@ -1,4 +1,4 @@
-"""figures.md: the scheme's own figures (drawn by its report module, schemes/<name>.py) and its accuracy plots
+"""figures.md: the scheme's own figures (drawn by its report module, schemes/<name>/report.py) and its accuracy plots
 again. A scheme without a module gets the accuracy plots and a note."""
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ def build(ctx) -> tuple:
     module, scheme = ctx.module, ctx.scheme or "?"
     figures, body = [], ""
     if module is None:
-        body = (f"No scheme figures module: `reports/posenc_report/schemes/{scheme}.py` does not exist, so this "
+        body = (f"No scheme figures module: `schemes/{scheme}/report.py` does not exist, so this "
                 "scheme has no figures of its own yet (reports/README.md, \"Adding a scheme\"). Its accuracy plots "
                 "follow.\n")
     else:
@@ -17,7 +17,7 @@ def build(ctx) -> tuple:
             figures = list(module.figures(ctx))
         except Exception as e:                      # the accuracy plots below still get written
             why = f"{type(e).__name__}: {e}"
-            ctx.problems.append((f"{scheme}/figures.md", f"schemes/{scheme}.py figures(): {why}"))
+            ctx.problems.append((f"{scheme}/figures.md", f"schemes/{scheme}/report.py figures(): {why}"))
             body = f"The scheme's figures module failed: {md.code(why, table=False)}.\n"
         else:
             body = ("".join(md.figure(img, cap) for img, cap in figures) if figures

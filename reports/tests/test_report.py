@@ -216,7 +216,7 @@ class ReportTest(unittest.TestCase):
         self.assertNotIn("zeta", schemes.registered())
         results = samples.write(self.tmp / "results")
         self.assertEqual(generate(results, self.out, "--strict"), 0)
-        self.assertIn("No scheme figures module: `reports/posenc_report/schemes/zeta.py` does not exist",
+        self.assertIn("No scheme figures module: `schemes/zeta/report.py` does not exist",
                       self.read("zeta/figures.md"))
         self.assertIn("ZETA-BUCKET-1", self.read("zeta/claims.md"))
         self.assertIn("bias_f32", self.read("zeta/performance.md"))
@@ -375,8 +375,11 @@ class SchemeModuleTest(unittest.TestCase):
             (d / "badhead.py").write_text("SCHEME = 'badhead'\nHEADLINE_KERNELS = ({'baseline': 'x'},)\n"
                                           "def figures(ctx):\n    return []\n")
             (d / "_helper.py").write_text("raise RuntimeError('not a scheme module')\n")
+            (d / "folded").mkdir()                  # a scheme folder's report.py
+            (d / "folded" / "report.py").write_text("SCHEME = 'folded'\nHEADLINE_KERNELS = ()\n"
+                                                     "def figures(ctx):\n    return []\n")
             modules, problems = schemes.discover(d)
-        self.assertEqual(sorted(modules), ["good"])
+        self.assertEqual(sorted(modules), ["folded", "good"])
         self.assertEqual(sorted(w for w, _ in problems),
                          ["schemes/badhead.py", "schemes/broken.py", "schemes/misnamed.py"])
 
@@ -384,7 +387,7 @@ class SchemeModuleTest(unittest.TestCase):
         names = sorted(p.name for p in (REPO / "schemes").iterdir() if (p / "spec.cpp").is_file())
         self.assertGreaterEqual(len(names), 13)
         for name in names:
-            self.assertIn(name, schemes.registered(), f"add reports/posenc_report/schemes/{name}.py")
+            self.assertIn(name, schemes.registered(), f"add schemes/{name}/report.py")
 
     def test_run_labels(self):
         self.assertEqual(runs.of_meta({"run_id": "abc@t", "commit": "x"}), "abc@t")

@@ -1,4 +1,4 @@
-// ALiBi's figures (reports/figures/figures.hpp; drawn by reports/posenc_report/schemes/alibi.py):
+// ALiBi's figures (reports/figures/figures.hpp; drawn by schemes/alibi/report.py):
 //   slopes           the exact-regime slopes m_h of n = kSlopeHeads heads ([h, m_h] points), c = 2^floor(log2 n),
 //                    the jump after head c - 1, whether slopes(n) = slopes(c) + slopes(2c)[0::2][:n-c] bit for bit
 //                    (interleave_fails: the n where not); and the table of n = kTableHeads: the exponents

@@ -1,4 +1,4 @@
-// DeBERTa's figures (reports/figures/figures.hpp; drawn by reports/posenc_report/schemes/deberta.py):
+// DeBERTa's figures (reports/figures/figures.hpp; drawn by schemes/deberta/report.py):
 //   buckets          b(rel) for rel in [-kSpan, kSpan] of deberta-v3-base, HF's (no clamp) and the 2023 original's
 //                    (clamp), from a column (rel = i) and a row (rel = -j) of relative_positions; b at 511, 512, kSpan
 //   score_offset     the c2p term of one fixed query and the p2c term of one fixed key against rel in [-kScoreSpan,

@@ -1,4 +1,4 @@
-// FIRE's figures (reports/figures/figures.hpp; drawn by reports/posenc_report/schemes/fire.py):
+// FIRE's figures (reports/figures/figures.hpp; drawn by schemes/fire/report.py):
 //   normalized_distance  x(q, d) of a one-head, width-1 identity MLP (the exact bias is x itself) against d for the
 //                        queries at kXQueries: plotted points, x at d = q, and what holds of the whole rows (x = 0
 //                        at d = 0, strictly increasing, in [0, 1), the rows at or below L equal bit for bit) and

@@ -1,4 +1,4 @@
-// KERPLE's figures (reports/figures/figures.hpp; drawn by reports/posenc_report/schemes/kerple.py):
+// KERPLE's figures (reports/figures/figures.hpp; drawn by schemes/kerple/report.py):
 //   log_bias, power_bias  the exact-regime f64 bias of kLogHeads / kPowerHeads (p, a) at d = 0 .. kCurveL ([d, b]
 //                         points, one query row at position kCurveL), ALiBi's gpt-neox relative bias of head
 //                         kAlibiHead of kAlibiHeads for reference, whether every curve is 0 at d = 0 and

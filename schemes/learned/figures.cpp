@@ -1,4 +1,4 @@
-// Learned absolute positions' figures (reports/figures/figures.hpp; drawn by reports/posenc_report/schemes/learned.py):
+// Learned absolute positions' figures (reports/figures/figures.hpp; drawn by schemes/learned/report.py):
 //   ids       the position ids of each preset (position_ids, as `posenc ids learned` prints them) for kExamples,
 //             the presets' id maps, whether the presets of one map agree, and whether every id equals the
 //             oracle's (reference::learned_position_ids, an independent transcription of learned_spec.hpp)

@@ -1,4 +1,4 @@
-// NEZHA's figures (reports/figures/figures.hpp; drawn by reports/posenc_report/schemes/nezha.py), all of the
+// NEZHA's figures (reports/figures/figures.hpp; drawn by schemes/nezha/report.py), all of the
 // nezha-cn-base preset's shape (K = 64, depth 64), its tables from nezha_table (what `posenc table nezha` writes):
 //   table         columns 0, 1, 2t, 2t + 1 (t = depth/8, w_t = 0.1) of the exact f64 table against the row r; rows 0,
 //                 K, K +- 1 as the caption quotes them; the table's largest difference from std::sin / std::cos of

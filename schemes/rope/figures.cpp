@@ -1,4 +1,4 @@
-// RoPE's figures (reports/figures/figures.hpp; drawn by reports/posenc_report/schemes/rope.py):
+// RoPE's figures (reports/figures/figures.hpp; drawn by schemes/rope/report.py):
 //   score_vs_distance   <R(m)q, R(m+d)q> against d for m = 0 and 100000 (hf-llama frequencies, exact regime, f64
 //                       scores of one float32 unit vector q, Python seed kSeed) and their largest difference
 //   score_error         |score(regime) - score(exact)| against d, query at the end of a 1M and a 4K context (hf-llama

@@ -1,5 +1,4 @@
-// Shaw's (and HF BERT relative_key's) figures (reports/figures/figures.hpp; drawn by reports/posenc_report/schemes/
-// shaw.py):
+// Shaw's (and HF BERT relative_key's) figures (reports/figures/figures.hpp; drawn by schemes/shaw/report.py):
 //   index         per preset t2t and bert-relative-key: idx(u) - k for |u| <= kWindow from its square index matrix
 //                 (kCurveLength: 61 for t2t, 512 for BERT; the last row gives u <= 0, row 0 u >= 0), with the facts
 //                 the caption quotes over every offset of the matrix (monotone, flat ends, rows used); and whether

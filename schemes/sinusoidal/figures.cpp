@@ -1,4 +1,4 @@
-// The sinusoidal scheme's figures (reports/figures/figures.hpp; drawn by reports/posenc_report/schemes/sinusoidal.py).
+// The sinusoidal scheme's figures (reports/figures/figures.hpp; drawn by schemes/sinusoidal/report.py).
 // The table is vaswani's, d = kDim, positions 0 .. kTablePositions - 1, f64 (SinusoidalPlan::table); every sum is
 // correctly rounded (as Python's math.fsum rounds it: exact sum, one rounding, through MPFR).
 //   heatmap             PE(p, i) for p < kHeatPositions (the matrix), its smallest and largest entry and the largest

@@ -1,4 +1,4 @@
-// T5's figures (reports/figures/figures.hpp; drawn by reports/posenc_report/schemes/t5.py):
+// T5's figures (reports/figures/figures.hpp; drawn by schemes/t5/report.py):
 //   buckets          the bucket of every r in [-kSpan, kSpan] for t5-encoder and t5-decoder (HF float32 buckets)
 //   exact_vs_float32 per (num_buckets, max_distance) of the case table and direction: the log buckets whose first
 //                    distance differs between the exact and the hf regime

@@ -1,4 +1,4 @@
-// TENER's figures (reports/figures/figures.hpp; drawn by reports/posenc_report/schemes/tener.py):
+// TENER's figures (reports/figures/figures.hpp; drawn by schemes/tener/report.py):
 //   index_query, index_key  TenerPlan::indices of a call of kL tokens: the row of the table the query term (_shift,
 //                           L + j - i) and the key term (_transpose_shift, L + i - j) of each entry reads
 //   direction               TENER's f64 scores' middle row against the signed offset j - i of a call of kScoreL

@@ -1,4 +1,4 @@
-// Transformer-XL's figures (reports/figures/figures.hpp; drawn by reports/posenc_report/schemes/transformer_xl.py):
+// Transformer-XL's figures (reports/figures/figures.hpp; drawn by schemes/transformer_xl/report.py):
 //   index           TransformerXlPlan::indices of kLq queries after kLk - kLq memory keys: the row of R each entry
 //                   reads, -1 where it is undefined (j > q_i)
 //   score_distance  the f64 scores' last query row against the distance delta = q_i - j, clamp_len none and kClamp

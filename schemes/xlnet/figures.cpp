@@ -1,4 +1,4 @@
-// XLNet's figures (reports/figures/figures.hpp; drawn by reports/posenc_report/schemes/xlnet.py):
+// XLNet's figures (reports/figures/figures.hpp; drawn by schemes/xlnet/report.py):
 //   index_bi, index_uni  XlnetPlan::indices of kLq queries after kLk - kLq memory keys, attn_type bi and uni: the row
 //                        of the table each entry reads, -1 where it is undefined (uni: j > q_i)
 //   score_direction      the f64 scores' middle row against the signed distance delta = q_i - j of a bi call of kL x

@@ -1,7 +1,8 @@
-"""The per-scheme report modules: one file `reports/posenc_report/schemes/<name>.py` per scheme.
+"""The per-scheme report modules: one file `schemes/<name>/report.py` per scheme, in the scheme's own folder (it is
+imported as `posenc_report.schemes.<name>`, so it reads the report's helpers as `from .. import md`).
 
 A module defines
-    SCHEME = "<name>"              the scheme it reports on; must equal the file name
+    SCHEME = "<name>"              the scheme it reports on; must equal the folder's name
     HEADLINE_KERNELS = (           which benchmarks make the scheme's "speed vs limit" headline
         {"family": "table", "variant": "exact_f32", "baseline": "bandwidth",
          "what": "exact f32 table at its largest size vs the streaming store"},
@@ -17,22 +18,23 @@ its figures page says there is no module). `registered()` lists the modules, so 
 scheme of `posenc list` has one."""
 from __future__ import annotations
 
-import importlib
 import importlib.util
+import sys
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
+SCHEMES = HERE.parents[2] / "schemes"  # the repository's scheme folders
 BASELINES = ("bandwidth", "rmw", "plainloop", "sgemm")
 
 
 def module_path(name: str) -> Path:
-    return HERE / f"{name}.py"
+    return SCHEMES / name / "report.py"
 
 
 def _check(name: str, mod) -> str | None:
     """Why `mod` is not a valid scheme module, or None."""
     if getattr(mod, "SCHEME", None) != name:
-        return f"SCHEME is {getattr(mod, 'SCHEME', None)!r}, expected {name!r} (the file name)"
+        return f"SCHEME is {getattr(mod, 'SCHEME', None)!r}, expected {name!r} (the name of its folder or file)"
     heads = getattr(mod, "HEADLINE_KERNELS", None)
     if not isinstance(heads, (list, tuple)) or not all(isinstance(h, dict) for h in heads):
         return "HEADLINE_KERNELS must be a tuple of dicts"
@@ -44,24 +46,29 @@ def _check(name: str, mod) -> str | None:
     return None
 
 
+def _module_files(directory: Path) -> list:
+    """[(name, path)]: <directory>/<name>/report.py (the scheme folders) and <directory>/<name>.py (a flat directory,
+    as the tests make)."""
+    files = [(p.parent.name, p) for p in directory.glob("*/report.py")]
+    files += [(p.stem, p) for p in directory.glob("*.py") if not p.stem.startswith("_")]
+    return sorted(files)
+
+
 def discover(directory: Path | None = None) -> tuple:
-    """({name: module}, [(file, problem)]) for the modules in `directory` (default: this package). A module
+    """({name: module}, [(file, problem)]) for the modules in `directory` (default: the scheme folders). A module
     that fails to import or lacks the required names is left out and reported, never raised."""
-    directory = Path(directory) if directory is not None else HERE
+    directory = Path(directory) if directory is not None else SCHEMES
     modules, problems = {}, []
-    for path in sorted(directory.glob("*.py")):
-        name = path.stem
-        if name.startswith("_"):
-            continue
-        where = f"schemes/{path.name}"
+    for name, path in _module_files(directory):
+        where = f"schemes/{name}/report.py" if path.name == "report.py" else f"schemes/{path.name}"
         try:
-            if directory.resolve() == HERE:
-                mod = importlib.import_module(f"{__name__}.{name}")
-            else:                                   # tests: modules from another directory, same package context
-                spec = importlib.util.spec_from_file_location(f"{__name__}._scan_{name}", path)
-                mod = importlib.util.module_from_spec(spec)
-                spec.loader.exec_module(mod)
+            qualified = f"{__name__}.{name}" if directory.resolve() == SCHEMES.resolve() else f"{__name__}._scan_{name}"
+            spec = importlib.util.spec_from_file_location(qualified, path)
+            mod = importlib.util.module_from_spec(spec)
+            sys.modules[qualified] = mod            # one module per scheme, however often discover() runs
+            spec.loader.exec_module(mod)
         except Exception as e:                      # a broken module must not take the report down
+            sys.modules.pop(qualified, None)
             problems.append((where, f"cannot import: {type(e).__name__}: {e}"))
             continue
         why = _check(name, mod)
