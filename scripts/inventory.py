@@ -1,12 +1,14 @@
 #!/usr/bin/env python3
 """scripts/inventory.py — what the project holds, counted, so a restructuring can show that nothing was lost.
 
-  scripts/inventory.py [BUILD_DIR] [--json FILE] [--heldout]
+  scripts/inventory.py [BUILD_DIR] [--json FILE] [--heldout] [--schemes]
 
 Counts, from a built tree (default build/): claims in the ledger (posenc_properties, no test run), budget rows
 (`posenc budget`), ctest entries (all, and those the test command runs), benchmarks (posenc_bench, when built),
 CLI commands (verb x scheme, from `posenc list`), and with --heldout the held-out checks (runs heldout_test.py, about
-a minute); and lines of the tracked files per top-level tree. Standard library only."""
+a minute); and lines of the tracked files per top-level tree. With --schemes, what each scheme's author wrote by
+hand: the files of schemes/<name>/ and the scheme's public headers (API, spec, oracle), with their lines. Standard
+library only."""
 from __future__ import annotations
 
 import json
@@ -66,6 +68,21 @@ def lines_per_tree() -> dict:
     return dict(sorted(per.items()))
 
 
+def scheme_files() -> dict:
+    """{scheme: [(path, lines)]}: the tracked files of schemes/<name>/ and the scheme's three public headers."""
+    tracked = set(run(["git", "ls-files"], cwd=ROOT).stdout.split("\n"))
+    out = {}
+    for folder in sorted((ROOT / "schemes").iterdir()):
+        if not (folder / "spec.cpp").is_file():
+            continue
+        n = folder.name
+        paths = sorted(f for f in tracked if f.startswith(f"schemes/{n}/"))
+        paths += [f"lib/include/posenc/{n}.hpp", f"spec/include/posenc/{n}_spec.hpp",
+                  f"reference/include/posenc/reference/{n}.hpp"]
+        out[n] = [(f, (ROOT / f).read_text().count("\n")) for f in paths if f in tracked]
+    return out
+
+
 def main(argv: list) -> int:
     args = [a for i, a in enumerate(argv) if not a.startswith("--") and (i == 0 or argv[i - 1] != "--json")]
     build = Path(args[0]) if args else ROOT / "build"
@@ -85,6 +102,9 @@ def main(argv: list) -> int:
     }
     if "--heldout" in argv:
         inv["heldout_checks"] = heldout_checks(cli)
+    if "--schemes" in argv:
+        per = scheme_files()
+        inv["scheme_files"] = {n: {"files": len(fs), "lines": sum(l for _, l in fs)} for n, fs in per.items()}
     for k, v in inv.items():
         print(f"{k:28} {v}")
     if "--json" in argv:
