@@ -12,6 +12,7 @@
 #     schemes/<name>/cases.hpp                                                    the case table (claims, sweep, benchmarks)
 #     schemes/<name>/check.cpp, check.hpp                                         posenc check / identify (posenc_verify)
 #     schemes/<name>/claims.cpp (+ measure.cpp, generators.cpp: test support)     posenc_properties
+#     schemes/<name>/misuse_test.cpp                                              posenc_api_tests (every public function misused)
 #     schemes/<name>/sweep.cpp                                                    posenc_accuracy_sweep
 #     schemes/<name>/bench.cpp                                                    posenc_bench
 #     schemes/<name>/cli.cpp                                                      posenc (CLI)

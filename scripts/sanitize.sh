@@ -92,7 +92,7 @@ if [[ $what == all || $what == asan ]]; then
     # an error ends it with a non-zero status.
     gcov_args=(-r "$root" --object-directory "$build" --filter "$root/lib/" --filter "$root/spec/" --filter "$root/cli/"
                --filter "$root/verify/" --filter "$root/schemes/"
-               --exclude "$root/cli/tests/" --exclude "$root/schemes/[a-z_0-9]+/(oracle|oracle_test|claims|sweep|measure|generators|config_test|bench|figures)\.(cpp|hpp)"
+               --exclude "$root/cli/tests/" --exclude "$root/schemes/[a-z_0-9]+/(oracle|oracle_test|claims|misuse_test|sweep|measure|generators|config_test|bench|figures)\.(cpp|hpp)"
                --exclude-throw-branches --exclude-unreachable-branches --gcov-ignore-parse-errors -j 1)
     if [[ -z $cov_flags ]]; then
       :

@@ -80,7 +80,7 @@ TEST(Registry, EverySchemeHasItsFileInEveryPart) {
           fs::path("reference/include/posenc/reference") / (n + ".hpp"), fs::path("schemes") / n / "oracle.cpp",
           fs::path("schemes") / n / "oracle_test.cpp", fs::path("schemes") / n / "budget.cpp",
           fs::path("schemes") / n / "cases.hpp", fs::path("schemes") / n / "check.cpp",
-          fs::path("schemes") / n / "figures.cpp",
+          fs::path("schemes") / n / "figures.cpp", fs::path("schemes") / n / "misuse_test.cpp",
           fs::path("schemes") / n / "claims.cpp", fs::path("schemes") / n / "sweep.cpp",
           fs::path("schemes") / n / "bench.cpp", fs::path("schemes") / n / "cli.cpp",
           fs::path("schemes") / n / "report.py"})
@@ -174,9 +174,9 @@ TEST(MainJobPrograms, EverySchemeHasBenchmarksNamedWithItsPrefix) {
 #endif
 
 
-// Misuse tests (properties/support/misuse_test.cpp, program posenc_api_tests): every function a scheme's public
+// Misuse tests (schemes/<scheme>/misuse_test.cpp, program posenc_api_tests): every function a scheme's public
 // header declares at namespace scope (lib/include/posenc/<scheme>.hpp) is named in a TEST(Misuse, <Prefix>...)
-// of that scheme, so a scheme cannot land with a public function nobody has fed bad arguments (issue
+// of that scheme's file, so a scheme cannot land with a public function nobody has fed bad arguments (issue
 // "Reliability": default-constructed structs, zero and huge sizes, short and overlapping spans).
 TEST(Registry, EverySchemesPublicFunctionsHaveMisuseTests) {
   const auto slurp = [](const fs::path& p) {
@@ -185,16 +185,15 @@ TEST(Registry, EverySchemesPublicFunctionsHaveMisuseTests) {
     ss << in.rdbuf();
     return ss.str();
   };
-  const std::string misuse = slurp(kSource / "properties/support/misuse_test.cpp");
-  ASSERT_FALSE(misuse.empty());
   for (std::size_t i = 0; i < kSchemes.size(); ++i) {
     const std::string& scheme = kSchemes[i];
+    const std::string misuse = slurp(kSource / "schemes" / scheme / "misuse_test.cpp");
     // The scheme's misuse tests: from each "TEST(Misuse, <Prefix>" to the next "TEST(".
     std::string bodies;
     const std::string open = "TEST(Misuse, " + kPrefixes[i];
     for (std::size_t at = misuse.find(open); at != std::string::npos; at = misuse.find(open, at + 1))
       bodies += misuse.substr(at, misuse.find("TEST(", at + 1) - at);
-    EXPECT_FALSE(bodies.empty()) << scheme << ": no TEST(Misuse, " << kPrefixes[i] << "...) in misuse_test.cpp";
+    EXPECT_FALSE(bodies.empty()) << scheme << ": no TEST(Misuse, " << kPrefixes[i] << "...) in schemes/" << scheme << "/misuse_test.cpp";
     // Functions declared at namespace scope (column 0) in its public header.
     const std::regex decl(R"(^(?:inline |template ?<[^>]*> ?)?[A-Za-z_][\w:<>, ]*[\s*&]([a-z_]\w*)\()");
     std::istringstream header(slurp(kSource / "lib/include/posenc" / (scheme + ".hpp")));
