@@ -27,7 +27,8 @@ Each must give exit status 1 or 2, nothing on stdout, exactly one stderr line `p
 the option as the user typed it (and the value, when it is short and printable), and leave no output or
 temporary file. Each command first runs once with valid arguments (its base), so a refusal is about the value.
 Base commands: the command's own `Example:` line when it reads no file; for commands that read files, the
-input files are made here (BASES below); a command with neither fails the test — add it to BASES.
+input files are made here from the scheme folder's cli_bases.json; a command with neither fails the test — add it
+to schemes/<name>/cli_bases.json.
 
 Usage: bad_inputs.py POSENC [--json FILE] [--sample K [--seed S]]
   --json    per-option counts and every failure, for the report
@@ -36,6 +37,7 @@ Usage: bad_inputs.py POSENC [--json FILE] [--sample K [--seed S]]
             "full": CI and the main job's --full run it)
 Exit status 0 when every bad value was refused properly.
 """
+import glob
 import json
 import os
 import random
@@ -71,87 +73,20 @@ def write_npy(path, shape, seed=1):
         f.write(b"\x93NUMPY\x01\x00" + struct.pack("<H", len(header)) + header.encode() + struct.pack("<%df" % n, *vals))
 
 
-# Commands that read files: their base arguments and how their inputs are made (a shape for random f32 .npy,
-# or posenc arguments that write the file).
-BASES = {
-    ("check", "sinusoidal"): (["--preset", "fairseq", "--in", "in.npy", "--positions", "2:10", "--format", "json"],
-                              {"in.npy": ["table", "sinusoidal", "--preset", "fairseq", "--positions", "2:10"]}),
-    ("identify", "sinusoidal"): (["--in", "in.npy"],
-                                 {"in.npy": ["table", "sinusoidal", "--preset", "vaswani", "--positions", "0:8"]}),
-    ("check", "rope"): (["--preset", "hf-llama", "--in", "in.npy", "--form", "hf", "--positions", "0:8", "--format", "json"],
-                        {"in.npy": ["table", "rope", "--preset", "hf-llama", "--form", "hf", "--positions", "0:8"]}),
-    ("apply", "rope"): (["--preset", "hf-llama", "--in", "x.npy", "--positions", "5:9"], {"x.npy": (4, 2, 128)}),
-    ("scores", "rope"): (["--preset", "hf-llama", "--q", "q.npy", "--k", "k.npy"], {"q.npy": (3, 128), "k.npy": (5, 128)}),
-    ("scores", "alibi"): (["--heads", "2", "--q", "q.npy", "--k", "k.npy"], {"q.npy": (2, 3, 16), "k.npy": (2, 5, 16)}),
-    ("check", "alibi"): (["--preset", "bloom", "--heads", "4", "--in", "in.npy", "--key-mask", "00111111", "--format", "json"],
-                         {"in.npy": ["bias", "alibi", "--preset", "bloom", "--heads", "4", "--key-length", "8",
-                                     "--key-mask", "00111111"]}),
-    ("scores", "kerple"): (["--heads", "2", "--bias-p", "1,0.5", "--bias-a", "0.1,0.02", "--q", "q.npy", "--k", "k.npy"],
-                           {"q.npy": (2, 3, 16), "k.npy": (2, 5, 16)}),
-    ("check", "kerple"): (["--preset", "kerple-log", "--heads", "4", "--bias-p", "1.1,0.9,1.4,0.005", "--bias-a",
-                           "0.02,0.1,0.5,1", "--in", "in.npy", "--key-mask", "00111111", "--format", "json"],
-                          {"in.npy": ["bias", "kerple", "--preset", "kerple-log", "--heads", "4", "--bias-p",
-                                      "1.1,0.9,1.4,0.005", "--bias-a", "0.02,0.1,0.5,1", "--key-length", "8",
-                                      "--key-mask", "00111111", "--mask", "causal"]}),
-    ("table", "learned"): (["--preset", "roberta", "--weights", "w.npy", "--tokens", "0,31414,232,2,1,1", "--format",
-                            "json"], {"w.npy": (16, 8)}),
-    ("check", "learned"): (["--preset", "opt", "--in", "ids.npy", "--mask", "0011011", "--format", "json"],
-                           {"ids.npy": ["ids", "learned", "--preset", "opt", "--mask", "0011011"]}),
-    ("bias", "t5"): (["--preset", "t5-encoder", "--heads", "4", "--table", "t.npy", "--key-length", "8"],
-                     {"t.npy": (32, 4)}),
-    ("scores", "t5"): (["--preset", "t5-decoder", "--heads", "2", "--table", "t.npy", "--q", "q.npy", "--k", "k.npy"],
-                       {"t.npy": (32, 2), "q.npy": (2, 3, 16), "k.npy": (2, 5, 16)}),
-    ("check", "t5"): (["--preset", "t5-encoder", "--heads", "4", "--table", "t.npy", "--in", "in.npy", "--key-mask",
-                       "00111111", "--format", "json"],
-                      {"t.npy": (32, 4),
-                       "in.npy": ["bias", "t5", "--preset", "t5-encoder", "--heads", "4", "--table", "t.npy",
-                                  "--key-length", "8", "--key-mask", "00111111", "--mask", "causal"]}),
-    ("scores", "shaw"): (["--preset", "t2t", "--head-dim", "16", "--key-table", "a.npy", "--value-table", "b.npy", "--q",
-                          "q.npy", "--k", "k.npy", "--v", "v.npy"],
-                         {"a.npy": (41, 16), "b.npy": (41, 16), "q.npy": (2, 3, 16), "k.npy": (2, 5, 16),
-                          "v.npy": (2, 5, 16)}),
-    ("check", "shaw"): (["--preset", "t2t", "--in", "in.npy", "--format", "json"],
-                        {"in.npy": ["index", "shaw", "--preset", "t2t", "--query-length", "3", "--key-length", "8"]}),
-    ("scores", "deberta"): (["--preset", "deberta-v3-base", "--heads", "2", "--head-dim", "16", "--pos-key", "a.npy",
-                             "--pos-query", "b.npy", "--q", "q.npy", "--k", "k.npy"],
-                            {"a.npy": (2, 512, 16), "b.npy": (2, 512, 16), "q.npy": (2, 3, 16), "k.npy": (2, 5, 16)}),
-    ("check", "deberta"): (["--preset", "deberta-v3-base", "--in", "in.npy", "--format", "json"],
-                           {"in.npy": ["index", "deberta", "--preset", "deberta-v3-base", "--query-length", "3",
-                                       "--key-length", "8"]}),
-    ("scores", "nezha"): (["--preset", "nezha-cn-base", "--depth", "16", "--q", "q.npy", "--k", "k.npy", "--v", "v.npy"],
-                          {"q.npy": (2, 3, 16), "k.npy": (2, 5, 16), "v.npy": (2, 5, 16)}),
-    ("check", "nezha"): (["--preset", "nezha-cn-base", "--in", "in.npy", "--format", "json"],
-                         {"in.npy": ["table", "nezha", "--preset", "nezha-cn-base"]}),
-    ("scores", "transformer_xl"): (["--d-model", "8", "--q", "q.npy", "--k", "k.npy", "--r-w-bias", "u.npy",
-                                    "--r-r-bias", "v.npy", "--r-net", "w.npy", "--key-mask", "11111"],
-                                   {"q.npy": (2, 3, 4), "k.npy": (2, 5, 4), "u.npy": (2, 4), "v.npy": (2, 4),
-                                    "w.npy": (8, 8)}),
-    ("check", "transformer_xl"): (["--preset", "txl-wt103-base", "--d-model", "8", "--in", "in.npy", "--format", "json"],
-                                  {"in.npy": ["table", "transformer_xl", "--preset", "txl-wt103-base", "--d-model", "8",
-                                              "--key-length", "6"]}),
-    ("scores", "xlnet"): (["--d-model", "8", "--q", "q.npy", "--k", "k.npy", "--r-w-bias", "u.npy", "--r-r-bias",
-                           "v.npy", "--r-s-bias", "s.npy", "--seg-embed", "g.npy", "--r", "r.npy", "--token-types", "001"],
-                          {"q.npy": (2, 3, 4), "k.npy": (2, 5, 4), "u.npy": (2, 4), "v.npy": (2, 4), "s.npy": (2, 4),
-                           "g.npy": (2, 2, 4), "r.npy": (8, 2, 4)}),
-    ("check", "xlnet"): (["--preset", "xlnet-base-cased", "--d-model", "8", "--query-length", "2", "--in", "in.npy",
-                          "--format", "json"],
-                         {"in.npy": ["table", "xlnet", "--preset", "xlnet-base-cased", "--d-model", "8",
-                                     "--query-length", "2", "--key-length", "5"]}),
-    ("scores", "tener"): (["--q", "q.npy", "--k", "k.npy", "--r-r-bias", "a.npy", "--r-w-bias", "b.npy"],
-                          {"q.npy": (2, 4, 6), "k.npy": (2, 4, 6), "a.npy": (2, 6), "b.npy": (2, 6)}),
-    ("check", "tener"): (["--preset", "tener-ontonotes", "--d-head", "6", "--in", "in.npy", "--format", "json"],
-                         {"in.npy": ["table", "tener", "--preset", "tener-ontonotes", "--d-head", "6", "--length", "5"]}),
-    ("bias", "fire"): (["--preset", "fire", "--weights", "w.json", "--key-length", "8"],
-                       {"w.json": "data/fire_h4_w8.json"}),
-    ("scores", "fire"): (["--weights", "w.json", "--q", "q.npy", "--k", "k.npy"],
-                         {"w.json": "data/fire_h4_w8.json", "q.npy": (4, 3, 16), "k.npy": (4, 5, 16)}),
-    ("check", "fire"): (["--preset", "fire", "--weights", "w.json", "--in", "in.npy", "--key-mask", "00111111",
-                         "--format", "json"],
-                        {"w.json": "data/fire_h4_w8.json",
-                         "in.npy": ["bias", "fire", "--preset", "fire", "--weights", "w.json", "--key-length", "8",
-                                    "--key-mask", "00111111", "--mask", "causal"]}),
-}
-# (A str input is a file under cli/tests/, copied; a tuple a random f32 .npy of that shape; a list posenc arguments.)
+# Commands that read files: their base arguments and how their inputs are made, from each scheme's folder
+# (schemes/<name>/cli_bases.json: {"bases": {verb: {"args": [...], "inputs": {file: {"shape": [...]} | {"posenc":
+# [...]} | {"fixture": path under cli/tests/}}}}}).
+def load_bases() -> dict:
+    bases = {}
+    for path in sorted(glob.glob(os.path.join(HERE, "..", "..", "schemes", "*", "cli_bases.json"))):
+        scheme = os.path.basename(os.path.dirname(path))
+        with open(path) as f:
+            for verb, b in json.load(f)["bases"].items():
+                bases[(verb, scheme)] = (b["args"], b["inputs"])
+    return bases
+
+
+BASES = load_bases()
 
 
 def state_dict_junk(fixture):
@@ -325,13 +260,13 @@ def main():
         if (verb, scheme) in BASES:
             base, inputs = BASES[(verb, scheme)]
             for name, how in inputs.items():
-                if isinstance(how, str):
-                    with open(os.path.join(HERE, how), "rb") as src, open(os.path.join(cwd, name), "wb") as dst:
+                if "fixture" in how:
+                    with open(os.path.join(HERE, how["fixture"]), "rb") as src, open(os.path.join(cwd, name), "wb") as dst:
                         dst.write(src.read())
-                elif isinstance(how, tuple):
-                    write_npy(os.path.join(cwd, name), how)
+                elif "shape" in how:
+                    write_npy(os.path.join(cwd, name), tuple(how["shape"]))
                 else:
-                    subprocess.run([POSENC] + how + ["--out", name], cwd=cwd, check=True)
+                    subprocess.run([POSENC] + how["posenc"] + ["--out", name], cwd=cwd, check=True)
         elif example is not None and not any(a in file_flags for a in example):
             base = [a for a in example]
             if "--out" in base:  # the base writes out.npy, so a refused command can be checked for leftovers
@@ -340,7 +275,7 @@ def main():
         else:
             failures.append({"command": f"{verb} {scheme}", "flag": "-", "value": "-",
                              "problem": "no base command: its --help has no Example: without input files, and "
-                                        "bad_inputs.py's BASES has no entry"})
+                                        "its scheme's cli_bases.json has no entry"})
             continue
         if "--format" in base:
             i = base.index("--format")
