@@ -46,15 +46,11 @@ done
   || die "--min-time must be a positive number of seconds, got '$min_time'"
 [ -n "$set_name" ] && [ -n "$filter" ] && die "give either --set/--quick or --filter, not both (a set is a filter)"
 
-# A set is one regex in benchmarks/sets/<name>.txt: the first line that is neither blank nor a comment.
+# A set is one regex in benchmarks/sets/<name>.txt (the first line that is neither blank nor a comment; "@headline":
+# the schemes' headline kernels), resolved by scripts/bench_set.py.
 if [ -n "$set_name" ]; then
-  set_file=$root/benchmarks/sets/$set_name.txt
-  if [ ! -f "$set_file" ]; then
-    known=$(ls "$root/benchmarks/sets/"*.txt 2>/dev/null | xargs -r -n1 basename | sed 's/\.txt$//' | paste -sd, -)
-    die "no benchmark set '$set_name' (no $set_file; sets: ${known:-none})"
-  fi
-  filter=$(grep -v '^[[:space:]]*#' "$set_file" | grep -m1 -v '^[[:space:]]*$' | sed 's/^[[:space:]]*//;s/[[:space:]]*$//')
-  [ -n "$filter" ] || die "$set_file holds no filter line (one Google Benchmark regex, '#' lines are comments)"
+  filter=$(python3 "$root/scripts/bench_set.py" "$set_name") || die "no usable benchmark set '$set_name'"
+  [ -n "$filter" ] || die "the set '$set_name' gives an empty filter"
 fi
 
 if [ $no_build -eq 0 ]; then

@@ -154,8 +154,7 @@ progress sweep "${#ordered[@]}" '^\[sweep\] ' schemes $! $(printf "$results/log-
 grep -hE 'budget|FAIL|exceed' "$results"/log-accuracy-*.txt | head -n 20 | sed 's/^/    /'
 
 bench_filter_of() {  # the set's Google Benchmark filter (benchmarks/sets/NAME.txt; "all": every benchmark)
-  [ "$1" = all ] && { echo ""; return; }
-  grep -v '^[[:space:]]*#' "$root/benchmarks/sets/$1.txt" | grep -m1 -v '^[[:space:]]*$'
+  python3 "$root/scripts/bench_set.py" "$1"
 }
 stage "benchmarks: set '$bench_set' (benchmarks/sets/), repetitions $bench_reps, min time ${bench_min_time}s, interleaved"
 parts+=("benchmarks:$bench_set")

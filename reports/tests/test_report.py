@@ -383,6 +383,19 @@ class SchemeModuleTest(unittest.TestCase):
         self.assertEqual(sorted(w for w, _ in problems),
                          ["schemes/badhead.py", "schemes/broken.py", "schemes/misnamed.py"])
 
+    def test_main_benchmark_set_holds_every_headline_kernel_and_its_baselines(self):
+        sys.path.insert(0, str(REPO / "scripts"))
+        import bench_set
+        pattern = re.compile(bench_set.set_filter("main"))
+        modules, _ = schemes.discover()
+        self.assertGreaterEqual(len(modules), 13)
+        for name, mod in modules.items():
+            for h in mod.HEADLINE_KERNELS:
+                variant = h["variant"].replace("*", "x")
+                self.assertTrue(pattern.search(f"{name}/{h['family']}/{variant}/L:8/threads:1"), (name, h))
+                self.assertTrue(pattern.search(f"{name}/{h['family']}/stream_store_f32/L:8/threads:1"), (name, h))
+            self.assertFalse(pattern.search(f"{name}/no_such_family/exact_f32/L:8"))
+
     def test_every_scheme_has_a_module(self):
         names = sorted(p.name for p in (REPO / "schemes").iterdir() if (p / "spec.cpp").is_file())
         self.assertGreaterEqual(len(names), 13)
