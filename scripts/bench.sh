@@ -49,7 +49,7 @@ done
 # A set is one regex in benchmarks/sets/<name>.txt (the first line that is neither blank nor a comment; "@headline":
 # the schemes' headline kernels), resolved by scripts/bench_set.py.
 if [ -n "$set_name" ]; then
-  filter=$(python3 "$root/scripts/bench_set.py" "$set_name") || die "no usable benchmark set '$set_name'"
+  filter=$(python3 "$root/scripts/bench_set.py" "$set_name" 2>&1) || die "${filter#bench_set.py: }"
   [ -n "$filter" ] || die "the set '$set_name' gives an empty filter"
 fi
 
