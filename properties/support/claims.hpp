@@ -33,6 +33,7 @@
 
 #include "verify/accuracy.hpp"
 #include "verify/budget.hpp"
+#include "verify/harness.hpp"
 
 namespace posenc::test {
 
@@ -79,7 +80,7 @@ const Claim& claim(std::string_view id);  // throws std::out_of_range
 // Tests named by claims that GoogleTest does not know (empty when the ledger is consistent).
 std::vector<std::string> claims_without_tests();
 
-using Describe = std::function<std::string()>;
+using Describe = verify::Describe;  // verify/harness.hpp
 
 // One case of a claim (call once per property invocation).
 void count_case(const Claim&);

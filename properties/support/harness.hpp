@@ -1,10 +1,6 @@
-// properties/support/harness.hpp — how measuring harnesses report what they measure.
-//
-// A scheme's harness (schemes/<scheme>/measure.*) computes fast values and oracle values and emits one case
-// per compared number under its budget row; emit() computes the measure from the row (budget.hpp), so a harness
-// never chooses a metric. Sinks decide what a case is for: a claim sink records it in the ledger and fails the
-// property or test with the whole case when it is over budget (tests and report measure exactly the same thing,
-// DESIGN.md §8); the accuracy sweep's sink aggregates per row for accuracy.json.
+// properties/support/harness.hpp — the test side of the measuring harness (verify/harness.hpp: Sink, emit): the
+// claims' sink, which records a case in the ledger and fails the property or test with the whole case when it is over
+// budget, and the checks of `posenc check` claims and invalid-argument claims.
 #pragma once
 
 #include <exception>
@@ -12,35 +8,17 @@
 #include <string>
 
 #include "verify/budget.hpp"
+#include "verify/harness.hpp"
 #include "verify/check_report.hpp"
 #include "claims.hpp"
 #include "posenc/error.hpp"
 
 namespace posenc::test {
 
-using Sink = std::function<void(const BudgetRow&, const Measure&, double computed, const Real* reference,
-                                const Describe& inputs)>;
-
-inline void emit(const Sink& sink, const BudgetRow& row, double y, const Real& r, const Describe& inputs,
-                 double scale = 0.0) {
-  sink(row, measure(row, y, r, scale), y, &r, inputs);
-}
-template <BudgetKey K>
-void emit(const Sink& sink, K key, double y, const Real& r, const Describe& inputs, double scale = 0.0) {
-  emit(sink, budget(key), y, r, inputs, scale);
-}
-// A case whose computed quantity is an exact Real (a dot product formed in MPFR); `shown` is printed as computed.
-template <BudgetKey K>
-void emit_real(const Sink& sink, K key, const Real& y, const Real& r, double shown, const Describe& inputs,
-               double scale = 0.0) {
-  const BudgetRow& row = budget(key);
-  sink(row, measure(row, y, r, scale), shown, &r, inputs);
-}
-template <BudgetKey K>
-void emit_value(const Sink& sink, K key, double value, const Describe& inputs) {
-  const BudgetRow& row = budget(key);
-  sink(row, measure_value(row, value), value, nullptr, inputs);
-}
+using verify::emit;  // verify/harness.hpp: Sink, emit, emit_real, emit_value, emit_measured
+using verify::emit_real;
+using verify::emit_value;
+using verify::Sink;
 
 // Records the cases of the rows `claim` lists (others are measured for other claims) and fails on the first
 // one over budget: with RC_FAIL inside a RapidCheck property, with a non-fatal ADD_FAILURE in a plain test

@@ -33,14 +33,7 @@ struct SweepContext {
   double elapsed_seconds() const;  // since the sweep started (progress lines)
 };
 
-// emit() plus the measured error (for a sweep's series): the row's measure of y against r, +inf when the case is a
-// failure class (NaN, a zero or sign mismatch) rather than a number.
-inline double emit_measured(const Sink& sink, const BudgetRow& row, double y, const Real& r, const Describe& what,
-                            double scale = 0.0) {
-  const Measure m = measure(row, y, r, scale);
-  sink(row, m, y, &r, what);
-  return m.ok() ? m.err : std::numeric_limits<double>::infinity();
-}
+using verify::emit_measured;  // verify/harness.hpp
 
 // Helpers the relative schemes' sweeps share.
 // Every distance 0..dense_to, then steps_per_octave points per octave up to 2^31 - 1, ascending.
