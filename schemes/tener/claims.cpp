@@ -20,6 +20,7 @@
 #include "support/claims.hpp"
 #include "support/harness.hpp"
 #include "support/relative_measure.hpp"
+#include "schemes/tener/measure.hpp"
 #include "support/spec_contract.hpp"
 #include "schemes/tener/budget.hpp"
 #include "schemes/tener/cases.hpp"
@@ -70,33 +71,10 @@ std::vector<T> table_of(const TenerPlan& plan, std::size_t L, const TableOptions
   return t;
 }
 
-relative::EntryFn entry_fn(const rf::TenerOracle& o, const TenerWeights& w, const Call& c,
-                           const std::vector<double>& table, const std::vector<double>& q, const std::vector<double>& k,
-                           std::optional<double> scale) {
-  const TenerSpec s = o.spec();
-  return [&o, &w, &c, &table, &q, &k, scale, s](std::size_t h, std::size_t i, std::size_t j) {
-    relative::Entry e;
-    e.visible = o.visible(c.key_mask, i, j, c.Lk);
-    if (!e.visible) return e;
-    const std::size_t d = s.d_head, L = c.Lk;
-    const auto qi = std::span<const double>(q).subspan((h * L + i) * d, d);
-    const auto kj = std::span<const double>(k).subspan((h * L + j) * d, d);
-    e.exact = o.score(qi, kj, h, i, j, L, scale);
-    const auto a = std::span<const double>(w.r_r_bias).subspan(h * d, d);
-    const auto b = std::span<const double>(w.r_w_bias).subspan(h * d, d);
-    const auto rq = std::span<const double>(table).subspan((L + j - i) * d, d);
-    const auto rk = std::span<const double>(table).subspan((L + i - j) * d, d);
-    e.magnitudes.content = relative::sum_abs(qi, a, kj);
-    e.magnitudes.position = relative::sum_abs(qi, b, rq);
-    e.magnitudes.key = relative::sum_abs(kj, {}, rk);
-    const std::vector<double> ones(d, 1.0);
-    e.magnitudes.weights = relative::sum_abs(qi, b, ones) + relative::sum_abs(kj, {}, ones);
-    return e;
-  };
-}
 
 double default_scale(const TenerSpec& s) { return s.scale ? 1 / std::sqrt(static_cast<double>(s.d_head)) : 1.0; }
 
+using tener_measure::entry_fn;  // schemes/tener/measure.hpp
 using relative::Scores;
 Scores run_scores(const TenerPlan& plan, const Call& c, const std::vector<double>& q, const std::vector<double>& k,
                   std::optional<double> scale, RelativeScoresForm form, const TableOptions& o = {}) {

@@ -20,6 +20,7 @@
 #include "support/relative_sweep.hpp"
 #include "support/sweep.hpp"
 #include "schemes/tener/budget.hpp"
+#include "schemes/tener/measure.hpp"
 
 namespace sweep_tener {  // its own namespace: the sweeps are compiled together (posenc_unity)
 
@@ -68,30 +69,24 @@ void measure_scores(SweepContext& ctx, const TenerSpec& base, const std::string&
   plan.table(L, std::span<double>(table));  // |R| for B's magnitudes (TENER-TABLE-1 holds it to the oracle)
   const bool emu = s.regime == Regime::emulated;
   const double sc = s.scale ? 1 / std::sqrt(static_cast<double>(d)) : 1.0;
-  const std::vector<double> ones(d, 1.0);
+  const relative::Call call{.Lq = L, .Lk = L, .key_mask = {}, .types = {}};
+  const relative::EntryFn entry = tener_measure::entry_fn(o, w, call, table, q, k, std::nullopt);
   for (RelativeScoresForm form : {RelativeScoresForm::blas, RelativeScoresForm::direct}) {
     std::vector<float> s32(L * L);
     std::vector<double> s64(L * L);
     plan.scores(std::span<const float>(q32), std::span<const float>(k32), {L, L}, std::nullopt, std::span<float>(s32), {}, form);
     plan.scores(std::span<const double>(q), std::span<const double>(k), {L, L}, std::nullopt, std::span<double>(s64), {}, form);
+    const relative::BoundParams b{.d = d, .dm = 0, .terms = 3, .abs_scale = sc, .form = form,
+                                  .rho32 = relative_table_rho(DType::f32, emu), .rho64 = relative_table_rho(DType::f64, emu)};
     BandMaxima bands;
-    for (std::size_t i : sample_indices(L, rows, {255, 256, 1024}))
-      for (std::size_t j : sample_indices(L, cols, {i, i + 1, 0, L - 1})) {
-        const std::size_t at = i * L + j;
-        auto what = [&] { return describe(s) + " " + std::string(to_string(form)) + " i=" + std::to_string(i) + " j=" + std::to_string(j); };
-        const auto qs = std::span<const double>(q).subspan(i * d, d), ks = std::span<const double>(k).subspan(j * d, d);
-        const Real e = o.score(qs, ks, 0, i, j, L);
-        RelativeMagnitudes mg;
-        mg.content = relative::sum_abs(qs, w.r_r_bias, ks);
-        mg.position = relative::sum_abs(qs, w.r_w_bias, std::span<const double>(table).subspan((L + j - i) * d, d));
-        mg.key = relative::sum_abs(ks, {}, std::span<const double>(table).subspan((L + i - j) * d, d));
-        mg.weights = relative::sum_abs(qs, w.r_w_bias, ones) + relative::sum_abs(ks, {}, ones);
-        const double r32 = emit_measured(ctx.aggregate, budget(R::scores_f32), s32[at], e, what,
-                                    relative_scores_bound(DType::f32, form, d, 0, 3, sc, mg, relative_table_rho(DType::f32, emu)));
-        const double r64 = emit_measured(ctx.aggregate, budget(R::scores_f64), s64[at], e, what,
-                                    relative_scores_bound(DType::f64, form, d, 0, 3, sc, mg, relative_table_rho(DType::f64, emu)));
-        bands.add(static_cast<std::int64_t>(j) - static_cast<std::int64_t>(i), r32, r64);
-      }
+    relative::sweep_scores(
+        ctx, budget(R::scores_f32), budget(R::scores_f64), budget(R::masked), L, L, entry, b, s32, s64, rows, cols,
+        [&](std::size_t i) { return std::vector<std::size_t>{i, i + 1, 0, L - 1}; },
+        [&](std::size_t i, std::size_t j) { return static_cast<std::int64_t>(j) - static_cast<std::int64_t>(i); },
+        [&](std::size_t i, std::size_t j) {
+          return describe(s) + " " + std::string(to_string(form)) + " i=" + std::to_string(i) + " j=" + std::to_string(j);
+        },
+        bands);
     bands.push(ctx.series, {{"scheme", "tener"}, {"preset", name + " (" + std::string(to_string(form)) + ")"},
                             {"regime", to_string(s.regime)}, {"dim", d}, {"metric", "|score - exact| / B"}});
   }

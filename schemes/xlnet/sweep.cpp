@@ -22,6 +22,7 @@
 #include "support/relative_sweep.hpp"
 #include "support/sweep.hpp"
 #include "schemes/xlnet/budget.hpp"
+#include "schemes/xlnet/measure.hpp"
 
 namespace sweep_xlnet {  // its own namespace: the sweeps are compiled together (posenc_unity)
 
@@ -69,45 +70,25 @@ void measure_scores(SweepContext& ctx, const XlnetSpec& base, const std::string&
   std::vector<double> table(trows * dm);
   plan.table(Lq, Lk, std::span<double>(table));
   const bool emu = s.regime == Regime::emulated;
-  const std::size_t H = 1, M = Lk - Lq;
+  const relative::Call call{.Lq = Lq, .Lk = Lk, .key_mask = {}, .types = types};
+  const relative::EntryFn entry = xlnet_measure::entry_fn(o, w, call, table, q, k, std::nullopt);
   for (RelativeScoresForm form : {RelativeScoresForm::blas, RelativeScoresForm::direct}) {
     std::vector<float> s32(Lq * Lk);
     std::vector<double> s64(Lq * Lk);
     plan.scores(std::span<const float>(q32), std::span<const float>(k32), {Lq, Lk}, types, std::nullopt, std::span<float>(s32), {}, form);
     plan.scores(std::span<const double>(q), std::span<const double>(k), {Lq, Lk}, types, std::nullopt, std::span<double>(s64), {}, form);
+    const relative::BoundParams b{.d = d, .dm = dm, .terms = 3, .abs_scale = 1 / std::sqrt(static_cast<double>(d)),
+                                  .form = form, .rho32 = relative_table_rho(DType::f32, emu),
+                                  .rho64 = relative_table_rho(DType::f64, emu)};
     BandMaxima bands;
-    for (std::size_t i : sample_indices(Lq, rows, {255, 256, 1024}))
-      for (std::size_t j : sample_indices(Lk, cols, {Lk - Lq + i, Lk - Lq + i + 1})) {
-        const std::size_t at = i * Lk + j, qi = Lk - Lq + i;
-        auto what = [&] { return describe(s) + " " + std::string(to_string(form)) + " i=" + std::to_string(i) + " j=" + std::to_string(j); };
-        if (!o.visible({}, i, j, Lq, Lk)) {
-          masked_entry(ctx.aggregate, budget(R::masked), s32[at], what);
-          masked_entry(ctx.aggregate, budget(R::masked), s64[at], what);
-          continue;
-        }
-        const auto qs = std::span<const double>(q).subspan(i * d, d), ks = std::span<const double>(k).subspan(j * d, d);
-        const Real e = o.score(qs, ks, 0, i, j, Lq, Lk, types);
-        RelativeMagnitudes mg;
-        mg.content = relative::sum_abs(qs, w.r_w_bias, ks);
-        const std::size_t row = Lq - i + j;
-        for (std::size_t x = 0; x < d; ++x) {
-          double A = 0, B = 0;
-          for (std::size_t m = 0; m < dm; ++m) {
-            A += std::fabs(w.r[(m * H) * d + x] * table[row * dm + m]);
-            B += std::fabs(w.r[(m * H) * d + x]);
-          }
-          mg.position += (std::fabs(qs[x]) + std::fabs(w.r_r_bias[x])) * A;
-          mg.weights += (std::fabs(qs[x]) + std::fabs(w.r_r_bias[x])) * B;
-        }
-        const std::int64_t tj = j < M ? 0 : types[j - M];
-        mg.segment = relative::sum_abs(qs, w.r_s_bias, std::span<const double>(w.seg_embed).subspan((types[i] != tj ? 1 : 0) * d, d));
-        const double sc = 1 / std::sqrt(static_cast<double>(d));
-        const double r32 = emit_measured(ctx.aggregate, budget(R::scores_f32), s32[at], e, what,
-                                    relative_scores_bound(DType::f32, form, d, dm, 3, sc, mg, relative_table_rho(DType::f32, emu)));
-        const double r64 = emit_measured(ctx.aggregate, budget(R::scores_f64), s64[at], e, what,
-                                    relative_scores_bound(DType::f64, form, d, dm, 3, sc, mg, relative_table_rho(DType::f64, emu)));
-        bands.add(static_cast<std::int64_t>(qi) - static_cast<std::int64_t>(j), r32, r64);
-      }
+    relative::sweep_scores(
+        ctx, budget(R::scores_f32), budget(R::scores_f64), budget(R::masked), Lq, Lk, entry, b, s32, s64, rows, cols,
+        [&](std::size_t i) { return std::vector<std::size_t>{Lk - Lq + i, Lk - Lq + i + 1}; },
+        [&](std::size_t i, std::size_t j) { return static_cast<std::int64_t>(Lk - Lq + i) - static_cast<std::int64_t>(j); },
+        [&](std::size_t i, std::size_t j) {
+          return describe(s) + " " + std::string(to_string(form)) + " i=" + std::to_string(i) + " j=" + std::to_string(j);
+        },
+        bands);
     bands.push(ctx.series, {{"scheme", "xlnet"}, {"preset", name + " (" + std::string(to_string(form)) + ")"},
                             {"regime", to_string(s.regime)}, {"dim", d}, {"metric", "|score - exact| / B"}});
   }
