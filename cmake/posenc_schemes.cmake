@@ -4,9 +4,9 @@
 #     posenc_add_scheme(<name> TESTS <TestPrefix>)
 # Every part then picks up its file(s) of that scheme by convention (posenc_scheme_files below), and configure
 # fails naming the file when a scheme lacks one:
-#     schemes/<name>/spec.cpp (+ spec/include/posenc/<name>_spec.hpp)              posenc::spec
-#     schemes/<name>/fast.cpp (+ lib/include/posenc/<name>.hpp)                    posenc::posenc
-#     schemes/<name>/oracle.cpp (+ reference/include/posenc/reference/<name>.hpp)  posenc::reference
+#     schemes/<name>/spec.cpp (+ include/spec/posenc/<name>_spec.hpp)              posenc::spec
+#     schemes/<name>/fast.cpp (+ include/lib/posenc/<name>.hpp)                    posenc::posenc
+#     schemes/<name>/oracle.cpp (+ include/oracle/posenc/reference/<name>.hpp)     posenc::reference
 #     schemes/<name>/oracle_test.cpp                                              posenc_oracle_tests
 #     schemes/<name>/budget.hpp, budget.cpp                                       posenc_verify (the budget table)
 #     schemes/<name>/cases.hpp                                                    the case table (claims, sweep, benchmarks)
@@ -17,6 +17,9 @@
 #     schemes/<name>/bench.cpp                                                    posenc_bench
 #     schemes/<name>/cli.cpp                                                      posenc (CLI)
 #     schemes/<name>/figures.cpp (+ schemes/<name>/report.py)      posenc_figures: the report's figure data
+# The three public headers live in the scheme's folder, one include root per layer (include/spec, include/lib,
+# include/oracle): each target gets only its own layer's roots (posenc_scheme_include_dirs), so the oracle still
+# cannot include the fast path's headers, and each installs into <prefix>/include/posenc/.
 # GoogleTest suites of a scheme start with <TestPrefix> (e.g. Sinusoidal, SinusoidalOracleEmulated): ctest
 # discovers each test and labels it "<part>:<name>", so `ctest -L sinusoidal` runs one scheme.
 
@@ -68,4 +71,19 @@ function(posenc_discover_scheme_tests target part env timeout)
   gtest_discover_tests(${target} TEST_FILTER "*-${schemes_filter}" TEST_PREFIX "${part}." DISCOVERY_TIMEOUT 120
                        EXTRA_ARGS ${ARGN}
                        PROPERTIES LABELS "${part}:core" ENVIRONMENT "${env}" TIMEOUT ${timeout})
+endfunction()
+
+# posenc_scheme_include_dirs(<target> <layer> [INSTALL]): every registered scheme's include/<layer> folder as a
+# PUBLIC build include root of <target>; with INSTALL its headers are installed into ${CMAKE_INSTALL_INCLUDEDIR},
+# where the installed target's include interface points.
+function(posenc_scheme_include_dirs target layer)
+  cmake_parse_arguments(PARSE_ARGV 2 S "INSTALL" "" "")
+  get_property(schemes GLOBAL PROPERTY POSENC_SCHEMES)
+  foreach(name IN LISTS schemes)
+    set(dir "${PROJECT_SOURCE_DIR}/schemes/${name}/include/${layer}")
+    target_include_directories(${target} PUBLIC $<BUILD_INTERFACE:${dir}>)
+    if(S_INSTALL)
+      install(DIRECTORY ${dir}/ DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+    endif()
+  endforeach()
 endfunction()

@@ -17,6 +17,7 @@ mkdir -p "$build/findings"
 CXX=${POSENC_FUZZ_CXX:-clang++}
 flags=(-std=c++20 -O1 -g -fno-omit-frame-pointer -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
        -I"$root/cli" -I"$root/spec/include")
+for d in "$root"/schemes/*/include/spec; do flags+=(-I"$d"); done   # the schemes' spec headers
 declare -A sources=([positions_fuzz]="cli/args.cpp" [npy_fuzz]="cli/npy_reader.cpp"
                     [spec_json_fuzz]="schemes/sinusoidal/spec.cpp schemes/rope/spec.cpp"
                     [hf_config_fuzz]="spec/src/rope_config.cpp schemes/rope/spec.cpp")

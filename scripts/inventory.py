@@ -69,7 +69,7 @@ def lines_per_tree() -> dict:
 
 
 def scheme_files() -> dict:
-    """{scheme: [(path, lines)]}: the tracked files of schemes/<name>/ and the scheme's three public headers."""
+    """{scheme: [(path, lines)]}: the tracked files of schemes/<name>/ (its three public headers included)."""
     tracked = set(run(["git", "ls-files"], cwd=ROOT).stdout.split("\n"))
     out = {}
     for folder in sorted((ROOT / "schemes").iterdir()):
@@ -77,8 +77,6 @@ def scheme_files() -> dict:
             continue
         n = folder.name
         paths = sorted(f for f in tracked if f.startswith(f"schemes/{n}/"))
-        paths += [f"lib/include/posenc/{n}.hpp", f"spec/include/posenc/{n}_spec.hpp",
-                  f"reference/include/posenc/reference/{n}.hpp"]
         out[n] = [(f, (ROOT / f).read_text().count("\n")) for f in paths if f in tracked]
     return out
 

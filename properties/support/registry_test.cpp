@@ -75,9 +75,10 @@ TEST(Registry, SchemeListIsConsistent) {
 TEST(Registry, EverySchemeHasItsFileInEveryPart) {
   for (const std::string& n : kSchemes)
     for (const fs::path& f :
-         {fs::path("spec/include/posenc") / (n + "_spec.hpp"), fs::path("schemes") / n / "spec.cpp",
-          fs::path("lib/include/posenc") / (n + ".hpp"), fs::path("schemes") / n / "fast.cpp",
-          fs::path("reference/include/posenc/reference") / (n + ".hpp"), fs::path("schemes") / n / "oracle.cpp",
+         {fs::path("schemes") / n / "include/spec/posenc" / (n + "_spec.hpp"), fs::path("schemes") / n / "spec.cpp",
+          fs::path("schemes") / n / "include/lib/posenc" / (n + ".hpp"), fs::path("schemes") / n / "fast.cpp",
+          fs::path("schemes") / n / "include/oracle/posenc/reference" / (n + ".hpp"),
+          fs::path("schemes") / n / "oracle.cpp",
           fs::path("schemes") / n / "oracle_test.cpp", fs::path("schemes") / n / "budget.cpp",
           fs::path("schemes") / n / "cases.hpp", fs::path("schemes") / n / "check.cpp",
           fs::path("schemes") / n / "figures.cpp", fs::path("schemes") / n / "misuse_test.cpp",
@@ -175,9 +176,9 @@ TEST(MainJobPrograms, EverySchemeHasBenchmarksNamedWithItsPrefix) {
 
 
 // Misuse tests (schemes/<scheme>/misuse_test.cpp, program posenc_api_tests): every function a scheme's public
-// header declares at namespace scope (lib/include/posenc/<scheme>.hpp) is named in a TEST(Misuse, <Prefix>...)
-// of that scheme's file, so a scheme cannot land with a public function nobody has fed bad arguments (issue
-// "Reliability": default-constructed structs, zero and huge sizes, short and overlapping spans).
+// header declares at namespace scope (schemes/<scheme>/include/lib/posenc/<scheme>.hpp) is named in a
+// TEST(Misuse, <Prefix>...) of that scheme's file, so a scheme cannot land with a public function nobody has fed bad
+// arguments (issue "Reliability": default-constructed structs, zero and huge sizes, short and overlapping spans).
 TEST(Registry, EverySchemesPublicFunctionsHaveMisuseTests) {
   const auto slurp = [](const fs::path& p) {
     std::ifstream in(p);
@@ -196,7 +197,7 @@ TEST(Registry, EverySchemesPublicFunctionsHaveMisuseTests) {
     EXPECT_FALSE(bodies.empty()) << scheme << ": no TEST(Misuse, " << kPrefixes[i] << "...) in schemes/" << scheme << "/misuse_test.cpp";
     // Functions declared at namespace scope (column 0) in its public header.
     const std::regex decl(R"(^(?:inline |template ?<[^>]*> ?)?[A-Za-z_][\w:<>, ]*[\s*&]([a-z_]\w*)\()");
-    std::istringstream header(slurp(kSource / "lib/include/posenc" / (scheme + ".hpp")));
+    std::istringstream header(slurp(kSource / "schemes" / scheme / "include/lib/posenc" / (scheme + ".hpp")));
     std::set<std::string> functions;
     for (std::string line; std::getline(header, line);) {
       std::smatch m;

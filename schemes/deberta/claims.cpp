@@ -1,5 +1,5 @@
 // DeBERTa claims (DEBERTA-*), as RapidCheck properties and enumerated tests. Reference claims compare the fast path
-// with the MPFR oracle (reference/include/posenc/reference/deberta.hpp, written from the definition independently of
+// with the MPFR oracle (include/oracle/posenc/reference/deberta.hpp, written from the definition independently of
 // lib/); identity claims are exact equalities (buckets and indices are integers). Every tolerance comes from
 // budget.cpp; every compared number goes through check() / emit().
 #include <gtest/gtest.h>

@@ -8,7 +8,7 @@
 // posenc/fire_spec.hpp (it shares no code with lib/), in binary128 for the exact regime (the MLP as its linear piece
 // A_s x + B_s on x's segment between the units' kinks; error <= (w + 16) 2^-112 S, 2^-59 of the smallest tolerance it
 // is used with) and in float32 steps with correctly rounded logs for the cramming regime. Claim FIRE-CHECK-2 holds it
-// to the MPFR oracle (reference/include/posenc/reference/fire.hpp).
+// to the MPFR oracle (include/oracle/posenc/reference/fire.hpp).
 #pragma once
 
 #include <cstddef>

@@ -1,5 +1,5 @@
 // FIRE's claims (FIRE-*), as RapidCheck properties and enumerated tests. Reference claims compare the fast path with
-// the MPFR oracle (reference/include/posenc/reference/fire.hpp, written from the definition independently of lib/);
+// the MPFR oracle (include/oracle/posenc/reference/fire.hpp, written from the definition independently of lib/);
 // identity claims are exact equalities of the fast path (row fire.bias.identity.bitwise). Every tolerance comes from
 // budget.cpp; every compared number goes through the measuring harness (measure.hpp) or check().
 #include <gtest/gtest.h>

@@ -10,7 +10,7 @@
 // state_dict, which every command reads from --weights FILE (WeightsFile below).
 //
 // --weights FILE: the JSON that `json.dump({k: v.tolist() for k, v in fire.state_dict().items()}, f)` writes for
-// mcleish7/arithmetic's FIRE module (spec/include/posenc/fire_spec.hpp):
+// mcleish7/arithmetic's FIRE module (include/spec/posenc/fire_spec.hpp):
 //   "c", "L_multiplier", "init_L"   a number (a 0-d tensor's tolist()) or a list of one number
 //   "mlp.0.weight"                  [w][1] (Linear(1, w).weight), or [w]
 //   "mlp.0.bias"                    [w]

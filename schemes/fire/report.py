@@ -2,8 +2,8 @@
 speed headline, and figures of what the scheme computes — the normalized distance x = ln(|c| d + 1) / (ln(|c|
 max(q, L) + 1) + eps) that every head's MLP reads, the bias of one trained-looking head for short and long queries,
 what the reference's float32 arithmetic (the cramming regime) changes — and a table of where the one implementation
-posenc follows (mcleish7/arithmetic's FIRE, spec/include/posenc/fire_spec.hpp) differs from the paper, each
-difference checked on the bias.
+posenc follows (mcleish7/arithmetic's FIRE, schemes/fire/include/spec/posenc/fire_spec.hpp) differs from the paper,
+each difference checked on the bias.
 
 Every number comes from figures-fire.json (schemes/fire/figures.cpp, run by posenc_figures: FirePlan::bias of
 weights drawn there as cli/tests/data/fire_*.json were, and the checks, scales and ulps); this module only draws."""
@@ -202,8 +202,9 @@ def _conventions(ctx, data: FigureData) -> tuple:
                       "checked on FirePlan::bias (figures.cpp)"], rows, ["l", "l", "l", "l"])
     cap = ("**(d) Where the code differs from the paper.** The paper's authors published no code; posenc follows "
            "the one implementation located, mcleish7/arithmetic@55af9d5e cramming/architectures/embeddings.py, class "
-           "FIRE, forward in eval mode (spec/include/posenc/fire_spec.hpp lists these differences; CONVENTIONS.md "
-           "§2.15), and takes the code where the two differ: a model trained with that code was trained with these "
+           "FIRE, forward in eval mode (schemes/fire/include/spec/posenc/fire_spec.hpp lists these differences; "
+           "CONVENTIONS.md §2.15), and takes the code where the two differ: a model trained with that code was "
+           "trained with these "
            f"choices. Each row is checked on the bias of a small model ({fig['heads']} heads, width {fig['width']}, "
            "weights drawn as torch initialises them, threshold L = init_L = "
            f"{thr} so that rows on both sides of it are in the {n} × {n} matrix), in both regimes, against a variant "

@@ -1,5 +1,5 @@
 // KERPLE's claims (KERPLE-*), as RapidCheck properties and enumerated tests. Reference claims compare the fast path
-// with the MPFR oracle (reference/include/posenc/reference/kerple.hpp, written from the definition independently of
+// with the MPFR oracle (include/oracle/posenc/reference/kerple.hpp, written from the definition independently of
 // lib/); identity claims are exact equalities of the fast path (row kerple.bias.identity.bitwise). Every tolerance
 // comes from budget.cpp; every compared number goes through the measuring harness (measure.hpp) or check().
 #include <gtest/gtest.h>

@@ -1,5 +1,5 @@
 // NEZHA functional relative position claims (NEZHA-*), as RapidCheck properties and enumerated tests. Reference
-// claims compare the fast path with the MPFR oracle (reference/include/posenc/reference/nezha.hpp: NEZHA's table
+// claims compare the fast path with the MPFR oracle (include/oracle/posenc/reference/nezha.hpp: NEZHA's table
 // evaluated from its own formula, and the Shaw oracle over it); identity claims are exact equalities or laws checked
 // on the oracle. Every tolerance comes from a budget row (nezha/budget.cpp; the Shaw rows for scores and outputs);
 // every compared number goes through check() / emit().

@@ -1,6 +1,6 @@
 // RoPE's claims (ROPE-*), as RapidCheck properties and enumerated tests. Oracle kinds (DESIGN.md §4): identity laws
 // are checked on the MPFR oracle at 256 bits (row rope.identity.oracle) and on the fast path within its budget rows;
-// reference claims compare the fast path with the oracle (reference/include/posenc/reference/rope.hpp, written from
+// reference claims compare the fast path with the oracle (include/oracle/posenc/reference/rope.hpp, written from
 // the definition independently of lib/). Every tolerance comes from budget.cpp; every compared number goes through
 // the measuring harness (measure.hpp) or check(), which print the whole case on failure and feed the proofs JSON.
 #include <gtest/gtest.h>

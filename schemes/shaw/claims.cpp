@@ -1,5 +1,5 @@
 // Shaw / tensor2tensor and HF BERT relative_key claims (SHAW-*), as RapidCheck properties and enumerated tests.
-// Reference claims compare the fast path with the MPFR oracle (reference/include/posenc/reference/shaw.hpp, written
+// Reference claims compare the fast path with the MPFR oracle (include/oracle/posenc/reference/shaw.hpp, written
 // from the definition independently of lib/); identity claims are exact equalities (indices are integers). Every
 // tolerance comes from budget.cpp; every compared number goes through check() / emit().
 #include <gtest/gtest.h>

@@ -1,5 +1,5 @@
 // T5's claims (T5-*), as RapidCheck properties and enumerated tests. Reference claims compare the fast path with the
-// MPFR/GMP oracle (reference/include/posenc/reference/t5.hpp, written from the definition independently of lib/);
+// MPFR/GMP oracle (include/oracle/posenc/reference/t5.hpp, written from the definition independently of lib/);
 // identity claims are exact equalities (buckets are integers, bias entries the table's values). Every tolerance
 // comes from budget.cpp; every compared number goes through check().
 #include <gtest/gtest.h>

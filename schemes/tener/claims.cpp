@@ -1,5 +1,5 @@
 // TENER relative attention claims (TENER-*), as RapidCheck properties and enumerated tests. Reference claims compare
-// the fast path with the MPFR oracle (reference/include/posenc/reference/tener.hpp: the table from TENER's own formula
+// the fast path with the MPFR oracle (include/oracle/posenc/reference/tener.hpp: the table from TENER's own formula
 // with its zero row, correctly rounded scores with the key term); identity claims are laws checked on the oracle or
 // exact equalities of the fast path. Tolerances: tener/budget.cpp and the scores bound of verify/relative_budget.hpp.
 #include <gtest/gtest.h>

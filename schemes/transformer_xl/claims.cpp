@@ -1,5 +1,5 @@
 // Transformer-XL relative attention claims (TXL-*), as RapidCheck properties and enumerated tests. Reference claims
-// compare the fast path with the MPFR oracle (reference/include/posenc/reference/transformer_xl.hpp: the table from
+// compare the fast path with the MPFR oracle (include/oracle/posenc/reference/transformer_xl.hpp: the table from
 // Transformer-XL's own formula, correctly rounded scores); identity claims are laws checked on the oracle or exact
 // equalities of the fast path. Every tolerance comes from a budget row (transformer_xl/budget.cpp, the scores bound of
 // verify/relative_budget.hpp); every compared number goes through check() / emit().

@@ -29,7 +29,7 @@ struct SegmentWeights {
 // HF's ef (rel_attn_core; posenc/xlnet.hpp, Segment term) of the user's q [heads][Lq][d_head] (the exact numbers the
 // user's code used, as doubles) and token_types (exactly Lq; memory keys type 0): every entry of in ([heads][Lq][Lk],
 // Lk from the tensor, no key mask: ef has none) against the oracle's exact T = <q_i + r_s_bias_h, seg_embed[s][h]>
-// (reference/include/posenc/reference/xlnet.hpp with every other weight 0 and scale 1), held to the one reference
+// (include/oracle/posenc/reference/xlnet.hpp with every other weight 0 and scale 1), held to the one reference
 // "<stored> steps in any order" with the per-entry envelope E = 1.01 segment_error_bound(stored, d_head, S) (row
 // xlnet.check.segment.envelope). No entry may be -inf: no mask applies to ef. Columns of the report are heads, its
 // positions the keys j. Throws posenc::Error (where "xlnet check") naming the spec's field, "r_s_bias" / "seg_embed"

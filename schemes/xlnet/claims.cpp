@@ -1,5 +1,5 @@
 // XLNet relative attention claims (XLNET-*), as RapidCheck properties and enumerated tests. Reference claims compare
-// the fast path with the MPFR oracle (reference/include/posenc/reference/xlnet.hpp: the table from XLNet's own
+// the fast path with the MPFR oracle (include/oracle/posenc/reference/xlnet.hpp: the table from XLNet's own
 // formula, correctly rounded scores with the segment term); identity claims are laws checked on the oracle or exact
 // equalities of the fast path. Tolerances: xlnet/budget.cpp and the scores bound of verify/relative_budget.hpp.
 #include <gtest/gtest.h>
