@@ -4,14 +4,14 @@
   scripts/bench_set.py NAME          prints the filter ("all": every benchmark, an empty filter)
 
 A set file holds one regex: its first line that is neither blank nor a comment. The line `@headline` stands for the
-headline kernels of every scheme, read from the scheme folders (HEADLINE_KERNELS in schemes/<name>/report.py: the
-benchmarks behind the report's "speed vs limit"), each with the in-run baselines of its family (stream_store, store,
-rmw, plainloop, sgemm, memcpy in f32 or i32): a scheme that lands with a report module is in the set with no edit
-here. Standard library only (the report modules are read, not imported). Exit status 2 for an unknown set."""
+headline kernels of every scheme, read from the scheme folders (schemes/<name>/headline.json: the benchmarks behind the
+report's "speed vs limit"), each with the in-run baselines of its family (stream_store, store, rmw, plainloop, sgemm,
+memcpy in f32 or i32): a scheme that lands with its headline.json is in the set with no edit here. Standard library
+only. Exit status 2 for an unknown set."""
 from __future__ import annotations
 
-import ast
 import fnmatch
+import json
 import sys
 from pathlib import Path
 
@@ -19,24 +19,16 @@ ROOT = Path(__file__).resolve().parent.parent
 BASELINES = "(stream_store|store|rmw|plainloop|sgemm|memcpy)(_f32|_i32)?"
 
 
-def headline_kernels(report: Path) -> list:
-    """The HEADLINE_KERNELS literal of a report module (its source parsed, not run)."""
-    for node in ast.parse(report.read_text()).body:
-        if isinstance(node, ast.Assign) and any(getattr(t, "id", None) == "HEADLINE_KERNELS" for t in node.targets):
-            return list(ast.literal_eval(node.value))
-    return []
-
-
 def variant_regex(pattern: str) -> str:
-    """A HEADLINE_KERNELS variant (an fnmatch pattern) as a regex fragment."""
+    """A headline kernel's variant (an fnmatch pattern) as a regex fragment."""
     return fnmatch.translate(pattern).removeprefix("(?s:").removesuffix(r")\Z")
 
 
 def headline_filter() -> str:
     parts = []
-    for report in sorted((ROOT / "schemes").glob("*/report.py")):
-        scheme, families = report.parent.name, {}
-        for h in headline_kernels(report):
+    for headline in sorted((ROOT / "schemes").glob("*/headline.json")):
+        scheme, families = headline.parent.name, {}
+        for h in json.loads(headline.read_text())["headline_kernels"]:
             variants = families.setdefault(h["family"], [])
             if h["variant"] not in variants:
                 variants.append(h["variant"])

@@ -84,7 +84,7 @@ TEST(Registry, EverySchemeHasItsFileInEveryPart) {
           fs::path("schemes") / n / "figures.cpp", fs::path("schemes") / n / "misuse_test.cpp",
           fs::path("schemes") / n / "claims.cpp", fs::path("schemes") / n / "sweep.cpp",
           fs::path("schemes") / n / "bench.cpp", fs::path("schemes") / n / "cli.cpp",
-          fs::path("schemes") / n / "report.py"})
+          fs::path("schemes") / n / "report.py", fs::path("schemes") / n / "headline.json"})
       EXPECT_TRUE(fs::exists(kSource / f)) << "scheme '" << n << "' has no " << f;
 }
 

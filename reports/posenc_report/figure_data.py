@@ -4,6 +4,7 @@ caption quotes is in the file. Nothing here raises: a missing or broken file, or
 `error` saying why, and the module prints a "not drawn" note instead of the figure."""
 from __future__ import annotations
 
+import functools
 import json
 from pathlib import Path
 
@@ -15,6 +16,21 @@ FILE = "figures-{scheme}.json"
 def not_drawn(name: str, why: str, kind: str = "plot") -> str:
     """The Markdown a figure or table shows in place of itself when its data is missing."""
     return f"*({kind} `{name}` not drawn: {md.cell(why)})*"
+
+
+def figure(key: str, name: str, kind: str = "plot"):
+    """Decorator of a report module's figure: `fn(ctx, fig, name, *args) -> (image, caption)`, given the object
+    `key` of the figure data, becomes `fn(ctx, data, *args)` that returns the "not drawn" note (`name`: the figure's
+    id; `kind`: "plot" or "table") with an empty caption when the file lacks it."""
+    def wrap(fn):
+        @functools.wraps(fn)
+        def run(ctx, data: "FigureData", *args) -> tuple:
+            fig = data.get(key)
+            if fig is None:
+                return not_drawn(name, data.error, kind), ""
+            return fn(ctx, fig, name, *args)
+        return run
+    return wrap
 
 
 class FigureData:

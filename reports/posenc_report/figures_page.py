@@ -2,7 +2,7 @@
 again. A scheme without a module gets the accuracy plots and a note."""
 from __future__ import annotations
 
-from . import md, methods
+from . import md, methods, schemes
 
 
 def build(ctx) -> tuple:
@@ -14,7 +14,7 @@ def build(ctx) -> tuple:
                 "follow.\n")
     else:
         try:
-            figures = list(module.figures(ctx))
+            figures = schemes.draw(module, ctx)
         except Exception as e:                      # the accuracy plots below still get written
             why = f"{type(e).__name__}: {e}"
             ctx.problems.append((f"{scheme}/figures.md", f"schemes/{scheme}/report.py figures(): {why}"))

@@ -367,21 +367,28 @@ class SchemeModuleTest(unittest.TestCase):
         self.assertEqual(modules["sinusoidal"].HEADLINE_KERNELS[0]["variant"], "exact_f32")
 
     def test_registry_reports_broken_modules(self):
+        good = "SCHEME = '{}'\ndef figures(ctx, data):\n    return []\n"
+        heads = '{"headline_kernels": [{"family": "table", "variant": "exact_f32", "baseline": "%s"}]}'
+        folders = {"good": (good.format("good"), heads % "bandwidth"),
+                   "misnamed": (good.format("other"), heads % "bandwidth"),
+                   "broken": ("import no_such_module_anywhere\n", heads % "bandwidth"),
+                   "badhead": (good.format("badhead"), heads % "x"),
+                   "nohead": (good.format("nohead"), None),
+                   "nofigures": ("SCHEME = 'nofigures'\n", heads % "rmw")}
         with tempfile.TemporaryDirectory() as tmp:
             d = Path(tmp)
-            (d / "good.py").write_text("SCHEME = 'good'\nHEADLINE_KERNELS = ()\ndef figures(ctx):\n    return []\n")
-            (d / "misnamed.py").write_text("SCHEME = 'other'\nHEADLINE_KERNELS = ()\ndef figures(ctx):\n    return []\n")
-            (d / "broken.py").write_text("import no_such_module_anywhere\n")
-            (d / "badhead.py").write_text("SCHEME = 'badhead'\nHEADLINE_KERNELS = ({'baseline': 'x'},)\n"
-                                          "def figures(ctx):\n    return []\n")
+            for name, (module, headline) in folders.items():
+                (d / name).mkdir()
+                (d / name / "report.py").write_text(module)
+                if headline is not None:
+                    (d / name / "headline.json").write_text(headline)
             (d / "_helper.py").write_text("raise RuntimeError('not a scheme module')\n")
-            (d / "folded").mkdir()                  # a scheme folder's report.py
-            (d / "folded" / "report.py").write_text("SCHEME = 'folded'\nHEADLINE_KERNELS = ()\n"
-                                                     "def figures(ctx):\n    return []\n")
             modules, problems = schemes.discover(d)
-        self.assertEqual(sorted(modules), ["folded", "good"])
+        self.assertEqual(sorted(modules), ["good"])
+        self.assertEqual(modules["good"].HEADLINE_KERNELS[0]["baseline"], "bandwidth")
         self.assertEqual(sorted(w for w, _ in problems),
-                         ["schemes/badhead.py", "schemes/broken.py", "schemes/misnamed.py"])
+                         ["schemes/badhead/headline.json", "schemes/broken/report.py", "schemes/misnamed/report.py",
+                          "schemes/nofigures/report.py", "schemes/nohead/headline.json"])
 
     def test_main_benchmark_set_holds_every_headline_kernel_and_its_baselines(self):
         sys.path.insert(0, str(REPO / "scripts"))

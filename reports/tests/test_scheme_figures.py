@@ -45,7 +45,7 @@ class Ctx:
 
 def render(scheme: str, results_dir) -> tuple:
     ctx = Ctx(scheme, results_dir)
-    return schemes.discover()[0][scheme].figures(ctx), ctx
+    return schemes.draw(schemes.discover()[0][scheme], ctx), ctx
 
 
 class SchemeFigures(unittest.TestCase):

@@ -9,23 +9,10 @@ draws."""
 from __future__ import annotations
 
 from .. import md
-from ..figure_data import FigureData, not_drawn
+from ..figure_data import FigureData, figure
 from ..gnuplot import Plot, Series
 
 SCHEME = "alibi"
-
-# schemes/alibi/bench.cpp: bias/<variant>/heads:32/L:<L>/threads:<n> (the whole [H][L][L] matrix; baselines
-# stream_store_f32 — the DRAM write limit — and store_f32 of the same bytes) and
-# scores/<variant>/heads:1/L:4096/head_dim:128/threads:<n> (baseline sgemm_f32: q k^T of the same shape; bench.py
-# recognises it by the "sgemm" prefix of the variant, in any family, with the same arguments).
-HEADLINE_KERNELS = (
-    {"family": "bias", "variant": "exact_relative_f32", "baseline": "bandwidth",
-     "what": "exact relative (gpt-neox) f32 bias matrix at its largest (DRAM) size vs the streaming store of the "
-             "same bytes"},
-    {"family": "scores", "variant": "fused_exact_relative_causal_f32", "baseline": "sgemm",
-     "what": "scores with the exact causal bias fused (bias rows, then a beta = 1 sgemm) vs sgemm of the same "
-             "shape (sgemm time ÷ fused time; the target is ≥ 1/1.1)"},
-)
 
 CLAIMS_LINK = "[claims](claims.md#scheme-alibi)"
 
@@ -78,12 +65,9 @@ def _slope_table(fig: dict) -> tuple:
     return table, cap
 
 
-def _slopes(ctx, data: FigureData) -> tuple:
+@figure("slopes", "fig-alibi-slopes")
+def _slopes(ctx, fig: dict, name: str) -> tuple:
     """(a): the plot, and below its caption a table of the slopes of 1, 3, 6, 12 heads as powers of two."""
-    name = "fig-alibi-slopes"
-    fig = data.get("slopes")
-    if fig is None:
-        return not_drawn(name, data.error), ""
     curves = fig["curves"]
     series = [Series(f"n = {cv['n']}" + (" (power of two)" if cv["n"] == cv["c"] else f" (c = {cv['c']})"),
                      _points(cv["points"]), style, dashed=cv["n"] == cv["c"])
@@ -122,11 +106,8 @@ def _row_fact(v: dict, q: int) -> str:
             f"{', '.join(md.num(s) for s in v['steps_after'])} after it; minus relative at j ≤ {q}: {const}")
 
 
-def _bias_rows(ctx, data: FigureData) -> tuple:
-    name = "fig-alibi-bias-rows"
-    fig = data.get("bias_rows")
-    if fig is None:
-        return not_drawn(name, data.error), ""
+@figure("bias_rows", "fig-alibi-bias-rows")
+def _bias_rows(ctx, fig: dict, name: str) -> tuple:
     q, n, L, m0 = fig["query"], fig["heads"], fig["key_length"], fig["m0"]
     series = [Series(ROW_LABELS[v["variant"]], _points(v["points"]), ROW_STYLES[v["variant"]])
               for v in fig["variants"]]
@@ -159,11 +140,8 @@ def _cell(x: dict) -> str:
     return f"{md.num(x['max'])}: " + ("same" if x["same"] else "**differs**")
 
 
-def _softmax_table(ctx, data: FigureData) -> tuple:
-    name = "tab-alibi-softmax"
-    fig = data.get("softmax")
-    if fig is None:
-        return not_drawn(name, data.error, "table"), ""
+@figure("softmax", "tab-alibi-softmax", "table")
+def _softmax_table(ctx, fig: dict, name: str) -> tuple:
     n, L, pad, p = fig["heads"], fig["length"], fig["pad"], fig["padded"]
     rows = [[md.code(v["variant"]), _cell(v["causal_vs_relative"]), _cell(v["unmasked_vs_relative"]),
              _cell(v["unmasked_vs_key"])] for v in fig["variants"]]
@@ -197,11 +175,8 @@ def _softmax_table(ctx, data: FigureData) -> tuple:
 
 # --- (d) emulated vs exact slopes ----------------------------------------------------------------------------
 
-def _deviation(ctx, data: FigureData) -> tuple:
-    name = "fig-alibi-slope-deviation"
-    fig = data.get("slope_deviation")
-    if fig is None:
-        return not_drawn(name, data.error), ""
+@figure("slope_deviation", "fig-alibi-slope-deviation")
+def _deviation(ctx, fig: dict, name: str) -> tuple:
     top, half_ulp, bloom_line = fig["max_heads"], fig["half_ulp"], fig["conventions_bloom"]
     series = [Series(r["regime"], _points(r["points"]), style)
               for r, style in zip(fig["regimes"], DEVIATION_STYLES)]
@@ -240,8 +215,5 @@ def _deviation(ctx, data: FigureData) -> tuple:
     return ctx.renderer.image(plot, "ALiBi float32 slope deviation"), cap
 
 
-def figures(ctx) -> list:
-    data = ctx.figure_data()
-    out = [_slopes(ctx, data), _bias_rows(ctx, data), _softmax_table(ctx, data), _deviation(ctx, data)]
-    ctx.figure_notes.append(data.note())
-    return out
+def figures(ctx, data: FigureData) -> list:
+    return [_slopes(ctx, data), _bias_rows(ctx, data), _softmax_table(ctx, data), _deviation(ctx, data)]

@@ -9,22 +9,10 @@ draws."""
 from __future__ import annotations
 
 from .. import md
-from ..figure_data import FigureData, not_drawn
+from ..figure_data import FigureData, figure
 from ..gnuplot import Plot, Series
 
 SCHEME = "deberta"
-
-# schemes/deberta/bench.cpp: index/<variant>/heads:1/L:<L>/threads:<n> (int32 matrices; baselines
-# stream_store_i32, store_i32) and scores/<variant>/heads:1/L:4096/head_dim:64/threads:<n> (fused against sgemm_f32).
-HEADLINE_KERNELS = (
-    {"family": "index", "variant": "relative_v3_i32", "baseline": "bandwidth",
-     "what": "deberta-v3-base int32 relative-position matrix at its largest size vs the streaming store"},
-    {"family": "index", "variant": "c2p_v3_i32", "baseline": "bandwidth",
-     "what": "deberta-v3-base int32 c2p index matrix at its largest size vs the streaming store"},
-    {"family": "scores", "variant": "fused_v3_f32", "baseline": "sgemm",
-     "what": "disentangled scores (c2c + c2p + p2c: two gathered gemms, then a beta = 1 sgemm) vs sgemm of the "
-             "same shape (target <= 2.2x)"},
-)
 
 CLAIMS_LINK = "[claims](claims.md#scheme-deberta)"
 # (a): the two curves, by the clamp: label and line style
@@ -39,11 +27,8 @@ def _points(rows: list) -> list:
     return [tuple(p) for p in rows]
 
 
-def _bucket_curves(ctx, data: FigureData) -> tuple:
-    name = "fig-deberta-buckets"
-    fig = data.get("buckets")
-    if fig is None:
-        return not_drawn(name, data.error), ""
+@figure("buckets", "fig-deberta-buckets")
+def _bucket_curves(ctx, fig: dict, name: str) -> tuple:
     series, notes = [], []
     for c in fig["curves"]:
         label, style = CURVES[c["clamp"]]
@@ -63,11 +48,8 @@ def _bucket_curves(ctx, data: FigureData) -> tuple:
     return ctx.renderer.image(plot, "DeBERTa buckets against the relative position"), cap
 
 
-def _score_curves(ctx, data: FigureData) -> tuple:
-    name = "fig-deberta-score-offset"
-    fig = data.get("score_offset")
-    if fig is None:
-        return not_drawn(name, data.error), ""
+@figure("score_offset", "fig-deberta-score-offset")
+def _score_curves(ctx, fig: dict, name: str) -> tuple:
     mid, m, s, lo, hi = fig["mid"], fig["max_minus_1"], fig["score_span"], *fig["yrange"]
     series = [Series("c2p of a fixed query q", _points(fig["c2p"]), "lines lw 2"),
               Series("p2c of a fixed key k", _points(fig["p2c"]), "lines lw 2 dt 2")]
@@ -112,11 +94,8 @@ def _score_curves(ctx, data: FigureData) -> tuple:
     return ctx.renderer.image(plot, "DeBERTa c2p and p2c terms against the relative position"), cap
 
 
-def _differences(ctx, data: FigureData) -> tuple:
-    name = "table-deberta-exact-vs-float32"
-    fig = data.get("exact_vs_float32")
-    if fig is None:
-        return not_drawn(name, data.error, "table"), ""
+@figure("exact_vs_float32", "table-deberta-exact-vs-float32", "table")
+def _differences(ctx, fig: dict, name: str) -> tuple:
     rows = []
     for r in fig["rows"]:
         diff = [f"{a}: {e} vs {h}" for a, e, h in r["differ"]]
@@ -140,11 +119,8 @@ def _matrix_table(rows: list, key_length: int) -> str:
                     [[str(i), *[md.num(v) for v in r]] for i, r in enumerate(rows)], ["l"] + ["r"] * key_length)
 
 
-def _index_matrices(ctx, data: FigureData) -> tuple:
-    name = "table-deberta-index"
-    fig = data.get("index")
-    if fig is None:
-        return not_drawn(name, data.error, "table"), ""
+@figure("index", "table-deberta-index", "table")
+def _index_matrices(ctx, fig: dict, name: str) -> tuple:
     f, L, lq, sp, last = fig["facts"], fig["length"], fig["first_length"], fig["span"], fig["last_row"]
     bs, mp, preset = fig["position_buckets"], fig["max_relative_positions"], fig["preset"]
     share_text = "; ".join(" = ".join(f"b({r})" for r in rs) + f" = {v}" for rs, v in f["shared"])
@@ -174,8 +150,5 @@ def _index_matrices(ctx, data: FigureData) -> tuple:
     return body, cap
 
 
-def figures(ctx) -> list:
-    data = ctx.figure_data()
-    out = [_bucket_curves(ctx, data), _score_curves(ctx, data), _differences(ctx, data), _index_matrices(ctx, data)]
-    ctx.figure_notes.append(data.note())
-    return out
+def figures(ctx, data: FigureData) -> list:
+    return [_bucket_curves(ctx, data), _score_curves(ctx, data), _differences(ctx, data), _index_matrices(ctx, data)]

@@ -10,27 +10,10 @@ weights drawn there as cli/tests/data/fire_*.json were, and the checks, scales a
 from __future__ import annotations
 
 from .. import md
-from ..figure_data import FigureData, not_drawn
+from ..figure_data import FigureData, figure
 from ..gnuplot import Plot, Series
 
 SCHEME = "fire"
-
-# schemes/fire/bench.cpp: bias/<variant>/heads:32/L:<L>/threads:<n> (the whole [H][L][L] matrix, width 32;
-# variants cramming_f32, exact_f32, exact_f64; baselines stream_store_f32 — the DRAM write limit — store_f32 and
-# plainloop_f32 — the per-entry loop of the definition, L:512 only — and their f64 forms) and
-# scores/<variant>/heads:1/L:4096/head_dim:128/threads:<n> (fused_cramming_causal_f32 against sgemm_f32, q k^T of the
-# same shape; bench.py recognises the baseline by the "sgemm" prefix of the variant, with the same arguments).
-HEADLINE_KERNELS = (
-    {"family": "bias", "variant": "cramming_f32", "baseline": "bandwidth",
-     "what": "cramming (the reference's float32 steps) f32 bias matrix at its largest (DRAM) size vs the streaming "
-             "store of the same bytes"},
-    {"family": "bias", "variant": "cramming_f32", "baseline": "plainloop",
-     "what": "cramming f32 bias matrix vs the plain per-entry loop of the definition (two log1p, a division and the "
-             "MLP per entry; L:512, the one size it runs at)"},
-    {"family": "scores", "variant": "fused_cramming_causal_f32", "baseline": "sgemm",
-     "what": "scores with the causal cramming bias fused (bias rows, then a beta = 1 sgemm) vs sgemm of the same "
-             "shape (sgemm time ÷ fused time)"},
-)
 
 CLAIMS_LINK = "[claims](claims.md#scheme-fire)"
 
@@ -61,11 +44,8 @@ def _points(pts: list) -> list:
 
 # --- (a) the normalized distance ---------------------------------------------------------------------------------
 
-def _normalized(ctx, data: FigureData) -> tuple:
-    name = "fig-fire-normalized-distance"
-    fig = data.get("normalized_distance")
-    if fig is None:
-        return not_drawn(name, data.error), ""
+@figure("normalized_distance", "fig-fire-normalized-distance")
+def _normalized(ctx, fig: dict, name: str) -> tuple:
     thr, queries = fig["threshold"], fig["queries"]
     series = [Series(f"q = {q['q']}" + (" (<= L: the normalizer of L)" if q["at_or_below_threshold"] else ""),
                      _points(q["points"]), "lines lw 3" if q["at_or_below_threshold"] else "lines lw 2",
@@ -99,11 +79,8 @@ def _normalized(ctx, data: FigureData) -> tuple:
 
 # --- (b) the bias of one head for short and long queries -----------------------------------------------------------
 
-def _rows(ctx, data: FigureData) -> tuple:
-    name = "fig-fire-bias-rows"
-    fig = data.get("bias_rows")
-    if fig is None:
-        return not_drawn(name, data.error), ""
+@figure("bias_rows", "fig-fire-bias-rows")
+def _rows(ctx, fig: dict, name: str) -> tuple:
     head, thr, queries, far = fig["head"], fig["threshold"], fig["queries"], fig["far"]
     series = [Series(f"q = {q['q']}" + (" (<= L)" if q["at_or_below_threshold"] else ""), _points(q["points"]),
                      "lines lw 2", dashed=q["dashed"]) for q in queries]
@@ -132,11 +109,8 @@ def _rows(ctx, data: FigureData) -> tuple:
 
 # --- (c) cramming − exact ----------------------------------------------------------------------------------------
 
-def _deviation(ctx, data: FigureData) -> tuple:
-    name = "fig-fire-cramming-deviation"
-    fig = data.get("cramming_deviation")
-    if fig is None:
-        return not_drawn(name, data.error), ""
+@figure("cramming_deviation", "fig-fire-cramming-deviation")
+def _deviation(ctx, fig: dict, name: str) -> tuple:
     q = fig["q"]
     plot = Plot(name=name, title=f"FIRE cramming (float32 steps) minus exact bias, query at q = {q}, worst head",
                 xlabel="distance d (log scale; d = 0 drawn at 1/2)",
@@ -168,11 +142,8 @@ def _deviation(ctx, data: FigureData) -> tuple:
 
 # --- (d) the paper and the code ----------------------------------------------------------------------------------
 
-def _conventions(ctx, data: FigureData) -> tuple:
-    name = "tab-fire-conventions"
-    fig = data.get("conventions")
-    if fig is None:
-        return not_drawn(name, data.error, "table"), ""
+@figure("conventions", "tab-fire-conventions", "table")
+def _conventions(ctx, fig: dict, name: str) -> tuple:
     thr, n = fig["threshold"], fig["length"]
 
     def both(key):
@@ -215,8 +186,5 @@ def _conventions(ctx, data: FigureData) -> tuple:
     return table, cap
 
 
-def figures(ctx) -> list:
-    data = ctx.figure_data()
-    out = [_normalized(ctx, data), _rows(ctx, data), _deviation(ctx, data), _conventions(ctx, data)]
-    ctx.figure_notes.append(data.note())
-    return out
+def figures(ctx, data: FigureData) -> list:
+    return [_normalized(ctx, data), _rows(ctx, data), _deviation(ctx, data), _conventions(ctx, data)]

@@ -9,23 +9,10 @@ draws."""
 from __future__ import annotations
 
 from .. import md
-from ..figure_data import FigureData, not_drawn
+from ..figure_data import FigureData, figure, not_drawn
 from ..gnuplot import Plot, Series
 
 SCHEME = "kerple"
-
-# schemes/kerple/bench.cpp: bias/<variant>/heads:32/L:<L>/threads:<n> (the whole [H][L][L] matrix; variants
-# exact_log_f32, megatron_log_f32, exact_power_f32, megatron_power_f32, exact_log_f64; baselines stream_store_f32 —
-# the DRAM write limit — and store_f32 of the same bytes, and their f64 forms) and
-# scores/<variant>/heads:1/L:4096/head_dim:128/threads:<n> (fused_exact_log_causal_f32 against sgemm_f32, q k^T of
-# the same shape; bench.py recognises the baseline by the "sgemm" prefix of the variant, with the same arguments).
-HEADLINE_KERNELS = (
-    {"family": "bias", "variant": "exact_log_f32", "baseline": "bandwidth",
-     "what": "exact log-kernel f32 bias matrix at its largest (DRAM) size vs the streaming store of the same bytes"},
-    {"family": "scores", "variant": "fused_exact_log_causal_f32", "baseline": "sgemm",
-     "what": "scores with the exact causal log-kernel bias fused (bias rows, then a beta = 1 sgemm) vs sgemm of "
-             "the same shape (sgemm time ÷ fused time)"},
-)
 
 CLAIMS_LINK = "[claims](claims.md#scheme-kerple)"
 POWER_YMIN = -20.0          # (a′) is clipped here: p = 2, a = 0.01 reaches -163.84 at d = 128
@@ -119,11 +106,8 @@ def _deviation_fact(h: dict, fig: dict) -> str:
     return fact
 
 
-def _deviation(ctx, data: FigureData) -> tuple:
-    name = "fig-kerple-megatron-deviation"
-    fig = data.get("megatron_deviation")
-    if fig is None:
-        return not_drawn(name, data.error), ""
+@figure("megatron_deviation", "fig-kerple-megatron-deviation")
+def _deviation(ctx, fig: dict, name: str) -> tuple:
     L, heads, carried, half = fig["length"], fig["heads"], fig["carried"], fig["one_rounding"]
     series = [Series(f"{h['kernel']}, p = {md.num(h['p'])}, a = {md.num(h['a'], 4)}", _points(h["points"]), s)
               for h, s in zip(heads, DEVIATION_STYLES)]
@@ -170,11 +154,8 @@ def _clamp_cell(c: dict) -> str:
     return (f"**{ps}**" if c["p_clamped"] else ps) + ", " + (f"**{as_}**" if c["a_clamped"] else as_)
 
 
-def _clamp_table(ctx, data: FigureData) -> tuple:
-    name = "tab-kerple-clamp"
-    fig = data.get("clamp")
-    if fig is None:
-        return not_drawn(name, data.error, "table"), ""
+@figure("clamp", "tab-kerple-clamp", "table")
+def _clamp_table(ctx, fig: dict, name: str) -> tuple:
     rows = [[md.cell(real_text(r["bias_p"])), md.cell(real_text(r["bias_a"]))] + [_clamp_cell(c) for c in r["cells"]]
             for r in fig["rows"]]
     cols = [f"{c['kernel']}, {c['regime']}: p, a" for c in fig["rows"][0]["cells"]]
@@ -202,8 +183,5 @@ def _clamp_table(ctx, data: FigureData) -> tuple:
     return table, cap
 
 
-def figures(ctx) -> list:
-    data = ctx.figure_data()
-    out = [_curves(ctx, data, "log"), _curves(ctx, data, "power"), _deviation(ctx, data), _clamp_table(ctx, data)]
-    ctx.figure_notes.append(data.note())
-    return out
+def figures(ctx, data: FigureData) -> list:
+    return [_curves(ctx, data, "log"), _curves(ctx, data, "power"), _deviation(ctx, data), _clamp_table(ctx, data)]

@@ -8,22 +8,9 @@ table, the rows and the dot products); this module only draws."""
 from __future__ import annotations
 
 from .. import md
-from ..figure_data import FigureData, not_drawn
+from ..figure_data import FigureData, figure
 
 SCHEME = "learned"
-
-# schemes/learned/bench.cpp: rows/<variant>/rows:<R>/dim:<d>/L:<L>/threads:1 (LearnedPlan::rows of L ids from a
-# float64 table; variants gather_f32, gather_f64; baselines stream_store_f32 — the DRAM write limit — store_f32 and
-# memcpy_f32 of the same output bytes, and their f64 forms) and ids/<variant>/L:1048576/threads:1 (position_ids of
-# each map: arange, make_positions, cumsum_mask; baseline plainloop: std::vector<int64_t>(L) written with 0 .. L-1).
-# bench.py sizes a record by L alone here (the key is "dim", not "d"), so the rows headline is the best ratio at
-# L = 32768 over the two tables.
-HEADLINE_KERNELS = (
-    {"family": "rows", "variant": "gather_f32", "baseline": "bandwidth",
-     "what": "gather of 32768 rows from a float64 table into float32 vs the streaming store of the same output bytes"},
-    {"family": "ids", "variant": "cumsum_mask", "baseline": "plainloop",
-     "what": "OPT's cumsum_mask ids of 2^20 tokens vs a plain loop writing 2^20 int64 (ids/s ÷ ids/s)"},
-)
 
 CLAIMS_LINK = "[claims](claims.md#scheme-learned)"
 
@@ -38,11 +25,8 @@ def _ids_text(ids) -> str:
 
 # --- (a) the ids of each preset -------------------------------------------------------------------------------
 
-def _ids_table(ctx, data: FigureData) -> tuple:
-    name = "tab-learned-ids"
-    fig = data.get("ids")
-    if fig is None:
-        return not_drawn(name, data.error, "table"), ""
+@figure("ids", "tab-learned-ids", "table")
+def _ids_table(ctx, fig: dict, name: str) -> tuple:
     presets, examples = fig["presets"], fig["examples"]
     rows = []
     for e in examples:
@@ -75,11 +59,8 @@ def _ids_table(ctx, data: FigureData) -> tuple:
 
 # --- (b) no relative structure --------------------------------------------------------------------------------
 
-def _relative_table(ctx, data: FigureData) -> tuple:
-    name = "tab-learned-relative"
-    fig = data.get("relative")
-    if fig is None:
-        return not_drawn(name, data.error, "table"), ""
+@figure("relative", "tab-learned-relative", "table")
+def _relative_table(ctx, fig: dict, name: str) -> tuple:
     n, dim, count, std, ks = fig["rows"], fig["dim"], fig["positions"], fig["init_std"], fig["offsets"]
     tables = {t["table"]: t for t in fig["tables"]}
     out_rows = []
@@ -122,8 +103,5 @@ def _relative_table(ctx, data: FigureData) -> tuple:
     return md_table, cap
 
 
-def figures(ctx) -> list:
-    data = ctx.figure_data()
-    out = [_ids_table(ctx, data), _relative_table(ctx, data)]
-    ctx.figure_notes.append(data.note())
-    return out
+def figures(ctx, data: FigureData) -> list:
+    return [_ids_table(ctx, data), _relative_table(ctx, data)]

@@ -9,34 +9,10 @@ draws."""
 from __future__ import annotations
 
 from .. import md
-from ..figure_data import FigureData, not_drawn
+from ..figure_data import FigureData, figure
 from ..gnuplot import Plot, Series
 
 SCHEME = "nezha"
-
-# schemes/nezha/bench.cpp: table/<variant>/K:<K>/depth:64/threads:<n> (the (2K + 1) x depth table at K = 64 and
-# 16384; variants exact_f32 and hf_f32; baseline plainloop_f32: the loop a user writes — float32 frequencies and
-# angles, one std::sin / std::cos per entry — which bench.py recognises by its "plainloop" prefix and pairs with
-# the kernel of the same family and arguments, items/s ÷ items/s; the table family has no streaming-store
-# baseline), scores/<variant>/heads:1/L:4096/head_dim:64/threads:<n> (fused_hf_causal_f32 against sgemm_f32: q k^T
-# alone) and attend/hf_causal_f32/heads:1/L:4096/head_dim:64/threads:<n> (the attention output). bench.py pairs a
-# kernel with an sgemm baseline of any family in the same file with the same arguments, so the attend kernel is
-# held against the scores family's sgemm_f32 (as shaw.py's). A record's size is K·depth here (no L or d named),
-# so the table headline is read at K = 16384.
-HEADLINE_KERNELS = (
-    {"family": "table", "variant": "exact_f32", "baseline": "plainloop",
-     "what": "exact f32 table (correctly rounded sin/cos) at its largest size vs the plain loop a user writes "
-             "(float32 frequencies and angles, one std::sin / std::cos per entry; items/s ÷ items/s)"},
-    {"family": "table", "variant": "hf_f32", "baseline": "plainloop",
-     "what": "HF's float32 table (each float32 step correctly rounded) at its largest size vs the same plain loop "
-             "(items/s ÷ items/s)"},
-    {"family": "scores", "variant": "fused_hf_causal_f32", "baseline": "sgemm",
-     "what": "nezha-cn-base causal scores with the relative term fused (Q T^T, gathered rows, then a beta = 1 Q K^T "
-             "sgemm) vs sgemm of q k^T alone, same shape (sgemm time ÷ fused time)"},
-    {"family": "attend", "variant": "hf_causal_f32", "baseline": "sgemm",
-     "what": "nezha-cn-base causal attention output (scores, softmax, alpha (V + T)) vs sgemm of q k^T alone of the "
-             "same shape (the scores family's sgemm_f32; sgemm time ÷ attend time)"},
-)
 
 CLAIMS_LINK = "[claims](claims.md#scheme-nezha)"
 
@@ -51,11 +27,8 @@ def _points(pts: list) -> list:
 
 # ---- (a) the table against r --------------------------------------------------------------------------------
 
-def _table_curves(ctx, data: FigureData) -> tuple:
-    name = "fig-nezha-table"
-    fig = data.get("table")
-    if fig is None:
-        return not_drawn(name, data.error), ""
+@figure("table", "fig-nezha-table")
+def _table_curves(ctx, fig: dict, name: str) -> tuple:
     k, depth, tl, preset = fig["k"], fig["depth"], fig["low_pair"], fig["preset"]
     w = md.num(fig["low_frequency"])
     c0, c1, c2, c3 = (col["c"] for col in fig["columns"])
@@ -92,11 +65,8 @@ QUERIES = (("row_k", "q = T[K] (row of distance 0)", "lines lw 2"),
            ("e0", "q = e_0 (unit vector on column 0)", "lines lw 2 dt 4"))
 
 
-def _score_curves(ctx, data: FigureData) -> tuple:
-    name = "fig-nezha-score-offset"
-    fig = data.get("score_offset")
-    if fig is None:
-        return not_drawn(name, data.error), ""
+@figure("score_offset", "fig-nezha-score-offset")
+def _score_curves(ctx, fig: dict, name: str) -> tuple:
     k, depth, regime, preset = fig["k"], fig["depth"], fig["regime"], fig["preset"]
     lo, hi = fig["y_range"]
     series = [Series(label, _points(fig["curves"][key]), style) for key, label, style in QUERIES]
@@ -126,11 +96,8 @@ def _score_curves(ctx, data: FigureData) -> tuple:
 
 # ---- (c) HF's float32 table against the exact one -----------------------------------------------------------
 
-def _hf_vs_exact(ctx, data: FigureData) -> tuple:
-    name = "fig-nezha-hf-vs-exact"
-    fig = data.get("hf_vs_exact")
-    if fig is None:
-        return not_drawn(name, data.error), ""
+@figure("hf_vs_exact", "fig-nezha-hf-vs-exact")
+def _hf_vs_exact(ctx, fig: dict, name: str) -> tuple:
     k, depth, worst, zero_rows = fig["k"], fig["depth"], fig["largest"], fig["identical_rows"]
     series = [Series("max over columns |T_hf[r][c] - T_exact[r][c]|", _points(fig["differences"]),
                      "linespoints pt 7 ps 0.4"),
@@ -168,11 +135,8 @@ def _matrix_table(rows: list) -> str:
                     ["l"] + ["r"] * key_length)
 
 
-def _index_matrices(ctx, data: FigureData) -> tuple:
-    name = "table-nezha-index"
-    fig = data.get("index")
-    if fig is None:
-        return not_drawn(name, data.error, "table"), ""
+@figure("index", "table-nezha-index", "table")
+def _index_matrices(ctx, fig: dict, name: str) -> tuple:
     a, c, sk, preset = fig["square"], fig["last"], fig["small_k"], fig["preset"]
     length, lq, big = len(a), len(c), fig["preset_length"]
     body = (f"K = {sk}, {length} × {length} (row i: the query at q_i; column j: the key):\n\n" + _matrix_table(a)
@@ -194,11 +158,8 @@ def _index_matrices(ctx, data: FigureData) -> tuple:
 
 # ---- (e) the preset --------------------------------------------------------------------------------------------
 
-def _preset_table(ctx, data: FigureData) -> tuple:
-    name = "table-nezha-presets"
-    fig = data.get("presets")
-    if fig is None:
-        return not_drawn(name, data.error, "table"), ""
+@figure("presets", "table-nezha-presets", "table")
+def _preset_table(ctx, fig: dict, name: str) -> tuple:
     rows = [[md.code(r["label"]), md.num(r["k"]), md.num(r["depth"]), md.cell(r["regime"]), md.num(r["table_rows"]),
              f"{md.num(r['row_k'][0])}, {md.num(r['row_k'][1])}", md.num(r["libm_difference"]), f"1/√{r['depth']}"]
             for r in fig["rows"]]
@@ -223,9 +184,6 @@ def _preset_table(ctx, data: FigureData) -> tuple:
     return table, cap
 
 
-def figures(ctx) -> list:
-    data = ctx.figure_data()
-    out = [_table_curves(ctx, data), _score_curves(ctx, data), _hf_vs_exact(ctx, data), _index_matrices(ctx, data),
-           _preset_table(ctx, data)]
-    ctx.figure_notes.append(data.note())
-    return out
+def figures(ctx, data: FigureData) -> list:
+    return [_table_curves(ctx, data), _score_curves(ctx, data), _hf_vs_exact(ctx, data), _index_matrices(ctx, data),
+            _preset_table(ctx, data)]

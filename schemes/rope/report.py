@@ -9,19 +9,10 @@ Every number comes from figures-rope.json (schemes/rope/figures.cpp, run by pose
 from __future__ import annotations
 
 from .. import md
-from ..figure_data import FigureData, not_drawn
+from ..figure_data import FigureData, figure
 from ..gnuplot import COLOURS, Plot, Series
 
 SCHEME = "rope"
-
-# schemes/rope/bench.cpp: apply/<variant>/T:/heads:/head_dim:/threads: (in place; baseline rmw_f32, the
-# read-modify-write of the same bytes) and cache/<variant>/T:/w:/threads: (baseline stream_store_f32).
-HEADLINE_KERNELS = (
-    {"family": "apply", "variant": "exact_halves_f32", "baseline": "rmw",
-     "what": "exact half-split f32 rotation at its largest (DRAM) size vs read-modify-write of the same bytes"},
-    {"family": "cache", "variant": "exact_pairs_f32", "baseline": "bandwidth",
-     "what": "exact f32 cos/sin cache (pairs form) at its largest (DRAM) size vs the streaming store"},
-)
 
 CLAIMS_LINK = "[claims](claims.md#scheme-rope)"
 MARK_NAMES = {1024: "1k", 8192: "8k", 32768: "32k", 131072: "128k"}
@@ -31,12 +22,9 @@ def _points(pts: list) -> list:
     return [tuple(p) for p in pts]
 
 
-def _score_vs_distance(ctx, data: FigureData) -> tuple:
+@figure("score_vs_distance", "fig-rope-score-vs-distance")
+def _score_vs_distance(ctx, fig: dict, name: str) -> tuple:
     """(a): the score of q = k against the distance, for two query positions: one curve (relativity)."""
-    name = "fig-rope-score-vs-distance"
-    fig = data.get("score_vs_distance")
-    if fig is None:
-        return not_drawn(name, data.error), ""
     d = fig["head_dim"]
     series = [Series(f"query at {s['query']}, key at {s['query']} + d", _points(s["points"]), style)
               for s, style in zip(fig["series"], ("lines lw 3", "points pt 7 ps 0.4"))]
@@ -53,12 +41,9 @@ def _score_vs_distance(ctx, data: FigureData) -> tuple:
     return ctx.renderer.image(plot, "RoPE score vs distance"), cap
 
 
-def _score_error_vs_distance(ctx, data: FigureData) -> tuple:
+@figure("score_error", "fig-rope-score-error-vs-distance")
+def _score_error_vs_distance(ctx, fig: dict, name: str) -> tuple:
     """(b): |score(regime) − score(exact)| against the distance, query at the end of a 1M and a 4K context."""
-    name = "fig-rope-score-error-vs-distance"
-    fig = data.get("score_error")
-    if fig is None:
-        return not_drawn(name, data.error), ""
     styles = {"hf": "linespoints pt 7 ps 0.4", "ggml": "linespoints pt 5 ps 0.4"}
     series, summary = [], []
     for c in fig["contexts"]:
@@ -91,12 +76,9 @@ SCALING_STYLES = ("lines lw 2", "lines lw 2", "lines lw 2 dt 2", "linespoints pt
 LONGROPE_STYLES = ("points pt 6 ps 0.6", "points pt 4 ps 0.6")
 
 
-def _scaled_frequencies(ctx, data: FigureData) -> tuple:
+@figure("scaled_frequencies", "fig-rope-scaled-frequencies")
+def _scaled_frequencies(ctx, fig: dict, name: str) -> tuple:
     """(c): theta'_k / theta_k of every scaling against the pair index k (1 = the frequency kept)."""
-    name = "fig-rope-scaled-frequencies"
-    fig = data.get("scaled_frequencies")
-    if fig is None:
-        return not_drawn(name, data.error), ""
     series, notes, long_notes = [], [], []
     for s, style in zip(fig["series"], SCALING_STYLES):
         series.append(Series(s["label"], _points(s["points"]), style))
@@ -128,12 +110,9 @@ def _scaled_frequencies(ctx, data: FigureData) -> tuple:
     return ctx.renderer.image(plot, "RoPE scaled frequencies"), cap
 
 
-def _long_context_error(ctx, data: FigureData) -> tuple:
+@figure("long_context", "fig-rope-long-context-error")
+def _long_context_error(ctx, fig: dict, name: str) -> tuple:
     """(d): max over pairs of |hf - exact| per position bucket at 0 .. 131071, two models scaled and unscaled."""
-    name = "fig-rope-long-context-error"
-    fig = data.get("long_context")
-    if fig is None:
-        return not_drawn(name, data.error), ""
     series, rows, solid, colours = [], [], [], {}
     for s in fig["series"]:
         unscaled = s["scaling"] == "none"
@@ -178,12 +157,9 @@ def _long_context_error(ctx, data: FigureData) -> tuple:
     return ctx.renderer.image(plot, "RoPE hf vs exact cache error at 128k positions"), cap
 
 
-def _xpos_overflow(ctx, data: FigureData) -> tuple:
+@figure("xpos_overflow", "table-rope-xpos-overflow", "table")
+def _xpos_overflow(ctx, fig: dict, name: str) -> tuple:
     """(e): the first |p - c| where xPos' scale leaves the float16 and float32 ranges (a table, not a plot)."""
-    name = "table-rope-xpos-overflow"
-    fig = data.get("xpos_overflow")
-    if fig is None:
-        return not_drawn(name, data.error, "table"), ""
     rows = [[md.num(r["scale_base"]), r["side"] + (" (p < c)" if r["side"] == "query" else " (p > c)"),
              md.num(r["f16"]), md.num(r["f32"]), md.num(r["hf_inf"]),
              f"{md.num(r['closed_f16'])} / {md.num(r['closed_f32'])}", md.num(r["sequence_f16"]),
@@ -205,9 +181,6 @@ def _xpos_overflow(ctx, data: FigureData) -> tuple:
     return table, cap
 
 
-def figures(ctx) -> list:
-    data = ctx.figure_data()
-    out = [_score_vs_distance(ctx, data), _score_error_vs_distance(ctx, data), _scaled_frequencies(ctx, data),
-           _long_context_error(ctx, data), _xpos_overflow(ctx, data)]
-    ctx.figure_notes.append(data.note())
-    return out
+def figures(ctx, data: FigureData) -> list:
+    return [_score_vs_distance(ctx, data), _score_error_vs_distance(ctx, data), _scaled_frequencies(ctx, data),
+            _long_context_error(ctx, data), _xpos_overflow(ctx, data)]

@@ -10,27 +10,10 @@ draws."""
 from __future__ import annotations
 
 from .. import md
-from ..figure_data import FigureData, not_drawn
+from ..figure_data import FigureData, figure
 from ..gnuplot import Plot, Series
 
 SCHEME = "shaw"
-
-# schemes/shaw/bench.cpp: index/<variant>/heads:1/L:<L>/threads:<n> (the [L][L] int32 index matrix; variants
-# t2t_i32 at L = 512, 8192, 16384 and bert_i32 at L = 512 only; baselines stream_store_i32, store_i32 of the same
-# bytes), scores/<variant>/heads:1/L:4096/head_dim:64/threads:<n> (fused_t2t_causal_f32 against sgemm_f32: q k^T
-# alone) and attend/t2t_causal_f32/heads:1/L:4096/head_dim:64/threads:<n> (the attention output). bench.py pairs a
-# kernel with an sgemm baseline of any family in the same file with the same arguments, so the attend kernel is
-# held against the scores family's sgemm_f32 (same heads, L, head_dim, threads).
-HEADLINE_KERNELS = (
-    {"family": "index", "variant": "t2t_i32", "baseline": "bandwidth",
-     "what": "t2t int32 index matrix (k = 20, clipped) at its largest size vs the streaming store of the same bytes"},
-    {"family": "scores", "variant": "fused_t2t_causal_f32", "baseline": "sgemm",
-     "what": "t2t causal scores with the relative term fused (Q A^T, gathered rows, then a beta = 1 Q K^T sgemm) vs "
-             "sgemm of q k^T alone, same shape (sgemm time ÷ fused time)"},
-    {"family": "attend", "variant": "t2t_causal_f32", "baseline": "sgemm",
-     "what": "t2t causal attention output (scores, softmax, alpha V and the value table) vs sgemm of q k^T alone of "
-             "the same shape (the scores family's sgemm_f32; sgemm time ÷ attend time)"},
-)
 
 CLAIMS_LINK = "[claims](claims.md#scheme-shaw)"
 # (a): the line style of each preset's curve
@@ -60,11 +43,8 @@ def _curve_note(c: dict) -> str:
             f"{md.num(c['row_max'])}) of {md.num(c['table_rows'])}")
 
 
-def _index_curves(ctx, data: FigureData) -> tuple:
-    name = "fig-shaw-index"
-    fig = data.get("index")
-    if fig is None:
-        return not_drawn(name, data.error), ""
+@figure("index", "fig-shaw-index")
+def _index_curves(ctx, fig: dict, name: str) -> tuple:
     w, curves = fig["window"], {c["preset"]: c for c in fig["curves"]}
     series = [Series(f"{c['preset']} (k = {c['k']})", _points(c["points"]), STYLES[c["preset"]])
               for c in fig["curves"]]
@@ -86,11 +66,8 @@ def _index_curves(ctx, data: FigureData) -> tuple:
     return ctx.renderer.image(plot, "Shaw / BERT index against the offset"), cap
 
 
-def _score_curves(ctx, data: FigureData) -> tuple:
-    name = "fig-shaw-score-offset"
-    fig = data.get("score_offset")
-    if fig is None:
-        return not_drawn(name, data.error), ""
+@figure("score_offset", "fig-shaw-score-offset")
+def _score_curves(ctx, fig: dict, name: str) -> tuple:
     w, kt, kb, n, mid, seed, hd = (fig[x] for x in ("window", "k_t2t", "k_bert", "length", "query_position", "seed",
                                                     "head_dim"))
     lo, hi = fig["yrange"]
@@ -133,11 +110,8 @@ def _matrix_table(m: dict, key_length: int) -> str:
                     ["l"] + ["r"] * key_length)
 
 
-def _small_matrices(ctx, data: FigureData) -> tuple:
-    name = "table-shaw-sign"
-    fig = data.get("sign")
-    if fig is None:
-        return not_drawn(name, data.error, "table"), ""
+@figure("sign", "table-shaw-sign", "table")
+def _small_matrices(ctx, fig: dict, name: str) -> tuple:
     k, L, lq = fig["k"], fig["length"], fig["last_length"]
     body = (f"key_minus_query (t2t), k = {k}, {L} × {L}:\n\n" + _matrix_table(fig["key_minus_query"], L) +
             f"\nquery_minus_key (BERT's sign), k = {k}, {L} × {L}:\n\n" + _matrix_table(fig["query_minus_key"], L) +
@@ -156,11 +130,8 @@ def _small_matrices(ctx, data: FigureData) -> tuple:
     return body, cap
 
 
-def _presets_table(ctx, data: FigureData) -> tuple:
-    name = "table-shaw-presets"
-    fig = data.get("presets")
-    if fig is None:
-        return not_drawn(name, data.error, "table"), ""
+@figure("presets", "table-shaw-presets", "table")
+def _presets_table(ctx, fig: dict, name: str) -> tuple:
     rows, by = [], {r["preset"]: r for r in fig["rows"]}
     for r in fig["rows"]:
         hd = r["head_dim"]
@@ -193,8 +164,5 @@ def _presets_table(ctx, data: FigureData) -> tuple:
     return table, cap
 
 
-def figures(ctx) -> list:
-    data = ctx.figure_data()
-    out = [_index_curves(ctx, data), _score_curves(ctx, data), _small_matrices(ctx, data), _presets_table(ctx, data)]
-    ctx.figure_notes.append(data.note())
-    return out
+def figures(ctx, data: FigureData) -> list:
+    return [_index_curves(ctx, data), _score_curves(ctx, data), _small_matrices(ctx, data), _presets_table(ctx, data)]

@@ -7,17 +7,10 @@ only draws."""
 from __future__ import annotations
 
 from .. import md
-from ..figure_data import FigureData, not_drawn
+from ..figure_data import FigureData, figure, not_drawn
 from ..gnuplot import DIVERGING_PALETTE, Plot, Series
 
 SCHEME = "sinusoidal"
-
-# The overview's "speed vs limit": the exact f32 table at its largest size (DRAM) against the streaming store
-# of the same bytes — how close the kernel gets to the memory limit.
-HEADLINE_KERNELS = (
-    {"family": "table", "variant": "exact_f32", "baseline": "bandwidth",
-     "what": "exact f32 table at its largest (DRAM) size vs the streaming store of the same bytes"},
-)
 
 CLAIMS_LINK = "[claims](claims.md#scheme-sinusoidal)"
 # Where the rows come from (figures.cpp: SinusoidalPlan::table of vaswani, positions 0..255, f64).
@@ -29,11 +22,8 @@ def _points(pts: list) -> list:
     return [tuple(p) for p in pts]
 
 
-def _heatmap(ctx, data: FigureData) -> tuple:
-    name = "fig-pe-heatmap"
-    fig = data.get("heatmap")
-    if fig is None:
-        return not_drawn(name, data.error), ""
+@figure("heatmap", "fig-pe-heatmap")
+def _heatmap(ctx, fig: dict, name: str) -> tuple:
     n, dim = fig["positions"], fig["dim"]
     plot = Plot(name=name, title=f"Sinusoidal PE (vaswani), {n} positions x {dim} dims",
                 xlabel="dimension i (interleaved: even = sin, odd = cos)", ylabel="position p",
@@ -48,11 +38,8 @@ def _heatmap(ctx, data: FigureData) -> tuple:
     return ctx.renderer.image(plot, "PE heatmap"), cap
 
 
-def _dot_vs_k(ctx, data: FigureData) -> tuple:
-    name = "fig-dot-vs-k"
-    fig = data.get("dot_vs_k")
-    if fig is None:
-        return not_drawn(name, data.error), ""
+@figure("dot_vs_k", "fig-dot-vs-k")
+def _dot_vs_k(ctx, fig: dict, name: str) -> tuple:
     series = [Series("closed form Σ cos(k ω_i)", _points(fig["closed"]), "lines lw 2", colour="#999999")]
     # Different point shapes and sizes, so that all t stay visible where they coincide (which is the point).
     for s, style in zip(fig["dots"], ("points pt 6 ps 1.3", "points pt 2 ps 0.9", "points pt 1 ps 0.7")):
@@ -100,11 +87,8 @@ PRESET_STYLES = {"vaswani": "lines lw 3", "marian": "lines lw 1.5", "tensor2tens
                  "fairseq": "lines lw 1.5"}
 
 
-def _frequencies(ctx, data: FigureData) -> tuple:
-    name = "fig-preset-frequencies"
-    fig = data.get("preset_frequencies")
-    if fig is None:
-        return not_drawn(name, data.error), ""
+@figure("preset_frequencies", "fig-preset-frequencies")
+def _frequencies(ctx, fig: dict, name: str) -> tuple:
     series = [Series(p["preset"], _points(p["points"]), PRESET_STYLES[p["preset"]],
                      dashed=p["preset"] in ("marian", "fairseq")) for p in fig["presets"]]
     plot = Plot(name=name, title=f"Frequencies ω_k of the sinusoidal presets, d = {fig['dim']}",
@@ -121,11 +105,8 @@ def _frequencies(ctx, data: FigureData) -> tuple:
     return ctx.renderer.image(plot, "preset frequencies"), cap
 
 
-def _frequency_ratio(ctx, data: FigureData) -> tuple:
-    name = "fig-preset-frequency-ratio"
-    fig = data.get("frequency_ratio")
-    if fig is None:
-        return not_drawn(name, data.error), ""
+@figure("frequency_ratio", "fig-preset-frequency-ratio")
+def _frequency_ratio(ctx, fig: dict, name: str) -> tuple:
     series = [Series(f"d = {d['d']}", _points(d["points"]), "linespoints pt 7 ps 0.4") for d in fig["dims"]]
     plot = Plot(name=name, title="tensor2tensor / fairseq frequencies relative to the paper's",
                 xlabel="relative pair index k / (h - 1)", ylabel="ω_k(t2t, fairseq) / ω_k(paper)", series=series,
@@ -139,8 +120,7 @@ def _frequency_ratio(ctx, data: FigureData) -> tuple:
     return ctx.renderer.image(plot, "frequency ratio"), cap
 
 
-def figures(ctx) -> list:
-    data = ctx.figure_data()
+def figures(ctx, data: FigureData) -> list:
     out = [_heatmap(ctx, data), _dot_vs_k(ctx, data), *_bilinear_vs_k(ctx, data), _frequencies(ctx, data),
            _frequency_ratio(ctx, data)]
     w = data.get("dot_random_w") if data.error is None else None
@@ -148,5 +128,4 @@ def figures(ctx) -> list:
         ctx.figure_notes.append(("random W", f"iid N(0, 1/{w['dim']}), Python `random.Random(seed).gauss` (drawn "
                                  "in C++ with the same numbers: schemes/sinusoidal/figures.cpp), seeds "
                                  + ", ".join(str(s["seed"]) for s in w["seeds"])))
-    ctx.figure_notes.append(data.note())
     return out

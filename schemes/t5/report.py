@@ -7,22 +7,10 @@ Every number comes from figures-t5.json (schemes/t5/figures.cpp, run by posenc_f
 from __future__ import annotations
 
 from .. import md
-from ..figure_data import FigureData, not_drawn
+from ..figure_data import FigureData, figure
 from ..gnuplot import COLOURS, Plot, Series
 
 SCHEME = "t5"
-
-# schemes/t5/bench.cpp: index/<variant>/heads:1/L:<L>/threads:<n> (int32 bucket matrices; baselines
-# stream_store_i32, store_i32), bias/<variant>/heads:32/L:<L>/threads:<n> (baselines stream_store_f32, store_f32) and
-# scores/<variant>/heads:1/L:4096/head_dim:64/threads:<n> (fused against sgemm_f32).
-HEADLINE_KERNELS = (
-    {"family": "index", "variant": "hf_bidirectional_i32", "baseline": "bandwidth",
-     "what": "t5-encoder int32 bucket matrix at its largest size vs the streaming store of the same bytes"},
-    {"family": "bias", "variant": "hf_bidirectional_f32", "baseline": "bandwidth",
-     "what": "t5-encoder f32 bias matrix (32 heads) at its largest (DRAM) size vs the streaming store"},
-    {"family": "scores", "variant": "fused_hf_unidirectional_causal_f32", "baseline": "sgemm",
-     "what": "decoder scores with the bias fused (bias rows, then a beta = 1 sgemm) vs sgemm of the same shape"},
-)
 
 CLAIMS_LINK = "[claims](claims.md#scheme-t5)"
 
@@ -31,11 +19,8 @@ def _yes(ok: bool) -> str:
     return "yes" if ok else "**no**"
 
 
-def _bucket_curves(ctx, data: FigureData) -> tuple:
-    name = "fig-t5-buckets"
-    fig = data.get("buckets")
-    if fig is None:
-        return not_drawn(name, data.error), ""
+@figure("buckets", "fig-t5-buckets")
+def _bucket_curves(ctx, fig: dict, name: str) -> tuple:
     span, series, notes = fig["span"], [], []
     for p, style in zip(fig["presets"], ("lines lw 2", "lines lw 2 dt 2")):
         series.append(Series(p["preset"], [tuple(x) for x in p["points"]], style))
@@ -53,11 +38,8 @@ def _bucket_curves(ctx, data: FigureData) -> tuple:
     return ctx.renderer.image(plot, "T5 buckets against the relative position"), cap
 
 
-def _differences(ctx, data: FigureData) -> tuple:
-    name = "table-t5-exact-vs-float32"
-    fig = data.get("exact_vs_float32")
-    if fig is None:
-        return not_drawn(name, data.error, "table"), ""
+@figure("exact_vs_float32", "table-t5-exact-vs-float32", "table")
+def _differences(ctx, fig: dict, name: str) -> tuple:
     rows = []
     for r in fig["rows"]:
         diff = [f"bucket {b}: a ≥ {a} (exact) vs a ≥ {h} (HF)" for b, a, h in r["differ"]]
@@ -89,11 +71,8 @@ def _facts(p: dict, side: int) -> str:
             f"{2 * side + 1} distances")
 
 
-def _bias_distance(ctx, data: FigureData) -> tuple:
-    name = "fig-t5-bias-distance"
-    fig = data.get("bias_distance")
-    if fig is None:
-        return not_drawn(name, data.error), ""
+@figure("bias_distance", "fig-t5-bias-distance")
+def _bias_distance(ctx, fig: dict, name: str) -> tuple:
     s, heads, nb = fig["side"], fig["heads"], fig["num_buckets"]
     lk, lq = 2 * s + 1, s + 1
     images = []
@@ -127,8 +106,5 @@ def _bias_distance(ctx, data: FigureData) -> tuple:
     return "\n\n".join(images), cap
 
 
-def figures(ctx) -> list:
-    data = ctx.figure_data()
-    out = [_bucket_curves(ctx, data), _differences(ctx, data), _bias_distance(ctx, data)]
-    ctx.figure_notes.append(data.note())
-    return out
+def figures(ctx, data: FigureData) -> list:
+    return [_bucket_curves(ctx, data), _differences(ctx, data), _bias_distance(ctx, data)]

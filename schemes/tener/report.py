@@ -9,22 +9,11 @@ draws."""
 from __future__ import annotations
 
 from .. import md
-from ..figure_data import FigureData, not_drawn
+from ..figure_data import FigureData, figure
 from ..gnuplot import Plot, Series
 from ..relative_figures import index_figure, yes
 
 SCHEME = "tener"
-
-# schemes/tener/bench.cpp (benchmarks/relative_bench.hpp): table/<variant>/L:<rows>/d:1024/threads:<n> and
-# scores/<variant>/heads:1/L:4096/head_dim:64/threads:<n> (blas_f32 vs sgemm_f32: three gemms against one;
-# direct_f32 at L 512).
-HEADLINE_KERNELS = (
-    {"family": "table", "variant": "exact_f32", "baseline": "bandwidth",
-     "what": "exact f32 table of a call at its largest size vs the streaming store of the same bytes"},
-    {"family": "scores", "variant": "blas_f32", "baseline": "sgemm",
-     "what": "TENER scores (content, _shift of the query term, _transpose_shift of the key term) vs sgemm of q k^T "
-             "alone, same shape (sgemm time ÷ time)"},
-)
 
 CLAIMS_LINK = "[claims](claims.md#scheme-tener)"
 SIN_CLAIMS_LINK = "[sinusoidal claims](../sinusoidal/claims.md#scheme-sinusoidal)"
@@ -32,11 +21,8 @@ SIN_CLAIMS_LINK = "[sinusoidal claims](../sinusoidal/claims.md#scheme-sinusoidal
 
 # ---- (c) TENER against the absolute encoding ---------------------------------------------------------------------
 
-def _direction_curves(ctx, data: FigureData) -> tuple:
-    name = "fig-tener-direction"
-    fig = data.get("direction")
-    if fig is None:
-        return not_drawn(name, data.error), ""
+@figure("direction", "fig-tener-direction")
+def _direction_curves(ctx, fig: dict, name: str) -> tuple:
     d, half, n, t0, seed = fig["d_head"], fig["half"], fig["length"], fig["t0"], fig["seed"]
     qr, qn = fig["tener"]
     qc, nc = dict(map(tuple, qr["points"])), dict(map(tuple, qn["points"]))
@@ -92,8 +78,5 @@ def _index(data: FigureData, key: bool) -> tuple:
                         "TenerPlan::indices" + (" (key = true)" if key else ""), "--key" if key else "")
 
 
-def figures(ctx) -> list:
-    data = ctx.figure_data()
-    out = [_index(data, False), _index(data, True), _direction_curves(ctx, data)]
-    ctx.figure_notes.append(data.note())
-    return out
+def figures(ctx, data: FigureData) -> list:
+    return [_index(data, False), _index(data, True), _direction_curves(ctx, data)]

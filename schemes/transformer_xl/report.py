@@ -10,33 +10,19 @@ this module only draws."""
 from __future__ import annotations
 
 from .. import md
-from ..figure_data import FigureData, not_drawn
+from ..figure_data import FigureData, figure
 from ..gnuplot import Plot, Series
 from ..relative_figures import index_figure, yes
 
 SCHEME = "transformer_xl"
-
-# schemes/transformer_xl/bench.cpp (benchmarks/relative_bench.hpp): table/<variant>/L:<rows>/d:1024/threads:<n>
-# (R of a call; exact_f32, emulated_f32 against stream_store and plainloop_f32) and scores/<variant>/heads:1/L:4096/
-# head_dim:64/threads:<n> (blas_f32 against sgemm_f32, q k^T alone; direct_f32 at L 512).
-HEADLINE_KERNELS = (
-    {"family": "table", "variant": "exact_f32", "baseline": "bandwidth",
-     "what": "exact f32 table R of a call at its largest size vs the streaming store of the same bytes"},
-    {"family": "scores", "variant": "blas_f32", "baseline": "sgemm",
-     "what": "Transformer-XL scores (AC + rel_shift(BD): a gemm per block of query rows against the table rows it "
-             "reads, the shift as a copy, the content gemm) vs sgemm of q k^T alone, same shape (sgemm time ÷ time)"},
-)
 
 CLAIMS_LINK = "[claims](claims.md#scheme-transformer_xl)"
 
 
 # ---- (b) the score against the distance -----------------------------------------------------------------------
 
-def _score_curves(ctx, data: FigureData) -> tuple:
-    name = "fig-transformer_xl-score-distance"
-    fig = data.get("score_distance")
-    if fig is None:
-        return not_drawn(name, data.error), ""
+@figure("score_distance", "fig-transformer_xl-score-distance")
+def _score_curves(ctx, fig: dict, name: str) -> tuple:
     d, klen, lq, clamp, t0 = fig["d_model"], fig["key_length"], fig["query_length"], fig["clamp_len"], fig["t0"]
     lo, hi = fig["yrange"]
     series = [Series("clamp_len none (-1)", [tuple(p) for p in fig["free"]], "lines lw 2"),
@@ -71,11 +57,8 @@ def _score_curves(ctx, data: FigureData) -> tuple:
 
 # ---- (c) the preset's clamp --------------------------------------------------------------------------------------
 
-def _clamp_table(ctx, data: FigureData) -> tuple:
-    name = "table-transformer_xl-clamp"
-    fig = data.get("clamp")
-    if fig is None:
-        return not_drawn(name, data.error, "table"), ""
+@figure("clamp", "table-transformer_xl-clamp", "table")
+def _clamp_table(ctx, fig: dict, name: str) -> tuple:
     preset, d, clamp, klen, extra = fig["preset"], fig["d_model"], fig["clamp_len"], fig["key_length"], fig["extra"]
     h, shown, dev = d // 2, len(fig["rows"]), fig["from_exact"]
     rows = [[md.num(r["row"]), md.num(r["distance"]), md.num(r["position"]), *[md.num(v, 9) for v in r["values"]],
@@ -103,8 +86,7 @@ def _clamp_table(ctx, data: FigureData) -> tuple:
     return body, cap
 
 
-def figures(ctx) -> list:
-    data = ctx.figure_data()
+def figures(ctx, data: FigureData) -> list:
     index = index_figure(
         data, "index", SCHEME,
         lambda lq, lk: f"(a) The row of R each score entry reads, {lq} queries after {lk - lq} memory keys: c(i, j) = "
@@ -112,6 +94,4 @@ def figures(ctx) -> list:
         "_rel_shift leaves junk (a pad zero at j = q_i + 1, the next row's values beyond); posenc's scores hold -inf "
         "there.",
         "TXL-INDEX-1", CLAIMS_LINK + " (TXL-SHIFT-1, TXL-INDEX-1)", "TransformerXlPlan::indices", "")
-    out = [index, _score_curves(ctx, data), _clamp_table(ctx, data)]
-    ctx.figure_notes.append(data.note())
-    return out
+    return [index, _score_curves(ctx, data), _clamp_table(ctx, data)]

@@ -9,31 +9,19 @@ draws."""
 from __future__ import annotations
 
 from .. import md
-from ..figure_data import FigureData, not_drawn
+from ..figure_data import FigureData, figure
 from ..gnuplot import Plot, Series
 from ..relative_figures import index_figure, yes
 
 SCHEME = "xlnet"
-
-# schemes/xlnet/bench.cpp (benchmarks/relative_bench.hpp): table/<variant>/L:<rows>/d:1024/threads:<n> and
-# scores/<variant>/heads:1/L:4096/head_dim:64/threads:<n> (a bi call: blas_f32 vs sgemm_f32; direct_f32 at L 512).
-HEADLINE_KERNELS = (
-    {"family": "table", "variant": "exact_f32", "baseline": "bandwidth",
-     "what": "exact f32 table of a bi call at its largest size vs the streaming store of the same bytes"},
-    {"family": "scores", "variant": "blas_f32", "baseline": "sgemm",
-     "what": "XLNet bi scores (ac + rel_shift_bnij(bd)) vs sgemm of q k^T alone, same shape (sgemm time ÷ time)"},
-)
 
 CLAIMS_LINK = "[claims](claims.md#scheme-xlnet)"
 
 
 # ---- (c) forward and backward against the signed distance ----------------------------------------------------------
 
-def _direction_curves(ctx, data: FigureData) -> tuple:
-    name = "fig-xlnet-score-direction"
-    fig = data.get("score_direction")
-    if fig is None:
-        return not_drawn(name, data.error), ""
+@figure("score_direction", "fig-xlnet-score-direction")
+def _direction_curves(ctx, fig: dict, name: str) -> tuple:
     d, half, n, t0 = fig["d_model"], fig["half"], fig["length"], fig["t0"]
     lo, hi = fig["yrange"]
     series = [Series("forward (pos_seq = delta)", [tuple(p) for p in fig["forward"]], "lines lw 2"),
@@ -78,8 +66,5 @@ def _index(data: FigureData, attn: str) -> tuple:
                         f"--attn-type {attn}")
 
 
-def figures(ctx) -> list:
-    data = ctx.figure_data()
-    out = [_index(data, "bi"), _index(data, "uni"), _direction_curves(ctx, data)]
-    ctx.figure_notes.append(data.note())
-    return out
+def figures(ctx, data: FigureData) -> list:
+    return [_index(data, "bi"), _index(data, "uni"), _direction_curves(ctx, data)]
