@@ -352,6 +352,11 @@ void check_verdict(const Claim& claim, const CheckReport& rep, std::size_t ref, 
   EXPECT_TRUE(rep.references.at(ref).passed()) << what;
 }
 
+void expect_bitwise(const Claim& claim, const BudgetRow& row, double a, double b, const Describe& what) {
+  const Real rb = posenc::reference::make_real(b, 53);
+  if (auto f = check(claim, row, measure(row, a, rb), a, &rb, what)) ADD_FAILURE() << *f;
+}
+
 double round_to(double x, DType t) {  // one rounding from the double (posenc/half.hpp for the 16-bit types)
   switch (t) {
     case DType::f16: return to_double(to_f16(x));

@@ -30,6 +30,10 @@ Sink claim_sink(const Claim&, FailWith = FailWith::rapidcheck);
 // row) and fails the test (ADD_FAILURE) unless that accumulator passed.
 void check_verdict(const Claim&, const CheckReport&, std::size_t ref, const std::string& what);
 
+// a and b bit for bit equal under the bitwise row `row` (the fast path against itself: a value of two paths or calls
+// that must agree); a difference fails the test (ADD_FAILURE) with the case. One case of the claim's ledger row.
+void expect_bitwise(const Claim&, const BudgetRow& row, double a, double b, const Describe& what);
+
 // Invalid-argument claims: f() must throw posenc::Error naming `parameter` (in parameter() and in the message)
 // with a non-empty accepted range; anything else is a test failure. Counts one case of the claim.
 template <class F>

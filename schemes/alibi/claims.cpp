@@ -64,9 +64,7 @@ void oracle_identity(const Claim& claim, const Real& a, const Real& b, const Des
 }
 
 void bitwise(const Claim& claim, double a, double b, const Describe& what) {
-  const BudgetRow& row = budget(R::bias_identity);
-  const Real rb = rf::make_real(b, 53);
-  if (auto f = check(claim, row, measure(row, a, rb), a, &rb, what)) ADD_FAILURE() << *f;
+  expect_bitwise(claim, budget(R::bias_identity), a, b, what);
 }
 
 // ---------------------------------------------------------------------------------------------------------------

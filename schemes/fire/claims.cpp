@@ -115,9 +115,7 @@ std::int64_t key_gen(std::int64_t q) {
 std::string region(const FireSpec& s) { return std::string(to_string(s.regime)); }
 
 void bitwise(const Claim& claim, double a, double b, const Describe& what) {
-  const BudgetRow& row = budget(R::bias_identity);
-  const Real rb = rf::make_real(b, 53);
-  if (auto f = check(claim, row, measure(row, a, rb), a, &rb, what)) ADD_FAILURE() << *f;
+  expect_bitwise(claim, budget(R::bias_identity), a, b, what);
 }
 
 // The exact MLP of head h at x (256 bits).
@@ -218,36 +216,14 @@ POSENC_PROPERTY(Fire, ValuesIndependentOfGeometryThreadsAndStorePath,
   const FireWeights w = weights_gen(s, static_cast<double>(gc.key_length));
   const BiasGeometry g = gc.view();
   const FirePlan plan(s, w);
-  const std::size_t n = fire_bias_size(s, g), Lq = g.query_length, Lk = g.key_length;
   tag(claim, region(s));
-  for (int threads : {1, 2})
-    for (bool stream : {false, true}) {
-      const TableOptions o{.threads = threads, .streaming_stores = stream};
-      std::vector<float> b32(n);
-      std::vector<double> b64(n);
-      plan.bias(g, std::span<float>(b32), o);
-      plan.bias(g, std::span<double>(b64), o);
-      count_case(claim);
-      for (std::size_t h = 0; h < s.heads; ++h)
-        for (std::size_t i = 0; i < Lq; ++i)
-          for (std::size_t j = 0; j < Lk; ++j) {
-            const std::size_t at = (h * Lq + i) * Lk + j;
-            const auto q = static_cast<std::int64_t>(Lk - Lq + i);
-            if (masked(g, i, j)) {
-              RC_ASSERT(b32[at] == -std::numeric_limits<float>::infinity());
-              RC_ASSERT(b64[at] == -std::numeric_limits<double>::infinity());
-              continue;
-            }
-            auto what = [&] {
-              return spec_label(s, w) + " " + geometry_label(g) + " threads=" + std::to_string(threads) +
-                     " stream=" + std::to_string(stream) + " h=" + std::to_string(h) + " i=" + std::to_string(i) +
-                     " j=" + std::to_string(j);
-            };
-            const auto jj = static_cast<std::int64_t>(j);
-            bitwise(claim, b32[at], plan.bias_value_f32(h, q, jj), what);
-            bitwise(claim, b64[at], plan.bias_value_f64(h, q, jj), what);
-          }
-    }
+  for_each_stored_bias(plan, s.heads, g, fire_bias_size(s, g), claim, [&](auto h, auto i, auto j, double b32, double b64,
+                                                                          auto where) {
+    const auto q = static_cast<std::int64_t>(g.key_length - g.query_length + i), jj = static_cast<std::int64_t>(j);
+    auto what = [&] { return spec_label(s, w) + " " + geometry_label(g) + where(); };
+    bitwise(claim, b32, plan.bias_value_f32(h, q, jj), what);
+    bitwise(claim, b64, plan.bias_value_f64(h, q, jj), what);
+  });
 }
 
 POSENC_PROPERTY(Fire, SymmetricAndOneFunctionBelowTheThreshold,
@@ -375,17 +351,11 @@ POSENC_PROPERTY(Fire, FusedScoresMatchOracle,
   const FireSpec s = spec_gen(2, 12);
   const GeometryCase gc = *geometry_gen(10, ca::kHardLengths);
   const FireWeights w = weights_gen(s, static_cast<double>(gc.key_length));
-  const std::size_t d = *rc::gen::inRange<std::size_t>(1, 40);
   const BiasGeometry g = gc.view();
-  auto vec = [&](std::size_t n) {
-    std::vector<double> v(n);
-    for (auto& x : v) x = static_cast<float>(*rc::gen::inRange(-1000, 1001) / 250.0);
-    return v;
-  };
-  const std::vector<double> q = vec(s.heads * g.query_length * d), k = vec(s.heads * g.key_length * d);
+  const ScoreOperands c = score_operands_gen(s.heads, g);
   tag(claim, region(s));
   count_case(claim);
-  measure_scores(s, w, g, d, q, k, 1.0 / std::sqrt(static_cast<double>(d)), claim_sink(claim));
+  measure_scores(s, w, g, c.d, c.q, c.k, c.scale, claim_sink(claim));
 }
 
 POSENC_CLAIM_TEST(Fire, FusedCausalScoresAcrossGemmRowBlocks,
@@ -396,14 +366,9 @@ POSENC_CLAIM_TEST(Fire, FusedCausalScoresAcrossGemmRowBlocks,
   const FireSpec s = make_spec(1, 4, FireRegime::cramming);
   const FireWeights w{.c = 0.1, .L_multiplier = 1.0, .init_L = 512.0, .w1 = {1.0, -0.5, 2.0, 0.25},
                       .b1 = {0.0, 0.5, -1.0, 0.1}, .w2 = {0.3, -0.6, 0.9, 0.2}, .b2 = {-0.1}};
-  const std::size_t d = 16, L = 600;
-  for (std::size_t lq : {L, std::size_t{1}}) {
-    const BiasGeometry g{.query_length = lq, .key_length = L, .mask = BiasMask::causal};
-    std::vector<double> q(lq * d), k(L * d);
-    for (std::size_t n = 0; n < q.size(); ++n) q[n] = static_cast<float>(std::sin(0.37 * static_cast<double>(n)));
-    for (std::size_t n = 0; n < k.size(); ++n) k[n] = static_cast<float>(std::cos(0.11 * static_cast<double>(n)));
+  for (const auto& [g, c] : causal_block_score_cases(600)) {
     count_case(claim);
-    measure_scores(s, w, g, d, q, k, 0.25, claim_sink(claim, FailWith::gtest), 12, 12);
+    measure_scores(s, w, g, c.d, c.q, c.k, c.scale, claim_sink(claim, FailWith::gtest), 12, 12);
   }
 }
 

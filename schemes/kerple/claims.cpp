@@ -90,9 +90,7 @@ rc::Gen<std::int64_t> distance_gen() {
 std::string region(const KerpleSpec& s) { return std::string(to_string(s.regime)) + " " + std::string(to_string(s.kernel)); }
 
 void bitwise(const Claim& claim, double a, double b, const Describe& what) {
-  const BudgetRow& row = budget(R::bias_identity);
-  const Real rb = rf::make_real(b, 53);
-  if (auto f = check(claim, row, measure(row, a, rb), a, &rb, what)) ADD_FAILURE() << *f;
+  expect_bitwise(claim, budget(R::bias_identity), a, b, what);
 }
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -194,35 +192,14 @@ POSENC_PROPERTY(Kerple, ValuesIndependentOfGeometryThreadsAndStorePath,
   const GeometryCase gc = *geometry_gen(200, ca::kHardLengths);
   const BiasGeometry g = gc.view();
   const KerplePlan plan(s, w);
-  const std::size_t n = kerple_bias_size(s, g), Lq = g.query_length, Lk = g.key_length;
   tag(claim, region(s));
-  for (int threads : {1, 2})
-    for (bool stream : {false, true}) {
-      const TableOptions o{.threads = threads, .streaming_stores = stream};
-      std::vector<float> b32(n);
-      std::vector<double> b64(n);
-      plan.bias(g, std::span<float>(b32), o);
-      plan.bias(g, std::span<double>(b64), o);
-      count_case(claim);
-      for (std::size_t h = 0; h < s.heads; ++h)
-        for (std::size_t i = 0; i < Lq; ++i)
-          for (std::size_t j = 0; j < Lk; ++j) {
-            const std::size_t at = (h * Lq + i) * Lk + j;
-            auto what = [&] {
-              return spec_label(s, w) + " " + geometry_label(g) + " threads=" + std::to_string(threads) +
-                     " stream=" + std::to_string(stream) + " h=" + std::to_string(h) + " i=" + std::to_string(i) +
-                     " j=" + std::to_string(j);
-            };
-            if (masked(g, i, j)) {
-              RC_ASSERT(b32[at] == -std::numeric_limits<float>::infinity());
-              RC_ASSERT(b64[at] == -std::numeric_limits<double>::infinity());
-              continue;
-            }
-            const std::int64_t d = rf::kerple_distance(i, j, Lq, Lk);
-            bitwise(claim, b32[at], plan.bias_value_f32(h, d), what);
-            bitwise(claim, b64[at], plan.bias_value_f64(h, d), what);
-          }
-    }
+  for_each_stored_bias(plan, s.heads, g, kerple_bias_size(s, g), claim,
+                       [&](auto h, auto i, auto j, double b32, double b64, auto where) {
+    const std::int64_t d = rf::kerple_distance(i, j, g.query_length, g.key_length);
+    auto what = [&] { return spec_label(s, w) + " " + geometry_label(g) + where(); };
+    bitwise(claim, b32, plan.bias_value_f32(h, d), what);
+    bitwise(claim, b64, plan.bias_value_f64(h, d), what);
+  });
 }
 
 POSENC_CLAIM_TEST(Kerple, ParametersAreClampedAsTheReferenceClampsThem,
@@ -377,17 +354,11 @@ POSENC_PROPERTY(Kerple, FusedScoresMatchOracle,
   const KerpleSpec s = spec_gen(2);
   const KerpleWeights w = weights_gen(s.heads);
   const GeometryCase gc = *geometry_gen(10, ca::kHardLengths);
-  const std::size_t d = *rc::gen::inRange<std::size_t>(1, 40);
   const BiasGeometry g = gc.view();
-  auto vec = [&](std::size_t n) {
-    std::vector<double> v(n);
-    for (auto& x : v) x = static_cast<float>(*rc::gen::inRange(-1000, 1001) / 250.0);
-    return v;
-  };
-  const std::vector<double> q = vec(s.heads * g.query_length * d), k = vec(s.heads * g.key_length * d);
+  const ScoreOperands c = score_operands_gen(s.heads, g);
   tag(claim, region(s));
   count_case(claim);
-  measure_scores(s, w, g, d, q, k, 1.0 / std::sqrt(static_cast<double>(d)), claim_sink(claim));
+  measure_scores(s, w, g, c.d, c.q, c.k, c.scale, claim_sink(claim));
 }
 
 POSENC_CLAIM_TEST(Kerple, FusedCausalScoresAcrossGemmRowBlocks,
@@ -397,14 +368,9 @@ POSENC_CLAIM_TEST(Kerple, FusedCausalScoresAcrossGemmRowBlocks,
                    kConv, Oracle::reference, {R::scores_f32, R::scores_f64, R::bias_identity}}) {
   const KerpleSpec s = make_spec(1, KerpleKernel::log, KerpleRegime::megatron);
   const KerpleWeights w{{1.3}, {0.2}};
-  const std::size_t d = 16, L = 600;
-  for (std::size_t lq : {L, std::size_t{1}}) {
-    const BiasGeometry g{.query_length = lq, .key_length = L, .mask = BiasMask::causal};
-    std::vector<double> q(lq * d), k(L * d);
-    for (std::size_t n = 0; n < q.size(); ++n) q[n] = static_cast<float>(std::sin(0.37 * static_cast<double>(n)));
-    for (std::size_t n = 0; n < k.size(); ++n) k[n] = static_cast<float>(std::cos(0.11 * static_cast<double>(n)));
+  for (const auto& [g, c] : causal_block_score_cases(600)) {
     count_case(claim);
-    measure_scores(s, w, g, d, q, k, 0.25, claim_sink(claim, FailWith::gtest), 12, 12);
+    measure_scores(s, w, g, c.d, c.q, c.k, c.scale, claim_sink(claim, FailWith::gtest), 12, 12);
   }
 }
 
