@@ -729,43 +729,17 @@ RC_GTEST_PROP(AlibiOracleScore, CorrectlyRoundedScore, ()) {
   const std::size_t h = *rc::gen::inRange<std::size_t>(0, s.heads);
   const unsigned bits = *rc::gen::element(24u, 53u, 100u, 256u);
   const AlibiOracle o(s, bits);
-  const std::size_t d = *rc::gen::inRange<std::size_t>(1, 9);
-  auto value = rc::gen::oneOf(rc::gen::map(rc::gen::inRange(-1000000, 1000001), [](int v) { return v / 1024.0; }),
-                              rc::gen::element(0.1, -1.0 / 3.0, 1e-300, -7.5e200, 0.0, 3.0));
-  std::vector<double> q = *rc::gen::container<std::vector<double>>(d, value);
-  std::vector<double> k = *rc::gen::container<std::vector<double>>(d, value);
-  double scale = *rc::gen::element(1.0, 0.125, 1.0 / std::sqrt(64.0), 0.0, -2.0);
-  const bool cancel = *rc::gen::arbitrary<bool>();
-  const Real b = o.exact_bias(h, site.i, site.j, site.lq, site.lk, site.mask);
-  if (cancel) {
-    // q = -(b as a sum of 1, 2 or 3 doubles), k = 1: the score is ~2^-53, 2^-106 or 2^-159 of |b|
-    const int depth = *rc::gen::inRange(1, 4);
-    q.clear();
-    Real r = b;
-    for (int t = 0; t < depth && !mpfr_zero_p(raw(r)); ++t) {
-      const double part = round_to_double(r);
-      q.push_back(-part);
-      r = sub(r, make_real(part, 64));
-    }
-    if (q.empty()) q.push_back(0.0);
-    k.assign(q.size(), 1.0);
-    scale = 1.0;
-  }
+  const ScoreOperands c = score_operands_gen({1.0, 0.125, 1.0 / std::sqrt(64.0), 0.0, -2.0},
+                                             o.exact_bias(h, site.i, site.j, site.lq, site.lk, site.mask));
   const unsigned wide = 4 * bits + 400;
-  const Real got = o.score(h, site.i, site.j, site.lq, site.lk, q, k, scale, site.mask);
-  Real want = make_real(wide + 4000);  // terms from 2^-2000 to 2^1340: the sum is exact
-  for (std::size_t c = 0; c < q.size(); ++c) {
-    Real t = make_real(200);
-    mpfr_mul_d(raw(t), raw(make_real(q[c], 64)), k[c], MPFR_RNDN);
-    mpfr_mul_d(raw(t), raw(t), scale, MPFR_RNDN);
-    mpfr_add(raw(want), raw(want), raw(t), MPFR_RNDN);  // exact: the precision covers every exponent here
-  }
+  const Real got = o.score(h, site.i, site.j, site.lq, site.lk, c.q, c.k, c.scale, site.mask);
+  Real want = exact_scaled_dot(c, wide + 4000);
   const std::int64_t x = expected_x(s.variant, std::int64_t(site.i), std::int64_t(site.j), std::int64_t(site.lq),
                                     std::int64_t(site.lk), site.mask);
   Real bias = make_real(wide);
   mpfr_mul_si(raw(bias), raw(boost_slope(s.heads, h, s.bias_max, wide)), static_cast<long>(x), MPFR_RNDN);
   mpfr_add(raw(want), raw(want), raw(bias), MPFR_RNDN);
-  RC_LOG() << posenc::describe(s) << " h=" << h << " x=" << x << " cancel=" << cancel << " got " << show(got)
+  RC_LOG() << posenc::describe(s) << " h=" << h << " x=" << x << " cancel=" << c.cancel << " got " << show(got)
            << " want " << show(want) << "\n";
   RC_ASSERT(same(got, with_bits(want, bits)));
 }

@@ -530,18 +530,6 @@ TEST(DebertaOracleHf, ReproducesEveryHeldOutHfBucket) {
   EXPECT_EQ(deberta_bucket(make_spec(256, 512, kExact, true), -3000), -255);
 }
 
-// y (a double within 0.52 ulp of a real value, glibc's log) rounded to float32, and whether that is surely the
-// float32 rounding of the real value: every double within 4 ulps of y rounds to the same float32.
-bool to_float_safely(double y, float* out) {
-  const float f = static_cast<float>(y);
-  double lo = y, hi = y;
-  for (int s = 0; s < 4; ++s) {
-    lo = std::nextafter(lo, -std::numeric_limits<double>::infinity());
-    hi = std::nextafter(hi, std::numeric_limits<double>::infinity());
-  }
-  *out = f;
-  return static_cast<float>(lo) == f && static_cast<float>(hi) == f;
-}
 
 // The hf chain in C float arithmetic (IEEE binary32 / and * are correctly rounded; the logs through double).
 TEST(DebertaOracleHf, ZAgainstPlainFloatArithmetic) {
