@@ -1,13 +1,14 @@
 #!/usr/bin/env python3
 """scripts/inventory.py — what the project holds, counted, so a restructuring can show that nothing was lost.
 
-  scripts/inventory.py [BUILD_DIR] [--json FILE] [--heldout] [--schemes]
+  scripts/inventory.py [BUILD_DIR] [--json FILE] [--heldout] [--schemes] [--parts]
 
 Counts, from a built tree (default build/): claims in the ledger (posenc_properties, no test run), budget rows
 (`posenc budget`), ctest entries (all, and those the test command runs), benchmarks (posenc_bench, when built),
 CLI commands (verb x scheme, from `posenc list`), and with --heldout the held-out checks (runs heldout_test.py, about
 a minute); and lines of the tracked files per top-level tree. With --schemes, what each scheme's author wrote by
-hand: the files of schemes/<name>/ and the scheme's public headers (API, spec, oracle), with their lines. Standard
+hand: the files of schemes/<name>/ (its public headers, API, spec and oracle, included), with their lines; with
+--parts, those lines per part (PARTS: the scheme's essentials, then what each mode's driver needs of it). Standard
 library only."""
 from __future__ import annotations
 
@@ -81,6 +82,38 @@ def scheme_files() -> dict:
     return out
 
 
+# A scheme file's part, by its path in the scheme's folder (first match): the essentials (spec, fast path, oracle
+# and its self-tests, claims, budget rows, cases), then what each mode's driver needs from the scheme.
+PARTS = (("essential: spec", r"^include/spec/|^spec\.cpp$|^config_test\.cpp$"),
+         ("essential: fast path", r"^include/lib/|^fast\.cpp$"),
+         ("essential: oracle", r"^include/oracle/|^oracle\.cpp$"),
+         ("essential: oracle self-tests", r"^oracle_test\.cpp$"),
+         ("essential: claims", r"^claims\.cpp$"),
+         ("essential: budget", r"^budget\.(hpp|cpp)$"),
+         ("essential: cases", r"^cases\.hpp$"),
+         ("driver: cli", r"^cli\.cpp$|^cli_bases\.json$"),
+         ("driver: benchmarks", r"^bench\.cpp$"),
+         ("driver: sweep", r"^sweep\.cpp$"),
+         ("driver: report", r"^figures\.cpp$|^report\.py$|^headline\.json$"),
+         ("driver: check", r"^check\.(hpp|cpp)$"),
+         ("driver: measuring (claims, sweep)", r"^measure\.|^generators\."),
+         ("driver: misuse", r"^misuse_test\.cpp$"))
+
+
+def scheme_parts(files: list, scheme: str) -> dict:
+    """{part: lines} of one scheme's [(path, lines)] (PARTS; "other" for a file no part names)."""
+    out = Counter()
+    for path, n in files:
+        rel = path.removeprefix(f"schemes/{scheme}/")
+        part = next((name for name, pattern in PARTS if re.search(pattern, rel)), "other")
+        out[part] += n
+    return in_part_order(out)
+
+
+def in_part_order(lines: Counter) -> dict:
+    return {p: lines[p] for p in [name for name, _ in PARTS] + ["other"] if p in lines}
+
+
 def main(argv: list) -> int:
     args = [a for i, a in enumerate(argv) if not a.startswith("--") and (i == 0 or argv[i - 1] != "--json")]
     build = Path(args[0]) if args else ROOT / "build"
@@ -103,6 +136,13 @@ def main(argv: list) -> int:
     if "--schemes" in argv:
         per = scheme_files()
         inv["scheme_files"] = {n: {"files": len(fs), "lines": sum(l for _, l in fs)} for n, fs in per.items()}
+    if "--parts" in argv:
+        per = scheme_files()
+        inv["scheme_parts"] = {n: scheme_parts(fs, n) for n, fs in per.items()}
+        total = Counter()
+        for parts in inv["scheme_parts"].values():
+            total.update(parts)
+        inv["scheme_parts_total"] = in_part_order(total)
     for k, v in inv.items():
         print(f"{k:28} {v}")
     if "--json" in argv:
