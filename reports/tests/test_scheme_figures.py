@@ -5,6 +5,7 @@ from its data (no "not drawn"), and, without data, say so for every figure inste
 from __future__ import annotations
 
 import os
+import re
 import sys
 import tempfile
 import unittest
@@ -74,6 +75,9 @@ class SchemeFigures(unittest.TestCase):
                     for img, cap in figs:
                         self.assertIn("not drawn", img, f"{scheme}: {img[:200]}")
                         self.assertIn(f"figures-{scheme}.json not found", img)
+                        # the note names what is missing as what it is: a table ("tab..." ids) or a plot ("fig-...")
+                        kind, name = re.match(r"\*\((plot|table) `([^`]+)`", img).groups()
+                        self.assertEqual(kind == "table", name.startswith("tab"), f"{scheme}: {img[:200]}")
                     self.assertIn("not drawn", ctx.figure_notes[-1][1])
 
     def test_a_failed_producer_or_a_missing_figure_is_named(self):
