@@ -330,7 +330,8 @@ void check_rows(Rows& r) {
   }
   add(R::check_envelope,
       {.quantity = "a user's hf / ggml float32 cache entry vs posenc's emulation (posenc check rope)",
-       .dtype = "f32 (any type holding float32 numbers)", .regime = "hf, ggml", .domain = "|p| <= 2^40",
+       .dtype = "f32 (any type holding float32 numbers); f16 / bf16: the float32 cache cast once",
+       .regime = "hf, ggml", .domain = "|p| <= 2^40",
        .metric = {MetricKind::ratio, DType::f32, 0.0, "|y - e| / E(p, k), E the envelope of the entry"},
        .bound = 1.0,
        .why = "posenc's emulation rounds every float32 step correctly; real torch / C pow and cos/sin do not. "
@@ -350,7 +351,10 @@ void check_rows(Rows& r) {
               "every implementation shares): a pow A_pow ulps off and a flipped reciprocal put X within dX = X "
               "(A_pow + 1) 2^-23 (1 + 2^-20), so E_x = X E + (|e| + E) dX + ulp32((|e| + E)(X + dX)), for scales "
               "in [2^-100, 2^100] (|p - c| <= 55 scale_base; beyond, the check refuses the position). M-RoPE: the "
-              "entry of pair k at the position of its axis (t, h or w), the same envelope."});
+              "entry of pair k at the position of its axis (t, h or w), the same envelope. A cache stored as f16 / bf16 "
+              "(HF casts its float32 cos and sin with .to(x.dtype)) adds that one rounding, allowed a whole ulp of the "
+              "stored type t: E_t = E + ulp_t(|e| + E) (posenc check found every correct bf16 cache of a PyTorch "
+              "module over the f32 envelope before)."});
   for (DType t : {DType::f16, DType::bf16, DType::f32, DType::f64}) {
     const std::string ts(to_string(t));
     add(rope::check_rotated_exact_row(t),

@@ -145,6 +145,13 @@ std::int64_t position_of(const RopeSpec& s, std::span<const std::int64_t> positi
   return positions[rf::rope_mrope_axis(s, k) * tokens + i];
 }
 
+// A cache stored as f16 / bf16 is the float32 cache cast once (HF: cos.to(x.dtype)): one more rounding, to the
+// stored type, allowed a whole ulp of it (rope.check.envelope); f32 and f64 data hold the float32 entries as they are.
+double stored_envelope(double E, const Real& e, DType stored) {
+  if (stored != DType::f16 && stored != DType::bf16) return E;
+  return E + ulp(std::fabs(static_cast<double>(e)) + E, stored);
+}
+
 // The spec without xPos (its unscaled emulated entries and envelope).
 RopeSpec without_xpos(RopeSpec s) {
   s.xpos = RopeXpos::none, s.xpos_scale_base = 0.0, s.xpos_center = 0;
@@ -241,7 +248,7 @@ CheckReport check_cache(const RopeSpec& spec, const CacheInput& in, const Envelo
           const auto [row, col] = locate(i, k, sin, c);
           const double y = in.values[row * in.cols + col];
           acc[0].add(p, col, y, ex, S);
-          if (emu) acc[1].add(p, col, y, em, envelope(spec, f32, p, k, e, allowance, m32, X));
+          if (emu) acc[1].add(p, col, y, em, stored_envelope(envelope(spec, f32, p, k, e, allowance, m32, X), em, in.stored));
         }
       }
     }

@@ -1091,9 +1091,10 @@ POSENC_PROPERTY(Rope, CacheFormsAndStorePathsHoldTheSameValues,
 POSENC_CLAIM_TEST(RopeCheck, CheckPassesPosencCachesAndRefusesPerturbedOnes,
                   {"ROPE-CHECK-1", "rope",
                    "posenc check rope passes posenc's own caches (every form and preset; f32 in the preset's regime "
-                   "against the exact row or the emulation envelope; exact caches stored in f16, bf16, f32 and f64) "
+                   "against the exact row or the emulation envelope; exact caches stored in f16, bf16, f32 and f64; "
+                   "an emulated regime's f32 cache cast once to f16 or bf16, as HF's .to(dtype)) "
                    "and fails a cache with one entry two ulps of its type off at |r| >= 1/2 (exact regime: err_S >= "
-                   "0.75 > 0.5) or 8 envelopes off (emulated regimes: hf, ggml, roformer)",
+                   "0.75 > 0.5; a cast cache) or 8 envelopes off (emulated regimes: hf, ggml, roformer)",
                    "DESIGN.md (posenc check)", Oracle::reference,
                    {R::check_exact_f16, R::check_exact_bf16, R::check_exact_f32, R::check_exact_f64, R::check_envelope,
                    R::check_roformer_envelope}}) {
@@ -1126,6 +1127,19 @@ POSENC_CLAIM_TEST(RopeCheck, CheckPassesPosencCachesAndRefusesPerturbedOnes,
       const CheckReport bad = check_cache(s, in);
       EXPECT_FALSE(bad.passed()) << preset.name << " " << to_string(form) << " perturbed " << e << " -> " << v[j];
       count_case(claim);
+      if (s.regime == RopeRegime::exact || form != RopeCacheForm::pairs) continue;
+      // The f32 cache cast once to a 16-bit type (rope.check.envelope's E_t), and one entry 2 ulps of it off: pair 1's
+      // cos at position 1 (0.85; at 10^5 the float32 angle's envelope alone exceeds 2 ulps of f16).
+      for (DType t : {DType::f16, DType::bf16}) {
+        std::vector<double> w(c32.begin(), c32.end());
+        for (double& x : w) x = round_to(x, t);
+        const CacheInput cast{w, w.size() / cols, cols, t, form, positions, {}};
+        check_verdict(claim, check_cache(s, cast), ok.held_to, std::string(preset.name) + " cast to " + std::string(to_string(t)));
+        const std::size_t j1 = cols + 1;
+        w[j1] -= 2 * std::ldexp(1.0, std::ilogb(w[j1]) + 1 - precision_bits(t));
+        EXPECT_FALSE(check_cache(s, cast).passed()) << preset.name << " cast to " << to_string(t) << ": 2 ulps off passed";
+        count_case(claim);
+      }
     }
   // Exact caches stored in every type (f16, bf16 by rounding the f64 cache once), pairs form.
   for (DType t : {DType::f16, DType::bf16, DType::f32, DType::f64}) {
