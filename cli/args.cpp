@@ -1,5 +1,7 @@
 #include "args.hpp"
 
+#include "in_process.hpp"
+
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -61,6 +63,13 @@ std::string read_text_file(std::string_view flag, const std::string& path, std::
   const auto fail = [&](const std::string& problem) {
     throw IoError(std::string(flag) + ": '" + text_excerpt(path) + "' " + problem + "; accepted: " + std::string(accepted));
   };
+  if (const InProcess* session = in_process()) {
+    const auto it = session->texts.find(path);
+    if (it != session->texts.end()) {
+      if (it->second.size() > max_bytes) fail("is larger than " + std::to_string(max_bytes >> 20) + " MiB");
+      return it->second;
+    }
+  }
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) fail(std::string("cannot be opened: ") + std::strerror(errno));
   struct Closer {

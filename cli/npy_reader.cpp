@@ -490,14 +490,11 @@ Layout layout_of(std::string_view bytes, std::string_view name, std::optional<Np
   return layout;
 }
 
-}  // namespace
-
-NpyArray parse_npy(std::string_view bytes, std::string_view name, std::optional<NpyType> declared, NpyKinds kinds) {
-  Layout layout = layout_of(bytes, name, declared, kinds);
+// The values of `data` (exactly the data of `layout`: neither shorter nor longer) converted exactly to double.
+NpyArray decode(Layout& layout, std::string_view data, std::string_view name) {
   NpyArray& out = layout.out;
   const std::uint64_t count = layout.count;
   const std::size_t item = layout.item;
-  const std::string_view data = bytes.substr(layout.data_offset);
   const std::uint64_t needed = layout.data_bytes;
 
   if (data.size() < needed)
@@ -521,6 +518,21 @@ NpyArray parse_npy(std::string_view bytes, std::string_view name, std::optional<
     }
   }
   return std::move(layout.out);
+}
+
+}  // namespace
+
+NpyArray parse_npy(std::string_view bytes, std::string_view name, std::optional<NpyType> declared, NpyKinds kinds) {
+  Layout layout = layout_of(bytes, name, declared, kinds);
+  return decode(layout, bytes.substr(layout.data_offset), name);
+}
+
+NpyArray parse_npy_parts(std::string_view head, std::string_view data, std::string_view name,
+                         std::optional<NpyType> declared, NpyKinds kinds) {
+  Layout layout = layout_of(head, name, declared, kinds);
+  if (layout.data_offset != head.size())
+    fail(name, std::to_string(head.size() - layout.data_offset) + " bytes after the header", "a header alone");
+  return decode(layout, data, name);
 }
 
 NpyArray read_npy(const std::string& path, std::optional<NpyType> declared, NpyKinds kinds) {

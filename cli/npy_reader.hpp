@@ -61,6 +61,11 @@ struct NpyArray {
 NpyArray parse_npy(std::string_view bytes, std::string_view name, std::optional<NpyType> declared = std::nullopt,
                    NpyKinds kinds = NpyKinds::floats);
 
+// The same from a file's preamble + header (`head`) and its data (`data`) held apart: the in-process inputs
+// (cli/in_process.hpp), whose header is made from the host array's type and shape and whose data is read in place.
+NpyArray parse_npy_parts(std::string_view head, std::string_view data, std::string_view name,
+                         std::optional<NpyType> declared = std::nullopt, NpyKinds kinds = NpyKinds::floats);
+
 // Reads the file at `path` and parses it. A missing, unreadable or directory path throws
 // posenc::IoError naming the path and the system's reason.
 NpyArray read_npy(const std::string& path, std::optional<NpyType> declared = std::nullopt,

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "args.hpp"
+#include "in_process.hpp"
 #include "posenc/error.hpp"
 
 namespace posenc::cli {
@@ -111,6 +112,13 @@ std::string describe_mode(mode_t m) {
 }  // namespace
 
 Output::Output(std::string path, bool binary) {
+  if (in_process() && (path.empty() || path == "-" || InProcess::names_memory(path))) {
+    path_ = path.empty() ? "-" : std::move(path);
+    file_ = open_memstream(&memory_data_, &memory_size_);
+    if (!file_) throw IoError("cannot open a memory stream for " + path_ + ": " + std::strerror(errno));
+    memory_ = true;
+    return;
+  }
   if (path.empty() || path == "-") {
     if (binary && isatty(STDOUT_FILENO))
       throw UsageError("refusing to write binary .npy data to a terminal; use --out FILE.npy or redirect stdout");
@@ -178,12 +186,28 @@ void Output::discard_tmp() noexcept {
 }
 
 Output::~Output() {
+  if (memory_ && !committed_) {
+    std::fclose(file_);
+    std::free(memory_data_);
+    return;
+  }
   if (is_stdout() || committed_) return;
   if (file_) std::fclose(file_);
   if (!in_place_) discard_tmp();
 }
 
 void Output::commit() {
+  if (memory_) {
+    const int rc = std::fclose(file_);  // sets memory_data_ and memory_size_
+    file_ = nullptr;
+    MemoryBuffer buffer;
+    buffer.data.reset(memory_data_);
+    buffer.size = memory_size_;
+    committed_ = true;
+    if (rc != 0) throw IoError("cannot write " + path_ + " to memory: " + std::strerror(errno));
+    in_process()->outputs[path_] = std::move(buffer);
+    return;
+  }
   if (is_stdout()) {
     if (std::fflush(stdout) != 0 || std::ferror(stdout))
       throw IoError(std::string("--out: cannot write to stdout: ") + std::strerror(errno));

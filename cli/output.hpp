@@ -40,6 +40,8 @@ Format choose_format(std::string_view format_flag, std::string_view out_path, st
 //  * a character device or a FIFO (/dev/null, /dev/stdout, a named pipe): written in place (no atomic
 //    replace is possible); a write error (ENOSPC on /dev/full) is reported;
 //  * anything else (a directory, a block device, a socket): refused.
+// In an in-process command (cli/in_process.hpp), stdout and every name starting with '<' are written to memory:
+// commit() hands the bytes to the thread's InProcess under that name ("-" for stdout).
 // I/O failures throw posenc::IoError naming the path and the system's reason.
 class Output {
  public:
@@ -57,6 +59,9 @@ class Output {
   std::string path_, target_, tmp_;
   std::FILE* file_ = nullptr;
   bool committed_ = false, in_place_ = false, replaces_ = false;
+  bool memory_ = false;  // an in-process command's output (cli/in_process.hpp): open_memstream's buffer
+  char* memory_data_ = nullptr;
+  std::size_t memory_size_ = 0;
   unsigned keep_mode_ = 0, keep_uid_ = 0, keep_gid_ = 0;
 };
 

@@ -1,5 +1,7 @@
 #include "verbs.hpp"
 
+#include "in_process.hpp"
+
 #include <unistd.h>
 
 #include <cstdio>
@@ -103,6 +105,8 @@ PositionList parse_checked_positions(const std::string& flag, const std::string&
 
 NpyArray read_input(const std::string& flag, const std::string& path, std::optional<NpyType> declared, NpyKinds kinds) {
   try {
+    NpyArray held;
+    if (read_in_process_npy(path, declared, kinds, &held)) return held;
     return read_npy(path, declared, kinds);
   } catch (const IoError& e) {
     throw IoError(flag + ": " + e.what());
@@ -142,6 +146,7 @@ void ReportFlags::add_to(CLI::App* a) {
 void ReportFlags::write(const Json& json, const std::string& markdown) const {
   if (format != "md" && format != "json")
     throw UsageError("--format: '" + format + "' is not a report format; accepted: md | json");
+  if (InProcess* session = in_process()) session->report_markdown = markdown;
   Output o(out == "-" ? std::string() : out, false);
   const std::string text = format == "json" ? json.dump(2) + "\n" : markdown;
   if (std::fwrite(text.data(), 1, text.size(), o.file()) != text.size()) throw IoError("cannot write the report to " + out);
@@ -149,7 +154,7 @@ void ReportFlags::write(const Json& json, const std::string& markdown) const {
 }
 
 int& exit_status() {
-  static int status = 0;
+  thread_local int status = 0;  // per thread: in-process commands (the Python module) run on several at once
   return status;
 }
 

@@ -21,7 +21,7 @@ build=${POSENC_AARCH64_BUILD_DIR:-$root/build-aarch64}
 echo "[aarch64] configuring and building in $build"
 cmake -S "$root" -B "$build" -G Ninja -DCMAKE_TOOLCHAIN_FILE="$root/cmake/toolchains/aarch64-linux-gnu.cmake" \
   -DCMAKE_BUILD_TYPE=Release -DPOSENC_NATIVE=OFF -DPOSENC_BUILD_TESTS=ON -DPOSENC_BUILD_BENCHMARKS=OFF \
-  -DPOSENC_BUILD_CLI=ON -DPOSENC_WERROR="$([ "${POSENC_WERROR:-0}" = 1 ] && echo ON || echo OFF)" \
+  -DPOSENC_BUILD_CLI=ON -DPOSENC_BUILD_PYTHON=OFF -DPOSENC_WERROR="$([ "${POSENC_WERROR:-0}" = 1 ] && echo ON || echo OFF)" \
   > "$build.configure.log" 2>&1 || { cat "$build.configure.log"; exit 1; }
 cmake --build "$build" --target posenc_test_programs -j"$(nproc)"
 

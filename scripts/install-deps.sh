@@ -15,6 +15,7 @@ packages=(
   gcovr                                     # line and branch coverage of the sanitizer suite — scripts/sanitize.sh
   python3-scipy python3-numpy               # benchmark history: Mann-Whitney U, bootstrap intervals (scripts/history.py)
   ccache                                    # compiler cache for developers' rebuilds (used when present)
+  pybind11-dev python3-dev python3-pytest    # the Python module (python/: import posenc) and its tests
   libhwy-dev                                # Highway: the SIMD kernels, one source for every target, runtime dispatch (lib/src/core/)
 )
 

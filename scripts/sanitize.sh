@@ -53,6 +53,7 @@ configure() {  # configure BUILD_DIR FLAGS
   mkdir -p "$build"
   cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPOSENC_BUILD_TESTS=ON \
     -DPOSENC_BUILD_BENCHMARKS=OFF -DPOSENC_BUILD_CLI=ON -DPOSENC_TEST_TIMEOUT_SCALE=10 \
+    -DPOSENC_BUILD_PYTHON=OFF `# an instrumented module cannot be imported by an uninstrumented python3` \
     "-DCMAKE_CXX_FLAGS=$flags" "-DCMAKE_EXE_LINKER_FLAGS=$flags" "-DCMAKE_SHARED_LINKER_FLAGS=$flags" \
     "-DCMAKE_MODULE_LINKER_FLAGS=$flags" >"$build/configure.log" 2>&1 || { cat "$build/configure.log"; return 1; }
 }
