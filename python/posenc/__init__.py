@@ -340,10 +340,10 @@ def _raise(result, names):
     kind = result["failure"]
     if kind == "usage":
         raise ValueError(message)
+    if kind == "memory" or (kind == "io" and "more than this machine's memory" in message):
+        raise MemoryError(message)
     if kind == "io":
         if "'<" in message:  # about one of the caller's arrays or JSON values, not a file
             raise ValueError(message)
         raise OSError(message)
-    if kind == "memory":
-        raise MemoryError(message)
     raise CommandError(message)
