@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <limits>
 #include <sstream>
+#include <tuple>
 
 namespace posenc::verify {
 namespace {
@@ -36,10 +37,48 @@ std::size_t CheckAccumulator::band_of(std::int64_t p) {
   return kBandTops.size() - 1;
 }
 
+void ExactSum::add(double x) {
+  std::size_t kept = 0;
+  for (double y : partials_) {
+    if (std::fabs(x) < std::fabs(y)) std::swap(x, y);
+    const double hi = x + y, lo = y - (hi - x);
+    if (lo != 0.0) partials_[kept++] = lo;
+    x = hi;
+  }
+  partials_.resize(kept);
+  partials_.push_back(x);
+}
+
+double ExactSum::value() const {
+  if (partials_.empty()) return 0.0;
+  std::size_t i = partials_.size() - 1;
+  double hi = partials_[i], lo = 0.0;
+  while (i > 0) {  // from the largest partial down, until the sum stops being exact
+    const double x = hi, y = partials_[--i];
+    hi = x + y;
+    lo = y - (hi - x);
+    if (lo != 0.0) break;
+  }
+  // Half-way case: the rest of the partials decides the direction (math.fsum's correction).
+  if (i > 0 && ((lo < 0 && partials_[i - 1] < 0) || (lo > 0 && partials_[i - 1] > 0))) {
+    const double y = lo * 2, x = hi + y;
+    if (y == x - hi) hi = x;
+  }
+  return hi;
+}
+
+namespace {
+// A total order on entries, worst first: the metric, then where the entry is and what it holds, so the kept worst
+// entries and their order do not depend on the order entries arrive in (threads take rows in any order).
+bool worse(const CheckEntryError& a, const CheckEntryError& b) {
+  return std::tie(b.metric, a.position, a.column, a.value, a.kernel, a.scaled, a.reference) <
+         std::tie(a.metric, b.position, b.column, b.value, b.kernel, b.scaled, b.reference);
+}
+}  // namespace
+
 void CheckAccumulator::keep_worst(CheckEntryError e) {
-  if (worst_.size() == kWorst && !(e.metric > worst_.back().metric)) return;
-  worst_.push_back(std::move(e));
-  std::stable_sort(worst_.begin(), worst_.end(), [](const auto& a, const auto& b) { return a.metric > b.metric; });
+  if (worst_.size() == kWorst && !worse(e, worst_.back())) return;
+  worst_.insert(std::upper_bound(worst_.begin(), worst_.end(), e, worse), std::move(e));
   if (worst_.size() > kWorst) worst_.pop_back();
 }
 
@@ -74,12 +113,13 @@ void CheckAccumulator::add(std::int64_t p, std::size_t col, double y, const Real
     st->max_metric = std::max(st->max_metric, metric);
     st->max_kernel = std::max(st->max_kernel, kern);
     st->max_scaled = std::max(st->max_scaled, scal);
-    if (std::isfinite(scal)) st->sum_scaled += scal;
-    st->sum_kernel += kern;
+    if (std::isfinite(scal)) st->sum_scaled.add(scal);
+    st->sum_kernel.add(kern);
   }
   // The 40-digit reference is formatted only for an entry that enters the worst list (formatting every entry was
   // most of the time of a large check).
-  if ((!ok || metric > 0.0) && (worst_.size() < kWorst || metric > worst_.back().metric))
+  // (An entry tying the last kept one may still enter: worse() decides ties.)
+  if ((!ok || metric > 0.0) && (worst_.size() < kWorst || metric >= worst_.back().metric))
     keep_worst({p, col, y, ref40(r), cls, metric, kern, scal});
 }
 
@@ -90,8 +130,8 @@ void CheckAccumulator::merge(const CheckAccumulator& o) {
     a.max_metric = std::max(a.max_metric, b.max_metric);
     a.max_kernel = std::max(a.max_kernel, b.max_kernel);
     a.max_scaled = std::max(a.max_scaled, b.max_scaled);
-    a.sum_scaled += b.sum_scaled;
-    a.sum_kernel += b.sum_kernel;
+    a.sum_scaled.add(b.sum_scaled);
+    a.sum_kernel.add(b.sum_kernel);
   };
   entries_ += o.entries_;
   over_ += o.over_;
@@ -109,8 +149,8 @@ nlohmann::ordered_json CheckAccumulator::to_json() const {
   auto stats = [](const Stats& s) {
     const double n = s.n ? static_cast<double>(s.n) : 1.0;
     return J{{"entries", s.n},          {"over_bound", s.over},         {"max_metric", num(s.max_metric)},
-             {"max_kernel_ulp", num(s.max_kernel)}, {"mean_kernel_ulp", num(s.sum_kernel / n)},
-             {"max_scaled_ulp", num(s.max_scaled)}, {"mean_scaled_ulp", num(s.sum_scaled / n)}};
+             {"max_kernel_ulp", num(s.max_kernel)}, {"mean_kernel_ulp", num(s.sum_kernel.value() / n)},
+             {"max_scaled_ulp", num(s.max_scaled)}, {"mean_scaled_ulp", num(s.sum_scaled.value() / n)}};
   };
   J j;
   j["reference"] = name_;

@@ -36,6 +36,21 @@ struct CheckEntryError {
   double kernel = 0.0, scaled = 0.0;
 };
 
+// The exact sum of doubles (Shewchuk's non-overlapping partials, as Python's math.fsum) and its correctly rounded
+// value: the same whatever the order of the additions and merges, so a report's means do not depend on which thread
+// took which entries (a plain double sum did: two runs of one check differed in a mean's last bits).
+class ExactSum {
+ public:
+  void add(double x);
+  void add(const ExactSum& o) {
+    for (double x : o.partials_) add(x);
+  }
+  double value() const;
+
+ private:
+  std::vector<double> partials_;  // increasing magnitude, non-overlapping
+};
+
 class CheckAccumulator {
  public:
   static constexpr std::array<int, 8> kBandTops = {10, 14, 16, 20, 24, 32, 40, 63};  // band i: |p| < 2^top
@@ -56,7 +71,8 @@ class CheckAccumulator {
  private:
   struct Stats {
     std::uint64_t n = 0, over = 0;
-    double max_metric = 0, max_kernel = 0, max_scaled = 0, sum_scaled = 0, sum_kernel = 0;
+    double max_metric = 0, max_kernel = 0, max_scaled = 0;
+    ExactSum sum_scaled, sum_kernel;
   };
   static std::size_t band_of(std::int64_t p);
   void keep_worst(CheckEntryError e);
@@ -69,7 +85,7 @@ class CheckAccumulator {
   Stats all_;
   std::array<Stats, kBandTops.size()> bands_;
   std::vector<Stats> columns_;
-  std::vector<CheckEntryError> worst_;  // up to kWorst, largest metric first
+  std::vector<CheckEntryError> worst_;  // up to kWorst, largest metric first (ties: a total order, worse())
   static constexpr std::size_t kWorst = 10;
 };
 

@@ -4,12 +4,15 @@
 #include <gtest/gtest.h>
 #include <rapidcheck/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
 #include <random>
 
 #include "verify/accuracy.hpp"
+#include "verify/budget.hpp"
+#include "verify/check_report.hpp"
 #include "posenc/half.hpp"
 #include "posenc/reference/mp.hpp"
 
@@ -196,3 +199,73 @@ TEST(HalfConversion, EveryF16AndBf16PatternRoundTripsAndRandomDoublesRoundAsTheC
 }
 
 }  // namespace claims_accuracy_metric
+
+// ---- the check report's sums and worst entries: independent of the order entries arrive in --------------------
+
+namespace claims_check_report {
+
+using posenc::verify::CheckAccumulator;
+using posenc::verify::ExactSum;
+
+TEST(CheckReport, ExactSumIsTheCorrectlyRoundedSumInAnyOrder) {
+  // Known sums a plain double loop gets wrong: cancellation, and a half-way case decided by a tiny last term.
+  ExactSum a;
+  for (double x : {1e16, 1.0, -1e16}) a.add(x);
+  EXPECT_EQ(a.value(), 1.0);
+  ExactSum h;  // 1 + 2^-53 + 2^-106: above the half-way point, rounds up to 1 + 2^-52
+  for (double x : {0x1p-106, 0x1p-53, 1.0}) h.add(x);
+  EXPECT_EQ(h.value(), 1.0 + 0x1p-52);
+  // Random non-negative magnitudes over 60 binades (ulp errors), summed in shuffled orders and merged at random
+  // splits: the value never changes.
+  std::mt19937_64 rng(7);
+  std::vector<double> xs(5000);
+  for (double& x : xs) x = std::ldexp(std::uniform_real_distribution<double>(0.5, 1.0)(rng), static_cast<int>(rng() % 60) - 30);
+  ExactSum ref;
+  for (double x : xs) ref.add(x);
+  double naive_min = INFINITY, naive_max = -INFINITY;
+  for (int t = 0; t < 20; ++t) {
+    std::shuffle(xs.begin(), xs.end(), rng);
+    const std::size_t cut = rng() % xs.size();
+    ExactSum left, right;
+    double naive = 0;
+    for (std::size_t i = 0; i < xs.size(); ++i) (i < cut ? left : right).add(xs[i]), naive += xs[i];
+    left.add(right);
+    EXPECT_EQ(left.value(), ref.value()) << "order " << t << ", split at " << cut;
+    naive_min = std::min(naive_min, naive), naive_max = std::max(naive_max, naive);
+  }
+  EXPECT_LT(naive_min, naive_max) << "the orders tried do not move a plain sum: the test would not see a plain sum";
+}
+
+TEST(CheckReport, ReportIsTheSameWhateverOrderAndSplitTheEntriesCome) {
+  // The same entries added in shuffled orders to two accumulators (two threads) and merged: the same report, its
+  // means and its worst entries (with ties: equal metrics at different places) included.
+  const auto& row = posenc::verify::budget("sinusoidal.check.exact.f32");
+  std::mt19937_64 rng(11);
+  struct Entry {
+    std::int64_t p;
+    std::size_t col;
+    double y, r;
+  };
+  std::vector<Entry> entries;
+  for (std::int64_t p = 0; p < 64; ++p)
+    for (std::size_t c = 0; c < 8; ++c) {
+      const double r = std::sin(1.0 + static_cast<double>(c));  // one reference per column: many equal metrics
+      const float f = static_cast<float>(r);
+      const int off = static_cast<int>(rng() % 3) - 1;  // the float32 neighbours or the nearest float
+      entries.push_back({p, c, off == 0 ? f : std::nextafter(f, off > 0 ? 2.0f : -2.0f), r});
+    }
+  std::string first;
+  for (int t = 0; t < 10; ++t) {
+    std::shuffle(entries.begin(), entries.end(), rng);
+    const std::size_t cut = rng() % entries.size();
+    CheckAccumulator a("exact", row, posenc::DType::f32, 8), b("exact", row, posenc::DType::f32, 8);
+    for (std::size_t i = 0; i < entries.size(); ++i)
+      (i < cut ? a : b).add(entries[i].p, entries[i].col, entries[i].y, posenc::reference::Real(entries[i].r));
+    a.merge(b);
+    const std::string json = a.to_json().dump();
+    if (t == 0) first = json;
+    EXPECT_EQ(json, first) << "order " << t << ", split at " << cut;
+  }
+}
+
+}  // namespace claims_check_report

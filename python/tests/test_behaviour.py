@@ -100,14 +100,14 @@ def test_two_threads_at_once_give_the_same_results():
     """Commands run on several threads at once (each its own command line state): each thread's results are those
     of a lone call, bit for bit."""
     expected_table = posenc.table("rope", positions="0:512", **ROPE)
-    expected_check = posenc.check("rope", expected_table, positions="0:512", threads=1, **ROPE).fields
+    expected_check = posenc.check("rope", expected_table, positions="0:512", **ROPE).fields
     errors = []
 
     def work():
         try:
             for _ in range(5):
                 assert posenc.table("rope", positions="0:512", **ROPE).tobytes() == expected_table.tobytes()
-                assert posenc.check("rope", expected_table, positions="0:512", threads=1, **ROPE).fields == expected_check
+                assert posenc.check("rope", expected_table, positions="0:512", **ROPE).fields == expected_check
         except Exception as e:  # noqa: BLE001 - reported below
             errors.append(e)
 
