@@ -88,31 +88,13 @@ CheckReport check_table(const SinusoidalSpec& spec, const TableInput& in, const 
 
 namespace {
 
-std::vector<std::string> field_differences(const SinusoidalSpec& from, const SinusoidalSpec& to) {
-  std::vector<std::string> out;
-  for_each_field<SinusoidalSpec>([&](const auto& f) {
-    if (f.name == "dim" || f.name == "regime") return;  // dim is the table's; the regime is reported on its own
-    const std::string a = field_text(f, from), b = field_text(f, to);
-    if (a != b) out.push_back(std::string(f.name) + ": " + a + " -> " + b);
-  });
-  return out;
-}
+using Candidate = IdentifyCandidate<SinusoidalSpec, std::int64_t>;
 
-}  // namespace
-
-Identification identify_table(const TableInput& in, std::size_t sample_rows) {
-  if (in.rows == 0 || in.cols < 2) throw Error("sinusoidal identify", "table", std::to_string(in.rows) + " x " + std::to_string(in.cols),
-                                               "at least 1 row of at least 2 columns");
-  // Sample rows: the first ones (where offsets and padding rows show) and some spread over the table.
-  std::vector<std::size_t> rows_idx;
-  for (std::size_t i = 0; i < std::min(in.rows, sample_rows / 2); ++i) rows_idx.push_back(i);
-  for (std::size_t k = 0; k < sample_rows / 2 && in.rows > sample_rows / 2; ++k)
-    rows_idx.push_back(sample_rows / 2 + k * (in.rows - sample_rows / 2 - 1) / std::max<std::size_t>(1, sample_rows / 2 - 1));
-  std::sort(rows_idx.begin(), rows_idx.end());
-  rows_idx.erase(std::unique(rows_idx.begin(), rows_idx.end()), rows_idx.end());
-
+// Every preset with every layout, frequency rule, regime, padding row (the preset's or none) and row offset in
+// [-2, 2] whose positions the spec takes.
+std::vector<Candidate> candidates(const TableInput& in, const std::vector<std::int64_t>& pos) {
   std::vector<Candidate> cands;
-  for (const auto& preset : SpecTraits<SinusoidalSpec>::presets()) {
+  for (const auto& preset : SpecTraits<SinusoidalSpec>::presets())
     for (Layout layout : {Layout::interleaved, Layout::halves})
       for (FrequencyRule rule : {FrequencyRule::paper, FrequencyRule::tensor2tensor, FrequencyRule::fairseq})
         for (Regime regime : {Regime::exact, Regime::emulated})
@@ -125,121 +107,50 @@ Identification identify_table(const TableInput& in, std::size_t sample_rows) {
               s.rule = rule;
               s.regime = regime;
               if (!keep_padding) s.padding_row.reset();
-              if (!keep_padding && !preset.spec.padding_row) continue;
-              if (!is_valid(s)) continue;
-              bool ok = true;
-              for (std::size_t i : rows_idx) {
-                const std::int64_t p = in.positions[i] + off;
-                if (p < 0 || p > max_abs_position(s)) ok = false;
-              }
-              if (!ok) continue;
-              Candidate c{s, off, std::string(preset.name), field_differences(preset.spec, s), 0, false, {}};
+              if ((!keep_padding && !preset.spec.padding_row) || !is_valid(s)) continue;
+              if (std::any_of(pos.begin(), pos.end(), [&](std::int64_t p) {
+                    return p + off < 0 || p + off > max_abs_position(s);
+                  }))
+                continue;
+              Candidate c{s, off, std::string(preset.name), field_differences(preset.spec, s, {"dim", "regime"}), 0, false, {}};
               if (off != 0) c.differs.push_back("row positions shifted by " + std::to_string(off));
-              // The same convention reached from two presets: keep the plainest description.
-              auto same = std::find_if(cands.begin(), cands.end(),
-                                       [&](const Candidate& x) { return x.spec == s && x.row_offset == off; });
-              if (same == cands.end()) cands.push_back(std::move(c));
-              else if (c.differs.size() < same->differs.size()) *same = std::move(c);
+              add_candidate(cands, std::move(c));
             }
-  }
-  // Rank by the fast path (posenc's own rows in double).
+  return cands;
+}
+
+}  // namespace
+
+Identification identify_table(const TableInput& in, std::size_t sample_rows) {
+  if (in.rows == 0 || in.cols < 2) throw Error("sinusoidal identify", "table", std::to_string(in.rows) + " x " + std::to_string(in.cols),
+                                               "at least 1 row of at least 2 columns");
+  const std::vector<std::size_t> rows_idx = identify_sample_rows(in.rows, sample_rows);
   std::vector<std::int64_t> pos;
-  for (std::size_t i : rows_idx) pos.push_back(in.positions[i]);
-  for (auto& c : cands) {
+  std::vector<double> vals;  // the sampled rows
+  for (std::size_t i : rows_idx) {
+    pos.push_back(in.positions[i]);
+    vals.insert(vals.end(), in.values.begin() + static_cast<std::ptrdiff_t>(i * in.cols),
+                in.values.begin() + static_cast<std::ptrdiff_t>((i + 1) * in.cols));
+  }
+  auto shifted = [&](const Candidate& c) {
     std::vector<std::int64_t> q(pos);
-    for (auto& p : q) p += c.row_offset;
+    for (auto& p : q) p += c.extra;
+    return q;
+  };
+  // Ranked by the fast path (posenc's own rows in double), verified by the real check on the sampled rows.
+  auto distance = [&](const Candidate& c) {
+    const std::vector<std::int64_t> q = shifted(c);
     std::vector<double> mine(q.size() * in.cols);
     sinusoidal_rows(c.spec, q, std::span<double>(mine), TableOptions{.threads = 1});
-    const double u = std::ldexp(1.0, 1 - precision_bits(in.stored));  // ulp of the stored type at 1
-    double worst = 0;
-    for (std::size_t r = 0; r < q.size(); ++r)
-      for (std::size_t col = 0; col < in.cols; ++col) {
-        const double y = in.values[rows_idx[r] * in.cols + col];
-        const double d = std::fabs(y - mine[r * in.cols + col]);
-        worst = std::max(worst, std::isnan(d) ? INFINITY : d / u);
-      }
-    c.max_scaled_ulp = worst;
-  }
-  std::stable_sort(cands.begin(), cands.end(), [](const Candidate& a, const Candidate& b) {
-    if (a.max_scaled_ulp != b.max_scaled_ulp) return a.max_scaled_ulp < b.max_scaled_ulp;
-    return a.differs.size() < b.differs.size();  // the plainest description of equal tables first
-  });
-  if (cands.size() > 8) cands.resize(8);
-  // Verify the best few against the oracle on the sampled rows (the real check, budget rows and envelope).
-  Identification id;
-  std::vector<double> vals;
-  for (std::size_t i : rows_idx) vals.insert(vals.end(), in.values.begin() + static_cast<std::ptrdiff_t>(i * in.cols),
-                                             in.values.begin() + static_cast<std::ptrdiff_t>((i + 1) * in.cols));
-  for (std::size_t k = 0; k < std::min<std::size_t>(3, cands.size()); ++k) {
-    auto& c = cands[k];
-    TableInput sub{vals, rows_idx.size(), in.cols, in.stored, {}, {}};
-    for (std::int64_t p : pos) sub.positions.push_back(p + c.row_offset);
-    const CheckReport rep = check_table(c.spec, sub);
-    c.verified = rep.passed();
-    const auto j = rep.to_json();
-    c.check = {{"verdict", j["verdict"]}, {"budget_row", j["budget_row"]}, {"held_to", j["held_to"]},
-               {"max_metric", j["references"][rep.held_to]["overall"]["max_metric"]}};
-  }
-  // A verified candidate with the fewest differences wins over an unverified better-ranked one.
-  std::stable_partition(cands.begin(), cands.end(), [](const Candidate& c) { return c.verified; });
-  id.ranked = std::move(cands);
-  id.matched = !id.ranked.empty() && id.ranked.front().verified;
+    return max_scaled_difference(vals, mine, in.stored);
+  };
+  auto check = [&](const Candidate& c) {
+    return check_table(c.spec, TableInput{vals, rows_idx.size(), in.cols, in.stored, shifted(c), {}});
+  };
+  Identification id = rank_and_verify<SinusoidalSpec, std::int64_t>("sinusoidal", "table", candidates(in, pos),
+                                                                    distance, check);
+  id.extra_json = [](const std::int64_t& off) { return nlohmann::ordered_json{{"row_offset", off}}; };
   return id;
-}
-
-nlohmann::ordered_json Identification::to_json() const {
-  nlohmann::ordered_json j;
-  j["scheme"] = "sinusoidal";
-  j["matched"] = matched;
-  if (!ranked.empty()) {
-    const Candidate& b = ranked.front();
-    const std::string name = b.preset + " (" + std::string(to_string(b.spec.regime)) + ")";
-    j["verdict"] = matched ? (b.differs.empty() ? "preset " + name : "preset " + name + " with differences")
-                           : "no convention matches; nearest: " + name;
-    j["preset"] = b.preset;
-    j["regime"] = std::string(to_string(b.spec.regime));
-    j["differs"] = b.differs;
-    j["spec"] = posenc::to_json(b.spec);
-  }
-  j["candidates"] = nlohmann::ordered_json::array();
-  for (const auto& c : ranked)
-    j["candidates"].push_back({{"preset", c.preset},
-                               {"differs", c.differs},
-                               {"row_offset", c.row_offset},
-                               {"max_scaled_ulp_fast", std::isfinite(c.max_scaled_ulp) ? nlohmann::ordered_json(c.max_scaled_ulp) : nlohmann::ordered_json(nullptr)},
-                               {"verified", c.verified},
-                               {"check", c.check},
-                               {"spec", posenc::to_json(c.spec)}});
-  return j;
-}
-
-std::string Identification::to_markdown() const {
-  std::ostringstream o;
-  const auto j = to_json();
-  o << "# posenc identify sinusoidal: " << (j.contains("verdict") ? j["verdict"].get<std::string>() : "no candidate") << "\n\n";
-  if (!ranked.empty()) {
-    const Candidate& b = ranked.front();
-    o << (matched ? "The table is" : "The nearest convention is") << " the **" << b.preset << "** preset in the **"
-      << to_string(b.spec.regime) << "** regime";
-    if (b.differs.empty()) o << ", exactly.\n";
-    else {
-      o << ", except:\n";
-      for (const auto& d : b.differs) o << "- " << d << "\n";
-    }
-    o << "\nspec: `" << posenc::to_json(b.spec).dump() << "`\n";
-  }
-  o << "\n| rank | preset | differences | max scaled ulp (posenc's rows) | oracle check |\n|---|---|---|---|---|\n";
-  for (std::size_t i = 0; i < ranked.size(); ++i) {
-    const auto& c = ranked[i];
-    std::string d;
-    for (const auto& x : c.differs) d += (d.empty() ? "" : "; ") + x;
-    char buf[32];
-    std::snprintf(buf, sizeof buf, "%.4g", c.max_scaled_ulp);
-    o << "| " << i + 1 << " | " << c.preset << " | " << (d.empty() ? "none" : d) << " | " << buf << " | "
-      << (c.check.empty() ? "not run" : c.check["verdict"].get<std::string>() + " (" + c.check["budget_row"].get<std::string>() + ")")
-      << " |\n";
-  }
-  return o.str();
 }
 
 }  // namespace posenc::verify::sinusoidal

@@ -13,6 +13,7 @@
 #include "posenc/reference/sinusoidal.hpp"
 #include "posenc/sinusoidal_spec.hpp"
 #include "verify/check_report.hpp"
+#include "verify/identify.hpp"
 
 namespace posenc::verify::sinusoidal {
 
@@ -31,24 +32,9 @@ struct TableInput {
 // threads: OpenMP threads (0: default); the entries are independent, the result does not depend on it.
 CheckReport check_table(const SinusoidalSpec&, const TableInput&, const reference::EnvelopeAllowance& = {}, int threads = 0);
 
-// A convention tried by identify: a spec, and the shift between the table's row positions and the spec's
-// positions (the table's row i holds position positions[i] + row_offset).
-struct Candidate {
-  SinusoidalSpec spec;
-  std::int64_t row_offset = 0;
-  std::string preset;                  // the preset it starts from
-  std::vector<std::string> differs;    // "field: preset value -> this value" for every changed field
-  double max_scaled_ulp = 0;           // over the sampled entries, ulps of the stored type (S = 1), fast path
-  bool verified = false;               // check_table on the sampled rows passed
-  nlohmann::ordered_json check;        // that check's summary
-};
-
-struct Identification {
-  std::vector<Candidate> ranked;  // best first (at most 8)
-  bool matched = false;           // ranked[0] passed the check
-  nlohmann::ordered_json to_json() const;
-  std::string to_markdown() const;
-};
+// identify's candidates: a spec and the shift between the table's row positions and the spec's positions (the
+// table's row i holds position positions[i] + row_offset); the search and the report are verify/identify.hpp's.
+using Identification = verify::Identification<SinusoidalSpec, std::int64_t>;
 
 // Tries every preset with every layout, frequency rule, regime, padding row (the preset's or none) and row offset
 // in [-2, 2], on up to `sample_rows` rows of the table; the best few are then checked against the oracle.
