@@ -7,7 +7,7 @@ own driver, cli/run.hpp)::
     import posenc
     r = posenc.check("rope", cache, preset="hf-llama", regime="hf", form="hf")
     assert r.passed, r.summary()
-    posenc.identify(table)                          # which sinusoidal convention is this table?
+    posenc.identify(cache)                          # which convention (any scheme with identify) is this?
     cos_sin = posenc.table("rope", positions=np.arange(131072), config="config.json")
     posenc.apply("rope", q, positions, preset="gpt-neox", inplace=True)
 
@@ -144,10 +144,35 @@ def check(scheme, array, **kwargs):
     return command("check", scheme, in_=array, _names={"--in": "array"}, **kwargs)
 
 
-def identify(array, scheme="sinusoidal", **kwargs):
-    """Say which convention a table follows, or the nearest one and where it differs (``posenc identify``):
-    a :class:`Report` (``passed``: one convention matched within its budget)."""
-    return command("identify", scheme, in_=array, _names={"--in": "array"}, **kwargs)
+def identify(array, scheme=None, **kwargs):
+    """Say which convention an array follows, or the nearest one and where it differs (``posenc identify``): a
+    :class:`Report` (``passed``: one convention matched within its budget). Without ``scheme``, every scheme that
+    has identify is asked (those whose shapes the array cannot have are skipped): the first match, else the
+    nearest candidate over all of them (the smallest ``max_scaled_ulp_fast``)."""
+    if scheme is not None:
+        return command("identify", scheme, in_=array, _names={"--in": "array"}, **kwargs)
+    array = _host_array("array", array)
+    reports, errors = [], []
+    for s in schemes():
+        if "identify" not in s["verbs"]:
+            continue
+        try:
+            r = command("identify", s["name"], in_=array, _names={"--in": "array"}, **kwargs)
+        except ValueError as e:  # a shape this scheme's numbers never have
+            errors.append(f"{s['name']}: {e}")
+            continue
+        if r.passed:
+            return r
+        reports.append(r)
+    if not reports:
+        raise ValueError("array: no scheme's identify takes it: " + "; ".join(errors))
+
+    def nearest(r):
+        c = r.fields.get("candidates") or [{}]
+        d = c[0].get("max_scaled_ulp_fast")
+        return float("inf") if d is None else d
+
+    return min(reports, key=nearest)
 
 
 # ---- the generic driver ------------------------------------------------------------------------------------------

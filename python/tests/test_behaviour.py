@@ -244,3 +244,21 @@ def test_assert_matches_posenc_passes_and_fails_with_the_worst_entries():
     assert isinstance(e.value, AssertionError) and "rope.check.envelope" in text and "FAIL" in text
     assert "| 31 | 3 |" in text, "the worst entry (position 31, column 3) is not shown"
     assert e.value.report.passed is False
+
+
+# ---- identify across schemes -------------------------------------------------------------------------------------
+
+def test_identify_without_a_scheme_names_the_scheme_and_convention():
+    """posenc.identify(array) asks every scheme with identify: a RoPE cache (scaled, base changed) is named as RoPE
+    with exactly those differences, a sinusoidal table as its preset, and a random array is no match."""
+    cache = posenc.table("rope", preset="hf-llama", head_dim=128, base=500000, scaling="llama3", factor=8,
+                         original_context=8192, form="hf", positions=np.arange(256))
+    r = posenc.identify(cache)
+    assert r.passed and r.scheme == "rope" and r.form == "hf" and r.preset == "hf-llama"
+    assert r.differs == ["base: 10000 -> 5e+05", "scaling: none -> llama3", "factor: 1 -> 8",
+                         "original_context: 0 -> 8192"]
+    t = posenc.table("sinusoidal", preset="fairseq", dim=64, positions=range(100))
+    s = posenc.identify(t)
+    assert s.passed and s.scheme == "sinusoidal" and s.preset == "fairseq" and s.differs == []
+    noise = np.random.default_rng(3).uniform(-1, 1, (16, 64)).astype(np.float32)
+    assert not posenc.identify(noise).passed

@@ -411,4 +411,181 @@ CheckReport check_rotated(const RopeSpec& spec, const RotatedInput& in, const En
   return rep;
 }
 
+// ---- identify -----------------------------------------------------------------------------------------------
+
+namespace {
+
+using Candidate = IdentifyCandidate<RopeSpec, RopeCacheForm>;
+
+std::vector<RopeCacheForm> forms_of(const std::vector<std::size_t>& shape) {
+  if (shape.size() == 3 && shape[0] == 2 && shape[2] >= 2 && shape[2] % 2 == 0) return {RopeCacheForm::hf};
+  if (shape.size() == 2 && shape[1] >= 2 && shape[1] % 2 == 0)
+    return {RopeCacheForm::pairs, RopeCacheForm::gptj, RopeCacheForm::ggml};
+  return {};
+}
+
+// cos and sin of pair k in position row i of a cache in `form` (n position rows, h pairs, values as stored).
+std::pair<double, double> cos_sin(std::span<const double> v, RopeCacheForm form, std::size_t n, std::size_t h,
+                                  std::size_t i, std::size_t k) {
+  switch (form) {
+    case RopeCacheForm::pairs: return {v[i * 2 * h + k], v[i * 2 * h + h + k]};
+    case RopeCacheForm::hf: return {v[i * 2 * h + k], v[(n + i) * 2 * h + k]};
+    case RopeCacheForm::gptj: return {v[i * 2 * h + h + k], v[i * 2 * h + k]};
+    case RopeCacheForm::ggml: return {v[i * 2 * h + 2 * k], v[i * 2 * h + 2 * k + 1]};
+  }
+  return {0.0, 0.0};
+}
+
+// What the cache shows of its frequencies: the turn of each pair between two position rows d apart (the closest
+// pair of positions, d <= 4, so that no pair turns by pi), theta'_k = arg(e^{i a_k(p + d)} e^{-i a_k(p)}) / d (an
+// attention factor scales cos and sin alike and drops out). The high-frequency quarter of the pairs (which llama3 and
+// yarn keep) fits ln theta'_k = -ln s - (2k/r) ln base by least squares: the base and a linear factor s; `slow` is
+// theta'_k / (base^(-2k/r) / s) of the lowest frequency (< 1 where low frequencies are scaled).
+struct Fit {
+  bool ok = false;
+  double base = 0, linear = 1, slow = 1;
+};
+
+Fit fit_frequencies(const IdentifyInput& in, RopeCacheForm form, std::size_t n, std::size_t h) {
+  Fit f;
+  std::vector<std::size_t> order(n);
+  for (std::size_t i = 0; i < n; ++i) order[i] = i;
+  std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return in.positions[a] < in.positions[b]; });
+  std::size_t i0 = n, i1 = n;
+  for (std::size_t t = 0; t + 1 < n; ++t) {
+    const std::int64_t d = in.positions[order[t + 1]] - in.positions[order[t]];
+    if (d > 0 && d <= 4 && (i0 == n || d < in.positions[i1] - in.positions[i0])) i0 = order[t], i1 = order[t + 1];
+  }
+  if (i0 == n || h < 2) return f;
+  const double d = static_cast<double>(in.positions[i1] - in.positions[i0]), r = 2.0 * static_cast<double>(h);
+  std::vector<double> theta(h);
+  for (std::size_t k = 0; k < h; ++k) {
+    const auto [c0, s0] = cos_sin(in.values, form, n, h, i0, k);
+    const auto [c1, s1] = cos_sin(in.values, form, n, h, i1, k);
+    theta[k] = std::atan2(s1 * c0 - c1 * s0, c1 * c0 + s1 * s0) / d;
+    if (!(theta[k] > 0)) return f;
+  }
+  const std::size_t m = std::max<std::size_t>(2, h / 4);
+  double sx = 0, sy = 0, sxx = 0, sxy = 0;
+  for (std::size_t k = 0; k < m; ++k) {
+    const double x = 2.0 * static_cast<double>(k) / r, y = std::log(theta[k]);
+    sx += x, sy += y, sxx += x * x, sxy += x * y;
+  }
+  const double md = static_cast<double>(m), slope = (md * sxy - sx * sy) / (md * sxx - sx * sx);
+  const double intercept = (sy - slope * sx) / md;
+  f.base = std::exp(-slope);
+  f.linear = std::exp(-intercept);
+  f.slow = theta[h - 1] / (std::pow(f.base, -2.0 * static_cast<double>(h - 1) / r) / f.linear);
+  f.ok = std::isfinite(f.base) && f.base > 1 && std::isfinite(f.linear) && f.linear > 0;
+  return f;
+}
+
+// x rounded to `digits` significant digits.
+double round_to_digits(double x, int digits) {
+  const double scale = std::pow(10.0, digits - 1 - static_cast<int>(std::floor(std::log10(std::fabs(x)))));
+  return std::round(x * scale) / scale;
+}
+
+// The scalings a fit suggests: none, linear (its factor), and, where low frequencies turn slower, llama3 and yarn
+// with that factor and the common original contexts.
+std::vector<RopeSpec> scalings(const RopeSpec& base_spec, const Fit& f) {
+  std::vector<RopeSpec> out{base_spec};
+  if (!f.ok) return out;
+  if (std::fabs(f.linear - 1) > 1e-3) {
+    RopeSpec s = base_spec;
+    s.scaling = RopeScaling::linear, s.factor = round_to_digits(f.linear, 4);
+    out.push_back(s);
+  }
+  if (f.slow < 0.95) {
+    const double factor = std::max(1.0, std::round(1.0 / f.slow));
+    for (std::int64_t l0 : {2048, 4096, 8192, 32768}) {
+      RopeSpec s = base_spec;
+      s.scaling = RopeScaling::llama3, s.factor = factor, s.original_context = l0;
+      out.push_back(s);
+      RopeSpec y = base_spec;
+      y.scaling = RopeScaling::yarn, y.factor = factor, y.original_context = l0;
+      out.push_back(y);
+    }
+  }
+  return out;
+}
+
+std::vector<Candidate> candidates(const IdentifyInput& in, std::size_t n, std::size_t r) {
+  std::vector<Candidate> cands;
+  for (RopeCacheForm form : forms_of(in.shape)) {
+    const Fit fit = fit_frequencies(in, form, n, r / 2);
+    for (const auto& preset : SpecTraits<RopeSpec>::presets()) {
+      RopeSpec p = preset.spec;
+      if (p.rotary_dim != r) p.head_dim = p.rotary_dim = r;
+      std::vector<double> bases{p.base};
+      if (fit.ok) bases.insert(bases.end(), {std::round(fit.base), round_to_digits(fit.base, 3)});
+      for (RopeRegime regime : {RopeRegime::exact, RopeRegime::hf, RopeRegime::ggml, RopeRegime::roformer})
+        for (double b : bases) {
+          RopeSpec s = p;
+          s.regime = regime, s.base = b;
+          for (const RopeSpec& t : scalings(s, fit)) {
+            if (!is_valid(t)) continue;
+            if (std::any_of(in.positions.begin(), in.positions.end(), [&](std::int64_t q) {
+                  try {
+                    check_position(t, q);
+                    return false;
+                  } catch (const Error&) {
+                    return true;
+                  }
+                }))
+              continue;
+            add_candidate(cands, Candidate{t, form, std::string(preset.name),
+                                           field_differences(preset.spec, t, {"head_dim", "rotary_dim", "regime"}), 0,
+                                           false, {}});
+          }
+        }
+    }
+  }
+  return cands;
+}
+
+}  // namespace
+
+std::size_t identify_position_rows(const std::vector<std::size_t>& shape) {
+  const auto forms = forms_of(shape);
+  std::string text = "(";
+  for (std::size_t i = 0; i < shape.size(); ++i) text += (i ? ", " : "") + std::to_string(shape[i]);
+  text += shape.size() == 1 ? ",)" : ")";
+  if (forms.empty())
+    throw Error("rope identify", "cache", text,
+                "(2, positions, rotary_dim): the hf form, or (positions, 2 * pairs): pairs, gptj or ggml (an even "
+                "last dimension >= 2)");
+  return forms.front() == RopeCacheForm::hf ? shape[1] : shape[0];
+}
+
+Identification identify_cache(const IdentifyInput& in, std::size_t sample_rows) {
+  const std::size_t n = identify_position_rows(in.shape), r = in.shape.back(), cols = in.shape.back();
+  if (in.positions.size() != n)
+    throw Error("rope identify", "positions", std::to_string(in.positions.size()) + " positions",
+                "one per position row: " + std::to_string(n));
+  // Sampled position rows: the first ones and some spread over the cache; their values in each form's arrangement.
+  const std::vector<std::size_t> rows = identify_sample_rows(n, sample_rows);
+  std::vector<std::int64_t> pos;
+  for (std::size_t i : rows) pos.push_back(in.positions[i]);
+  const bool hf = forms_of(in.shape).front() == RopeCacheForm::hf;
+  std::vector<double> vals;
+  for (std::size_t block = 0; block < (hf ? 2u : 1u); ++block)
+    for (std::size_t i : rows) {
+      const auto at = in.values.begin() + static_cast<std::ptrdiff_t>((block * n + i) * cols);
+      vals.insert(vals.end(), at, at + static_cast<std::ptrdiff_t>(cols));
+    }
+  auto distance = [&](const Candidate& c) {
+    std::vector<double> mine(vals.size());
+    make_plan(c.spec).cache(c.extra, pos, std::span<double>(mine), TableOptions{.threads = 1});
+    return max_scaled_difference(vals, mine, in.stored);
+  };
+  auto check = [&](const Candidate& c) {
+    return check_cache(c.spec, CacheInput{vals, vals.size() / cols, cols, in.stored, c.extra, pos, {}});
+  };
+  Identification id =
+      rank_and_verify<RopeSpec, RopeCacheForm>("rope", "cache", candidates(in, n, r), distance, check);
+  id.extra_json = [](const RopeCacheForm& form) { return nlohmann::ordered_json{{"form", std::string(to_string(form))}}; };
+  return id;
+}
+
 }  // namespace posenc::verify::rope

@@ -13,6 +13,7 @@
 
 #include "posenc/rope.hpp"
 #include "verify/check_report.hpp"
+#include "verify/identify.hpp"
 
 namespace posenc::verify::rope {
 
@@ -80,5 +81,28 @@ struct RotatedInput {
 // (row rope.check.rotated.envelope; x must then hold float32 numbers, as those implementations rotate). Channels
 // >= rotary_dim must be x's. Throws posenc::Error naming "x", "y" or "positions" when they disagree with the spec.
 CheckReport check_rotated(const RopeSpec&, const RotatedInput&, const EnvelopeAllowance& = {}, int threads = 0);
+
+// ---- identify: which convention a cache follows ----------------------------------------------------------------
+
+// A user's cache, as read: its values, shape and stored type, and one position per position row (0 .. n-1 unless
+// the user gave them). The shape says which forms it may be in: (2, n, r) the hf form; (n, 2h) pairs, gptj or ggml.
+struct IdentifyInput {
+  std::span<const double> values;
+  std::vector<std::size_t> shape;
+  DType stored = DType::f32;
+  std::vector<std::int64_t> positions;
+  nlohmann::ordered_json describe;
+};
+// The position rows of a cache of this shape (n); throws posenc::Error naming "cache" for a shape no form has.
+std::size_t identify_position_rows(const std::vector<std::size_t>& shape);
+
+// Candidates: every preset and regime, in every form the shape allows, with rotary_dim from the shape, the base
+// and a linear factor fitted to the cache's high-frequency pairs (as well as the preset's base), and, where the
+// low-frequency pairs turn slower than that base predicts, llama3 and yarn with the factor they show and the common
+// original contexts; ranked by posenc's own cache on up to `sample_rows` rows, the best checked (verify/identify.hpp).
+// head_dim is not in a cache: the report's specs give the preset's head_dim when its rotary_dim is the cache's,
+// else rotary_dim; neither counts as a difference.
+using Identification = verify::Identification<RopeSpec, RopeCacheForm>;
+Identification identify_cache(const IdentifyInput&, std::size_t sample_rows = 64);
 
 }  // namespace posenc::verify::rope

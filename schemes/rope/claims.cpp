@@ -1741,3 +1741,108 @@ POSENC_CLAIM_TEST(RopeErrors, InvalidArgumentsThrowErrorNamingTheParameter,
 }  // namespace claims_rope
 
 POSENC_SPEC_CONTRACT(posenc::RopeSpec, Rope, "ROPE")
+
+namespace claims_rope_identify {
+
+using namespace posenc;
+using namespace posenc::test;
+using R = RopeRow;
+
+// posenc's own f32 cache of `s` in `form` at positions 0 .. 47, and what identify says of it.
+struct Identified {
+  std::vector<double> values;
+  std::vector<std::size_t> shape;
+  verify::rope::Identification id;
+};
+
+Identified identify_own(const RopeSpec& s, RopeCacheForm form, double perturb = 0.0) {
+  std::vector<std::int64_t> pos(48);
+  for (std::size_t i = 0; i < pos.size(); ++i) pos[i] = static_cast<std::int64_t>(i);
+  std::vector<float> c32(pos.size() * cache_values_per_position(s, form));
+  make_plan(s).cache(form, pos, std::span<float>(c32));
+  Identified out;
+  out.values.assign(c32.begin(), c32.end());
+  if (perturb != 0.0) out.values[5 * s.rotary_dim + 3] += perturb;  // one entry of position row 5 (2 in the hf form)
+  out.shape = form == RopeCacheForm::hf ? std::vector<std::size_t>{2, pos.size(), s.rotary_dim}
+                                        : std::vector<std::size_t>{pos.size(), s.rotary_dim};
+  out.id = verify::rope::identify_cache({out.values, out.shape, DType::f32, pos, {}});
+  return out;
+}
+
+// The cache of the identified (spec, form) equals the input bit for bit: a tie between presets is an equivalence.
+void expect_same_cache(const Claim& claim, const Identified& got, const std::string& what) {
+  ASSERT_FALSE(got.id.ranked.empty()) << what;
+  const auto& best = got.id.ranked.front();
+  std::vector<std::int64_t> pos(48);
+  for (std::size_t i = 0; i < pos.size(); ++i) pos[i] = static_cast<std::int64_t>(i);
+  std::vector<float> mine(got.values.size());
+  make_plan(best.spec).cache(best.extra, pos, std::span<float>(mine));
+  for (std::size_t i = 0; i < mine.size(); ++i)
+    ASSERT_EQ(static_cast<double>(mine[i]), got.values[i]) << what << ": identified as " << best.preset << " "
+                                                             << to_json(best.spec).dump() << ", entry " << i;
+  count_case(claim);
+}
+
+// ROPE-IDENTIFY-1
+POSENC_CLAIM_TEST(RopeIdentify, NamesEveryPresetsOwnCacheAndReportsNearMissesAsNear,
+                  {"ROPE-IDENTIFY-1", "rope",
+                   "posenc identify rope names the convention of posenc's own float32 cache of every preset in every "
+                   "form (pairs, hf, gptj, ggml) with no difference, as a preset whose cache is bit for bit the same; "
+                   "caches in every form with another base (500000), a linear factor 4, llama3 (8, 8192) or yarn (4, "
+                   "4096) as a preset with exactly those differences; and reports a cache with a base no fit rounds to (10000.5) "
+                   "or one entry 2^-12 off as no match, the nearest being a preset with the cache's form",
+                   "issue 40 (identify for every scheme)", Oracle::reference,
+                   {R::check_exact_f32, R::check_envelope, R::check_roformer_envelope}}) {
+  for (const auto& preset : SpecTraits<RopeSpec>::presets())
+    for (RopeCacheForm form : {RopeCacheForm::pairs, RopeCacheForm::hf, RopeCacheForm::gptj, RopeCacheForm::ggml}) {
+      const RopeSpec s = rope_preset(preset.name, 64);
+      const std::string what = std::string(preset.name) + " " + std::string(to_string(form));
+      const Identified got = identify_own(s, form);
+      ASSERT_TRUE(got.id.matched) << what << ": " << got.id.to_markdown();
+      EXPECT_TRUE(got.id.ranked.front().differs.empty()) << what << ": " << got.id.to_markdown();
+      EXPECT_EQ(got.id.ranked.front().extra, form) << what;
+      expect_same_cache(claim, got, what);
+    }
+  struct Variant {
+    const char* name;
+    RopeSpec spec;
+    std::vector<std::string> differs;
+  };
+  const RopeSpec llama = rope_preset("hf-llama", 128);
+  auto with = [&](auto f) {
+    RopeSpec s = llama;
+    f(s);
+    return s;
+  };
+  const std::vector<Variant> variants{
+      {"base 500000", with([](RopeSpec& s) { s.base = 500000; }), {"base: 10000 -> 5e+05"}},
+      {"linear 4", with([](RopeSpec& s) { s.scaling = RopeScaling::linear, s.factor = 4; }),
+       {"scaling: none -> linear", "factor: 1 -> 4"}},
+      {"llama3", with([](RopeSpec& s) {
+         s.base = 500000, s.scaling = RopeScaling::llama3, s.factor = 8, s.original_context = 8192;
+       }),
+       {"base: 10000 -> 5e+05", "scaling: none -> llama3", "factor: 1 -> 8", "original_context: 0 -> 8192"}},
+      {"yarn", with([](RopeSpec& s) { s.scaling = RopeScaling::yarn, s.factor = 4, s.original_context = 4096; }),
+       {"scaling: none -> yarn", "factor: 1 -> 4", "original_context: 0 -> 4096"}},
+  };
+  for (const auto& v : variants)
+    for (RopeCacheForm form : {RopeCacheForm::pairs, RopeCacheForm::hf, RopeCacheForm::gptj, RopeCacheForm::ggml}) {
+      const std::string what = std::string(v.name) + " " + std::string(to_string(form));
+      const Identified got = identify_own(v.spec, form);
+      ASSERT_TRUE(got.id.matched) << what << ": " << got.id.to_markdown();
+      EXPECT_EQ(got.id.ranked.front().differs, v.differs) << what << ": " << got.id.to_markdown();
+      expect_same_cache(claim, got, what);
+    }
+  // Near misses: reported as the nearest convention, not as a match.
+  for (const auto& [name, s, perturb] : {std::tuple{"base 10000.5", with([](RopeSpec& x) { x.base = 10000.5; }), 0.0},
+                                         std::tuple{"one entry 2^-12 off", llama, 0x1p-12}}) {
+    const Identified got = identify_own(s, RopeCacheForm::hf, perturb);
+    EXPECT_FALSE(got.id.matched) << name << ": " << got.id.to_markdown();
+    ASSERT_FALSE(got.id.ranked.empty()) << name;
+    EXPECT_EQ(got.id.ranked.front().extra, RopeCacheForm::hf) << name;
+    EXPECT_NE(got.id.to_json()["verdict"].get<std::string>().find("no convention matches; nearest: "), std::string::npos);
+    count_case(claim);
+  }
+}
+
+}  // namespace claims_rope_identify
