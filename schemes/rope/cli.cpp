@@ -32,6 +32,7 @@
 #include "posenc/rope.hpp"
 #include "posenc/rope_config.hpp"
 #include "posenc/rope_spec.hpp"
+#include "identify_verb.hpp"
 #include "registry.hpp"
 #include "schemes/rope/check.hpp"
 #include "spec_options.hpp"
@@ -967,49 +968,32 @@ void add_check_verb(Registry& registry) {
 
 // ---- identify ----------------------------------------------------------------------------------------
 
-struct IdentifyFlags {
-  InputFlags in;
-  ReportFlags report;
-  std::string positions;
-};
-
-void run_identify(const IdentifyFlags& f, CLI::App* app) {
-  const NpyArray a = f.in.read();
-  verify::rope::IdentifyInput input;
-  std::size_t n = 0;
-  try {
-    n = verify::rope::identify_position_rows(a.shape);
-  } catch (const Error& e) {
-    throw UsageError("--in: '" + f.in.path + "' holds an array of shape " + shape_text(a.shape) + "; accepted: " +
-                     e.accepted());
-  }
-  input.values = a.values;
-  input.shape = a.shape;
-  input.stored = dtype_of(a.stored);
-  input.positions = one_position_each("--positions", f.positions, app->count("--positions") > 0, n,
-                                      "a cache of " + std::to_string(n) + " positions (shape " + shape_text(a.shape) + ")",
-                                      "position row");
-  const auto id = verify::rope::identify_cache(input);
-  f.report.write(id.to_json(), id.to_markdown());
-  exit_status() = id.matched ? 0 : 1;
-}
-
 void add_identify_verb(Registry& registry) {
-  auto f = std::make_shared<IdentifyFlags>();
-  CLI::App* c = registry.command("identify", kScheme,
-                                 "Which RoPE convention a cos/sin cache follows: form, preset, regime, base, rotary_dim, "
-                                 "scaling and factor, or the nearest one and where it differs");
-  f->in.add_to(c);
-  c->add_option("--positions", f->positions, positions_help() + "; one per position row (default 0 .. rows-1)")
-      ->type_name("SPEC")
-      ->group("Input");
-  f->report.add_to(c);
-  c->footer(
+  add_identify_command(
+      registry, kScheme,
+      "Which RoPE convention a cos/sin cache follows: form, preset, regime, base, rotary_dim, scaling and factor, or "
+      "the nearest one and where it differs",
+      positions_help() + "; one per position row (default 0 .. rows-1)",
       "The shape gives the forms tried: (2, positions, rotary_dim) hf; (positions, rotary_dim) pairs, gptj, ggml.\n"
-      "The base and a linear factor are fitted to the high-frequency pairs at the smallest positive position (<= 4);\n"
-      "low frequencies turning slower suggest llama3 / yarn. Exit status 0 when a convention passes its check.\n"
-      "Example: posenc identify rope --in cos_sin.npy --positions 0:4096 --format json");
-  c->callback([f, c] { run_identify(*f, c); });
+      "The base and a linear factor are fitted to the high-frequency pairs between the two closest position rows\n"
+      "(at most 4 apart); low frequencies turning slower suggest llama3 / yarn. Exit status 0 when a convention\n"
+      "passes its check.\n"
+      "Example: posenc identify rope --in cos_sin.npy --positions 0:4096 --format json",
+      [](const NpyArray& a, const IdentifyFlags& f, bool positions_given) {
+        std::size_t n = 0;
+        try {
+          n = verify::rope::identify_position_rows(a.shape);
+        } catch (const Error& e) {
+          throw UsageError("--in: '" + f.in.path + "' holds an array of shape " + shape_text(a.shape) +
+                           "; accepted: " + e.accepted());
+        }
+        verify::rope::IdentifyInput input{a.values, a.shape, dtype_of(a.stored), {}, {}};
+        input.positions = one_position_each("--positions", f.positions, positions_given, n,
+                                            "a cache of " + std::to_string(n) + " positions (shape " +
+                                                shape_text(a.shape) + ")",
+                                            "position row");
+        return verify::rope::identify_cache(input);
+      });
 }
 }  // namespace
 
