@@ -262,3 +262,12 @@ def test_identify_without_a_scheme_names_the_scheme_and_convention():
     assert s.passed and s.scheme == "sinusoidal" and s.preset == "fairseq" and s.differs == []
     noise = np.random.default_rng(3).uniform(-1, 1, (16, 64)).astype(np.float32)
     assert not posenc.identify(noise).passed
+
+
+def test_identify_alibi_slopes_and_bias():
+    slopes = posenc.freqs("alibi", preset="bloom", heads=12)
+    r = posenc.identify(slopes, "alibi")
+    assert r.passed and r.regime == "bloom" and r.differs == []
+    bias = posenc.bias("alibi", preset="mpt", heads=8, key_length=32, query_length=16, mask="causal")
+    assert posenc.identify(bias).scheme == "alibi" and posenc.identify(bias).passed
+    assert not posenc.identify(slopes[::-1].copy(), "alibi").passed

@@ -1,6 +1,7 @@
 #include "schemes/alibi/check.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <limits>
 #include <sstream>
@@ -131,6 +132,63 @@ CheckReport check_slopes(const AlibiSpec& spec, std::span<const double> slopes, 
   }
   finish(rep, spec, allowance, "slope");
   return rep;
+}
+
+// ---- identify -----------------------------------------------------------------------------------------------
+
+Identification identify(const IdentifyInput& in) {
+  using Candidate = IdentifyCandidate<AlibiSpec, int>;
+  const bool tensor = in.shape.size() == 3;
+  if (!(in.shape.size() == 1 || tensor) || in.shape[0] == 0 || (tensor && (in.shape[1] == 0 || in.shape[2] == 0)))
+    throw Error("alibi identify", "shape", std::to_string(in.shape.size()) + " dimensions",
+                "(heads,): slopes, or (heads, query_length, key_length): a bias tensor");
+  const std::size_t heads = in.shape[0], lq = tensor ? in.shape[1] : 1, lk = tensor ? in.shape[2] : 1;
+  // A tensor is compared on its last rows (queries Lk - rows .. Lk - 1 of every head): the same geometry posenc makes.
+  const std::size_t rows = std::min<std::size_t>(lq, 16);
+  std::vector<double> vals;
+  if (!tensor) vals.assign(in.values.begin(), in.values.end());
+  else
+    for (std::size_t h = 0; h < heads; ++h) {
+      const auto at = in.values.begin() + static_cast<std::ptrdiff_t>((h * lq + lq - rows) * lk);
+      vals.insert(vals.end(), at, at + static_cast<std::ptrdiff_t>(rows * lk));
+    }
+  // bias_max b from the first head's slope 2^(-b/c), c = 2^floor(log2 n) (ofirpress's order; MPT's first slope
+  // 2^(-2b/c'), c' = 2^ceil(log2 n) = 2c for n not a power of two, is the same), to two decimals; a tensor's slope is
+  // read as the relative variant's entry at distance 1 (another variant's reading only adds a candidate).
+  const double s0 = tensor ? (lk > 1 ? std::fabs(vals[(rows - 1) * lk + lk - 2]) : 0.0) : std::fabs(vals[0]);
+  const double c = std::exp2(std::floor(std::log2(static_cast<double>(heads))));
+  const std::array<double, 2> bias_maxes{
+      8.0, s0 > 0 && s0 < 1 && std::isfinite(s0) ? std::round(-std::log2(s0) * c * 100) / 100 : 8.0};
+  std::vector<Candidate> cands;
+  for (const auto& preset : SpecTraits<AlibiSpec>::presets())
+    for (AlibiRegime regime : {AlibiRegime::exact, AlibiRegime::ofirpress, AlibiRegime::bloom, AlibiRegime::mpt})
+      for (AlibiVariant variant : {AlibiVariant::relative, AlibiVariant::key, AlibiVariant::key_shifted,
+                                   AlibiVariant::key_counted, AlibiVariant::symmetric})
+        for (double b : bias_maxes) {
+          AlibiSpec s = preset.spec;
+          s.heads = heads, s.regime = regime, s.bias_max = b;
+          if (tensor) s.variant = variant;
+          if (!is_valid(s)) continue;
+          add_candidate(cands, Candidate{s, 0, std::string(preset.name),
+                                         field_differences(preset.spec, s, {"heads", "regime"}), 0, false, {}});
+        }
+  const BiasGeometry geometry{rows, lk, {}, BiasMask::none};
+  auto distance = [&](const Candidate& c) {
+    const AlibiPlan plan = make_plan(c.spec);
+    std::vector<double> mine(vals.size());
+    if (!tensor) std::copy(plan.slopes().begin(), plan.slopes().end(), mine.begin());
+    else plan.bias(geometry, std::span<double>(mine), TableOptions{.threads = 1});
+    std::vector<double> given(vals);  // a causal mask's -inf: left out of the distance (the check judges it)
+    for (std::size_t i = 0; i < given.size(); ++i)
+      if (given[i] == -INFINITY) given[i] = mine[i];
+    return max_scaled_difference(given, mine, in.stored);
+  };
+  auto check = [&](const Candidate& c) {
+    if (!tensor) return check_slopes(c.spec, vals, in.stored, {});
+    return check_bias(c.spec, BiasInput{vals, heads, rows, lk, {}, in.stored, {}});
+  };
+  return rank_and_verify<AlibiSpec, int>("alibi", tensor ? "bias tensor" : "list of slopes", std::move(cands), distance,
+                                         check);
 }
 
 }  // namespace posenc::verify::alibi

@@ -11,6 +11,7 @@
 
 #include "posenc/alibi.hpp"
 #include "verify/bias_check.hpp"
+#include "verify/identify.hpp"
 
 namespace posenc::verify::alibi {
 
@@ -37,5 +38,19 @@ CheckReport check_bias(const AlibiSpec&, const BiasInput&, const EnvelopeAllowan
 // A user's slopes, one per head: each held as the bias at x = 1 (the same rows).
 CheckReport check_slopes(const AlibiSpec&, std::span<const double> slopes, DType stored,
                          const nlohmann::ordered_json& describe, const EnvelopeAllowance& = {});
+
+// ---- identify: which convention slopes or a bias tensor follow ------------------------------------------------
+
+// A user's slopes (shape (heads,)) or bias tensor (shape (heads, Lq, Lk); -inf where a causal mask hides a key).
+struct IdentifyInput {
+  std::span<const double> values;
+  std::vector<std::size_t> shape;
+  DType stored = DType::f32;
+};
+// Candidates: every preset in every regime with the input's head count, and for a tensor every variant; ranked by
+// posenc's own slopes / bias (a tensor: its last 16 query rows), the best checked (verify/identify.hpp). Throws
+// posenc::Error naming "shape" for a shape that is neither.
+using Identification = verify::Identification<AlibiSpec, int>;
+Identification identify(const IdentifyInput&);
 
 }  // namespace posenc::verify::alibi

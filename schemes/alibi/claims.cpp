@@ -7,6 +7,7 @@
 #include <rapidcheck/gtest.h>
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -597,6 +598,91 @@ POSENC_CLAIM_TEST(AlibiErrors, InvalidArgumentsThrowErrorNamingTheParameter,
   expect_error(claim, "preset", [] { (void)alibi_preset("falcon", 8); }, "unknown preset");
   expect_error(claim, "heads", [] { (void)alibi_preset("bloom", 0); }, "0 heads");
   expect_error(claim, "bias_max", [] { (void)make_plan(AlibiSpec{.heads = 4, .regime = AlibiRegime::bloom, .bias_max = 4.0}); }, "bloom b 4");
+}
+
+// ALIBI-IDENTIFY-1
+POSENC_CLAIM_TEST(AlibiIdentify, NamesEveryPresetsSlopesAndBiasAndReportsNearMissesAsNear,
+                  {"ALIBI-IDENTIFY-1", "alibi",
+                   "posenc identify alibi names the convention of posenc's own float32 slopes of every preset (8, 12 "
+                   "and 40 heads) and of its bias tensor in every variant (12 heads, 20 queries, 40 keys; and under a "
+                   "causal mask) with no difference, as a preset whose numbers are bit for bit the same; slopes of "
+                   "bias_max 7 (exact, MPT) with that difference; and reports slopes in reverse head order or one "
+                   "part in 2^10 off as no match",
+                   "issue 40 (identify for every scheme)", Oracle::reference,
+                   {R::check_exact_f32, R::check_envelope}}) {
+  auto identified_same = [&](const verify::alibi::Identification& id, std::span<const float> given,
+                             const BiasGeometry* g, const std::string& what) {
+    ASSERT_TRUE(id.matched) << what << ": " << id.to_markdown();
+    EXPECT_TRUE(id.ranked.front().differs.empty()) << what << ": " << id.to_markdown();
+    const AlibiPlan plan = make_plan(id.ranked.front().spec);
+    std::vector<float> mine(given.size());
+    if (g) plan.bias(*g, std::span<float>(mine));
+    else for (std::size_t h = 0; h < mine.size(); ++h) mine[h] = static_cast<float>(plan.slopes()[h]);
+    for (std::size_t i = 0; i < mine.size(); ++i)
+      ASSERT_EQ(std::bit_cast<std::uint32_t>(mine[i]), std::bit_cast<std::uint32_t>(given[i]))
+          << what << ": identified as " << id.ranked.front().preset << ", entry " << i;
+    count_case(claim);
+  };
+  for (const auto& preset : SpecTraits<AlibiSpec>::presets()) {
+    for (std::size_t heads : {8, 12, 40}) {
+      AlibiSpec s = preset.spec;
+      s.heads = heads;
+      std::vector<float> slopes(heads);
+      for (std::size_t h = 0; h < heads; ++h) slopes[h] = static_cast<float>(make_plan(s).slopes()[h]);
+      const std::vector<double> v(slopes.begin(), slopes.end());
+      identified_same(verify::alibi::identify({v, {heads}, DType::f32}), slopes, nullptr,
+                      std::string(preset.name) + " slopes, " + std::to_string(heads) + " heads");
+    }
+    for (AlibiVariant variant : {AlibiVariant::relative, AlibiVariant::key, AlibiVariant::key_shifted,
+                                 AlibiVariant::key_counted, AlibiVariant::symmetric})
+      for (BiasMask mask : {BiasMask::none, BiasMask::causal}) {
+        AlibiSpec s = preset.spec;
+        s.heads = 12, s.variant = variant;
+        const BiasGeometry g{20, 40, {}, mask};
+        std::vector<float> bias(alibi_bias_size(s, g));
+        make_plan(s).bias(g, std::span<float>(bias));
+        const std::vector<double> v(bias.begin(), bias.end());
+        const auto id = verify::alibi::identify({v, {12, 20, 40}, DType::f32});
+        // Under a causal mask variants may coincide on what is visible: the identified one's unmasked bias is then
+        // compared where the input is finite.
+        const BiasGeometry g_id{20, 40, {}, mask};
+        identified_same(id, bias, &g_id, std::string(preset.name) + " bias " + std::string(to_string(variant)) +
+                                             (mask == BiasMask::causal ? " causal" : ""));
+      }
+  }
+  // bias_max fitted (MPT's alibi_bias_max): 16 heads of b = 7 in the exact regime, 12 in MPT's.
+  for (const auto& [regime, heads] : {std::pair{AlibiRegime::exact, std::size_t{16}}, {AlibiRegime::mpt, std::size_t{12}}}) {
+    AlibiSpec b7 = SpecTraits<AlibiSpec>::presets()[0].spec;
+    b7.heads = heads, b7.regime = regime, b7.bias_max = 7;
+    std::vector<float> slopes(heads);
+    for (std::size_t h = 0; h < heads; ++h) slopes[h] = static_cast<float>(make_plan(b7).slopes()[h]);
+    const auto id = verify::alibi::identify({std::vector<double>(slopes.begin(), slopes.end()), {heads}, DType::f32});
+    ASSERT_TRUE(id.matched) << "bias_max 7: " << id.to_markdown();
+    EXPECT_EQ(id.ranked.front().spec.bias_max, 7.0) << id.to_markdown();
+    count_case(claim);
+  }
+  // Near misses: slopes a little off, or in the reverse head order.
+  for (const auto& [name, slopes] :
+       {std::pair{"heads reversed", [] {
+                    AlibiSpec s = SpecTraits<AlibiSpec>::presets()[0].spec;
+                    s.heads = 12;
+                    const AlibiPlan plan = make_plan(s);
+                    std::vector<double> v(plan.slopes().begin(), plan.slopes().end());
+                    std::reverse(v.begin(), v.end());
+                    return v;
+                  }()},
+        std::pair{"one part in 2^10 off", [] {
+                    AlibiSpec s = SpecTraits<AlibiSpec>::presets()[0].spec;
+                    s.heads = 12;
+                    const AlibiPlan plan = make_plan(s);
+                    std::vector<double> v(plan.slopes().begin(), plan.slopes().end());
+                    for (double& x : v) x = static_cast<double>(static_cast<float>(x * (1 + 0x1p-10)));
+                    return v;
+                  }()}}) {
+    const auto id = verify::alibi::identify({slopes, {12}, DType::f32});
+    EXPECT_FALSE(id.matched) << name << ": " << id.to_markdown();
+    count_case(claim);
+  }
 }
 
 }  // namespace claims_alibi

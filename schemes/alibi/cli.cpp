@@ -22,6 +22,7 @@
 #include "bias_check_input.hpp"
 #include "bias_family.hpp"
 #include "bias_verbs.hpp"
+#include "identify_verb.hpp"
 #include "output.hpp"
 #include "posenc/alibi.hpp"
 #include "posenc/alibi_spec.hpp"
@@ -166,6 +167,24 @@ POSENC_CLI_SCHEME(alibi) {
               "Example: posenc freqs alibi --preset bloom --heads 112 --format json");
     c->callback([f] { run_freqs(*f); });
   }
+  add_identify_command(
+      registry, kScheme,
+      "Which ALiBi convention slopes (heads,) or a bias tensor (heads, Lq, Lk) follow: preset, regime, variant, or "
+      "the nearest one and where it differs",
+      "",
+      "The head count is the input's; a tensor is compared on its last 16 query rows (queries are the last Lq keys),\n"
+      "-inf where a causal mask hides a key. Exit status 0 when a convention passes its check.\n"
+      "Example: posenc identify alibi --in slopes.npy --format json\n"
+      "Example: posenc identify alibi --in bias.npy",
+      [](const NpyArray& a, const IdentifyFlags& f, bool) {
+        try {
+          return verify::alibi::identify({a.values, a.shape, dtype_of(a.stored)});
+        } catch (const Error& e) {
+          if (e.parameter() != "shape") throw;
+          throw UsageError("--in: '" + f.in.path + "' holds an array of shape " + shape_text(a.shape) +
+                           "; accepted: " + e.accepted());
+        }
+      });
   using Family = BiasFamily<Alibi>;
   Family::add_bias(registry,
                    "The bias matrix [heads, query_length, key_length] of the variant (queries are the last "
