@@ -18,10 +18,12 @@ struct IdentifyFlags {
   std::string positions;
 };
 
-// positions_help: the --positions option's help (empty: the scheme's numbers have no positions, no option).
+// positions_help: the --positions option's help (empty: the scheme's numbers have no positions, no option); kinds:
+// the element types --in takes (numbers for integer matrices).
 template <class Identify>
 void add_identify_command(Registry& registry, const std::string& scheme, const std::string& description,
-                          const std::string& positions_help, const std::string& footer, Identify identify) {
+                          const std::string& positions_help, const std::string& footer, Identify identify,
+                          NpyKinds kinds = NpyKinds::floats) {
   auto f = std::make_shared<IdentifyFlags>();
   CLI::App* c = registry.command("identify", scheme, description);
   f->in.add_to(c);
@@ -30,8 +32,8 @@ void add_identify_command(Registry& registry, const std::string& scheme, const s
   f->report.add_to(c);
   c->footer(footer);
   const bool has_positions = !positions_help.empty();
-  c->callback([f, c, identify, has_positions] {
-    const NpyArray a = f->in.read();
+  c->callback([f, c, identify, has_positions, kinds] {
+    const NpyArray a = f->in.read(kinds);
     const auto id = identify(a, *f, has_positions && c->count("--positions") > 0);
     f->report.write(id.to_json(), id.to_markdown());
     exit_status() = id.matched ? 0 : 1;

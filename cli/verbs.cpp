@@ -129,8 +129,8 @@ std::optional<NpyType> parse_declared_dtype(const std::string& flag, const std::
   throw UsageError(flag + ": '" + text + "' is not an element type; accepted: f16 | bf16 | f32 | f64");
 }
 
-NpyArray InputFlags::read() const {
-  NpyArray a = read_input("--in", path, parse_declared_dtype("--in-dtype", dtype));
+NpyArray InputFlags::read(NpyKinds kinds) const {
+  NpyArray a = read_input("--in", path, parse_declared_dtype("--in-dtype", dtype), kinds);
   // An array with no values (shape (0, 128)) has nothing to check, identify or transform.
   if (a.values.empty())
     throw UsageError("--in: '" + text_excerpt(path) + "' holds no values (shape " + shape_text(a.shape) +

@@ -59,7 +59,9 @@ Json result_head(const Spec& s) {
 struct InputFlags {
   std::string path, dtype;
   void add_to(CLI::App* a);
-  NpyArray read() const;  // posenc::IoError naming the file for anything the reader refuses
+  // posenc::IoError naming the file for anything the reader refuses; kinds: the element types taken (floats, or
+  // numbers where integer matrices are read: index matrices)
+  NpyArray read(NpyKinds kinds = NpyKinds::floats) const;
 };
 
 // The element type of what a .npy file stored.

@@ -271,3 +271,9 @@ def test_identify_alibi_slopes_and_bias():
     bias = posenc.bias("alibi", preset="mpt", heads=8, key_length=32, query_length=16, mask="causal")
     assert posenc.identify(bias).scheme == "alibi" and posenc.identify(bias).passed
     assert not posenc.identify(slopes[::-1].copy(), "alibi").passed
+
+
+def test_identify_shaw_index():
+    idx = posenc.index("shaw", preset="t2t", query_length=6, key_length=40, max_relative_position=7)
+    r = posenc.identify(idx, "shaw")
+    assert r.passed and r.preset == "t2t" and r.differs == ["max_relative_position: 20 -> 7"]

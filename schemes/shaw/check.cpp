@@ -1,10 +1,12 @@
 #include "schemes/shaw/check.hpp"
 
+#include <cmath>
 #include <cstdint>
 #include <string>
 #include <vector>
 
 #include "posenc/error.hpp"
+#include "posenc/shaw.hpp"
 #include "posenc/reference/shaw.hpp"
 #include "posenc/spec_json.hpp"
 #include "schemes/shaw/budget.hpp"
@@ -43,6 +45,46 @@ CheckReport check_index(const ShawSpec& spec, const IndexInput& in) {
              std::string(spec.sign == RelativeSign::key_minus_query ? "j - q_i (key minus query)" : "q_i - j (query minus key)") +
              " and the queries the last query_length keys (q_i = key_length - query_length + i).";
   return rep;
+}
+
+Identification identify_index(const IndexInput& in) {
+  using Candidate = IdentifyCandidate<ShawSpec, int>;
+  const std::size_t Lq = in.query_length, Lk = in.key_length;
+  if (Lq == 0 || Lk == 0 || in.values.size() != Lq * Lk)
+    throw Error("shaw identify", "values", std::to_string(in.values.size()),
+                "query_length * key_length = " + std::to_string(Lq * Lk) + " (at least one)");
+  // The entry at distance 0 (the last query against the last key) is k in every convention.
+  const double k0 = in.values[Lq * Lk - 1];
+  std::vector<std::size_t> ks;
+  if (k0 >= 0 && k0 <= 1e6 && k0 == std::floor(k0)) ks.push_back(static_cast<std::size_t>(k0));
+  std::vector<Candidate> cands;
+  for (const auto& preset : SpecTraits<ShawSpec>::presets()) {
+    std::vector<std::size_t> kk(ks);
+    kk.push_back(preset.spec.max_relative_position);
+    for (RelativeSign sign : {RelativeSign::key_minus_query, RelativeSign::query_minus_key})
+      for (bool clip : {true, false})
+        for (std::size_t k : kk) {
+          ShawSpec s = preset.spec;
+          s.sign = sign, s.clip = clip, s.max_relative_position = k;
+          if (!is_valid(s)) continue;
+          try {
+            check_shaw_lengths(s, Lq, Lk);
+          } catch (const Error&) {
+            continue;
+          }
+          add_candidate(cands, Candidate{s, 0, std::string(preset.name), field_differences(preset.spec, s, {}), 0,
+                                         false, {}});
+        }
+  }
+  auto distance = [&](const Candidate& c) {
+    std::vector<double> mine(Lq * Lk);
+    for (std::size_t i = 0; i < Lq; ++i)
+      for (std::size_t j = 0; j < Lk; ++j)
+        mine[i * Lk + j] = shaw_index(c.spec, static_cast<std::int64_t>(j) - static_cast<std::int64_t>(Lk - Lq + i));
+    return max_scaled_difference(in.values, mine, DType::f64) * 0x1p-52;  // in index units
+  };
+  auto check = [&](const Candidate& c) { return check_index(c.spec, in); };
+  return rank_and_verify<ShawSpec, int>("shaw", "index matrix", std::move(cands), distance, check);
 }
 
 }  // namespace posenc::verify::shaw

@@ -9,6 +9,7 @@
 
 #include "posenc/shaw_spec.hpp"
 #include "verify/check_report.hpp"
+#include "verify/identify.hpp"
 
 namespace posenc::verify::shaw {
 
@@ -21,5 +22,13 @@ struct IndexInput {
 // Every entry against the oracle's index; the report's positions are |j - q_i|. Throws posenc::Error naming
 // "query_length" / "key_length" (check_shaw_lengths) or "values" (not Lq * Lk of them).
 CheckReport check_index(const ShawSpec&, const IndexInput&);
+
+// ---- identify: which convention an index matrix follows ----------------------------------------------------
+
+// Candidates: every preset with either sign, with and without clipping, at the preset's k and at the k the matrix
+// shows (its entry at distance 0); ranked by posenc's index, the best checked (verify/identify.hpp). Candidates whose
+// k the geometry exceeds without clipping (BERT refuses them) are left out.
+using Identification = verify::Identification<ShawSpec, int>;
+Identification identify_index(const IndexInput&);
 
 }  // namespace posenc::verify::shaw

@@ -448,6 +448,50 @@ POSENC_CLAIM_TEST(ShawErrors, InvalidArgumentsThrowErrorNamingTheParameter,
   expect_error(claim, "preset", [&] { (void)find_preset<ShawSpec>("shaw-nosuch"); }, "unknown preset");
 }
 
+// SHAW-IDENTIFY-1
+POSENC_CLAIM_TEST(ShawIdentify, NamesEveryPresetsIndexAndReportsNearMissesAsNear,
+                  {"SHAW-IDENTIFY-1", "shaw",
+                   "posenc identify shaw names the convention of posenc's own index matrix of every preset, with "
+                   "either sign and k in {2, 7, the preset's}, on geometries inside and beyond k (clipped), as a "
+                   "preset with exactly the changed fields (or one whose index is the same, bit for bit); and reports "
+                   "a matrix with one entry off by one as no match",
+                   "issue 40 (identify for every scheme)", Oracle::reference, {R::check_index}}) {
+  for (const auto& preset : SpecTraits<ShawSpec>::presets())
+    for (RelativeSign sign : {RelativeSign::key_minus_query, RelativeSign::query_minus_key})
+      for (std::size_t k : {std::size_t{2}, std::size_t{7}, preset.spec.max_relative_position})
+        for (const auto& [lq, lk] : {std::pair<std::size_t, std::size_t>{5, 9}, {12, 12}}) {
+          ShawSpec s = preset.spec;
+          s.sign = sign, s.max_relative_position = k;
+          try {
+            check_shaw_lengths(s, lq, lk);
+          } catch (const Error&) {
+            continue;  // BERT without clipping refuses a geometry beyond k
+          }
+          std::vector<double> idx(lq * lk);
+          for (std::size_t i = 0; i < lq; ++i)
+            for (std::size_t j = 0; j < lk; ++j)
+              idx[i * lk + j] = shaw_index(s, static_cast<std::int64_t>(j) - static_cast<std::int64_t>(lk - lq + i));
+          const std::string what = std::string(preset.name) + " " + std::string(to_string(sign)) + " k " +
+                                   std::to_string(k) + " " + std::to_string(lq) + "x" + std::to_string(lk);
+          const auto id = verify::shaw::identify_index({idx, lq, lk, {}});
+          ASSERT_TRUE(id.matched) << what << ": " << id.to_markdown();
+          const ShawSpec& got = id.ranked.front().spec;
+          for (std::size_t i = 0; i < lq; ++i)
+            for (std::size_t j = 0; j < lk; ++j)
+              ASSERT_EQ(shaw_index(got, static_cast<std::int64_t>(j) - static_cast<std::int64_t>(lk - lq + i)),
+                        idx[i * lk + j])
+                  << what << ": identified as " << id.ranked.front().preset;
+          if (id.ranked.front().preset == preset.name) {  // the source preset: only the fields changed here differ
+            EXPECT_EQ(id.ranked.front().differs, verify::field_differences(preset.spec, s, {})) << what;
+          }
+          count_case(claim);
+          std::vector<double> off(idx);
+          off[lk + 1] += 1;
+          EXPECT_FALSE(verify::shaw::identify_index({off, lq, lk, {}}).matched) << what << " with one entry off";
+          count_case(claim);
+        }
+}
+
 }  // namespace claims_shaw
 
 POSENC_SPEC_CONTRACT(posenc::ShawSpec, Shaw, "SHAW")

@@ -20,6 +20,7 @@
 #include "posenc/error.hpp"
 #include "posenc/shaw.hpp"
 #include "posenc/shaw_spec.hpp"
+#include "identify_verb.hpp"
 #include "registry.hpp"
 #include "schemes/shaw/check.hpp"
 #include "spec_options.hpp"
@@ -172,6 +173,23 @@ void run_check(CheckFlags& f) {
 }  // namespace
 
 POSENC_CLI_SCHEME(shaw) {
+  add_identify_command(
+      registry, kScheme,
+      "Which clipped-relative convention an index matrix [query_length, key_length] follows: preset, sign, k, "
+      "clipping, or the nearest one and where it differs",
+      "",
+      "k is read at distance 0 (the last query against the last key). Exit status 0 when a convention passes its\n"
+      "check.\n"
+      "Example: posenc identify shaw --in index.npy --format json",
+      [](const NpyArray& a, const IdentifyFlags& f, bool) {
+        if (a.shape.size() != 2)
+          throw UsageError("--in: '" + f.in.path + "' holds an array of shape " + shape_text(a.shape) +
+                           "; accepted: an index matrix [query_length, key_length]");
+        verify::shaw::IndexInput in{a.values, a.shape[0], a.shape[1], {}};
+        in.describe["file"] = f.in.path;
+        return verify::shaw::identify_index(in);
+      },
+      NpyKinds::numbers);
   registry.add_scheme({kScheme, describe_scheme<Spec>()});
   const std::string mask_help = "0/1 per key (1 token, 0 padding), e.g. 0011111: with --mask causal padding keys get "
                                 "-inf";
