@@ -6,6 +6,7 @@
 
 #include <memory>
 #include <string>
+#include <utility>
 
 #include "registry.hpp"
 #include "verbs.hpp"
@@ -17,6 +18,14 @@ struct IdentifyFlags {
   ReportFlags report;
   std::string positions;
 };
+
+// An index matrix's [query_length, key_length] from --in's shape (a UsageError for any other shape).
+inline std::pair<std::size_t, std::size_t> index_matrix_shape(const NpyArray& a, const IdentifyFlags& f) {
+  if (a.shape.size() != 2)
+    throw UsageError("--in: '" + f.in.path + "' holds an array of shape " + shape_text(a.shape) +
+                     "; accepted: an index matrix [query_length, key_length]");
+  return {a.shape[0], a.shape[1]};
+}
 
 // positions_help: the --positions option's help (empty: the scheme's numbers have no positions, no option); kinds:
 // the element types --in takes (numbers for integer matrices).

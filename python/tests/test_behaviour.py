@@ -277,3 +277,11 @@ def test_identify_shaw_index():
     idx = posenc.index("shaw", preset="t2t", query_length=6, key_length=40, max_relative_position=7)
     r = posenc.identify(idx, "shaw")
     assert r.passed and r.preset == "t2t" and r.differs == ["max_relative_position: 20 -> 7"]
+
+
+def test_identify_deberta_index():
+    rel = posenc.index("deberta", preset="deberta-v3-base", query_length=200, key_length=200, position_buckets=128,
+                       max_relative_positions=256)
+    r = posenc.identify(rel, "deberta")
+    assert r.passed and r.index == "relative"
+    assert r.differs == ["position_buckets: 256 -> 128", "max_relative_positions: 512 -> 256"]

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "schemes/deberta/budget.hpp"
+#include "posenc/deberta.hpp"
 #include "posenc/error.hpp"
 #include "posenc/reference/deberta.hpp"
 #include "posenc/spec_json.hpp"
@@ -101,6 +102,52 @@ CheckReport check_index(const DebertaSpec& spec, const IndexInput& in, const Env
                        " with the exact bucket, rel = i - j (query minus key) and the queries at positions "
                        "0..query_length-1 (HF build_relative_position).";
   return rep;
+}
+
+// ---- identify -----------------------------------------------------------------------------------------------
+
+Identification identify_index(std::span<const double> values, std::size_t Lq, std::size_t Lk) {
+  using Candidate = IdentifyCandidate<DebertaSpec, IndexKind>;
+  check_deberta_lengths(Lq, Lk);
+  if (values.size() != Lq * Lk)
+    throw Error(kWhere, "values", std::to_string(values.size()), "query_length * key_length = " + std::to_string(Lq * Lk));
+  std::vector<Candidate> cands;
+  for (const auto& preset : SpecTraits<DebertaSpec>::presets()) {
+    const std::optional<std::size_t> buckets[] = {preset.spec.position_buckets, std::nullopt, 64, 128, 512};
+    const std::size_t maxes[] = {preset.spec.max_relative_positions, 128, 256, 1024};
+    for (const auto& b : buckets)
+      for (std::size_t m : maxes)
+        for (bool clamp : {false, true})
+          for (DebertaRegime regime : {DebertaRegime::exact, DebertaRegime::hf})
+            for (IndexKind kind : {IndexKind::relative, IndexKind::position}) {
+              DebertaSpec s = preset.spec;
+              s.position_buckets = b, s.max_relative_positions = m, s.clamp = clamp, s.regime = regime;
+              if (!is_valid(s)) continue;
+              Candidate c{s, kind, std::string(preset.name), field_differences(preset.spec, s, {"regime"}), 0, false, {}};
+              if (kind == IndexKind::position) c.differs.push_back("the c2p index c = clamp(b + span, 0, 2 span - 1)");
+              add_candidate(cands, std::move(c));
+            }
+  }
+  // The index depends on rel = i - j alone: one value per rel in [-(Lk - 1), Lq - 1].
+  auto distance = [&](const Candidate& c) {
+    const auto span = static_cast<std::int64_t>(deberta_span(c.spec));
+    std::vector<double> by_rel(Lq + Lk - 1);
+    for (std::size_t t = 0; t < by_rel.size(); ++t) {
+      const std::int64_t rel = static_cast<std::int64_t>(t) - static_cast<std::int64_t>(Lk - 1);
+      const std::int64_t b = deberta_bucket(c.spec, rel);
+      by_rel[t] = static_cast<double>(c.extra == IndexKind::relative ? b : std::clamp(b + span, std::int64_t{0}, 2 * span - 1));
+    }
+    std::vector<double> mine(Lq * Lk);
+    for (std::size_t i = 0; i < Lq; ++i)
+      for (std::size_t j = 0; j < Lk; ++j) mine[i * Lk + j] = by_rel[i + Lk - 1 - j];
+    return max_scaled_difference(values, mine, DType::f64) * 0x1p-52;  // in index units
+  };
+  auto check = [&](const Candidate& c) { return check_index(c.spec, IndexInput{values, Lq, Lk, c.extra, {}}); };
+  Identification id = rank_and_verify<DebertaSpec, IndexKind>("deberta", "index matrix", std::move(cands), distance, check);
+  id.extra_json = [](const IndexKind& k) {
+    return nlohmann::ordered_json{{"index", k == IndexKind::relative ? "relative" : "position"}};
+  };
+  return id;
 }
 
 }  // namespace posenc::verify::deberta

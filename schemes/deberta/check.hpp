@@ -14,6 +14,7 @@
 
 #include "posenc/deberta_spec.hpp"
 #include "verify/check_report.hpp"
+#include "verify/identify.hpp"
 
 namespace posenc::verify::deberta {
 
@@ -39,5 +40,13 @@ std::pair<std::int64_t, std::int64_t> hf_bucket_pair(const DebertaSpec&, std::in
 // within the envelope (deberta.check.envelope; the verdict is held to it); the report's positions are |i - j|.
 // Throws posenc::Error naming "query_length" / "key_length", "values" (not Lq * Lk of them) or "ulp allowance".
 CheckReport check_index(const DebertaSpec&, const IndexInput&, const EnvelopeAllowance& = {});
+
+// ---- identify: which convention an index matrix follows ----------------------------------------------------
+
+// Candidates: every preset with position_buckets in {the preset's, none, 64, 128, 512}, max_relative_positions in
+// {the preset's, 128, 256, 1024}, with and without clamp, both regimes, read as b(i - j) or as the c2p index c;
+// ranked by posenc's index (one value per offset: the matrices are Toeplitz), the best checked (verify/identify.hpp).
+using Identification = verify::Identification<DebertaSpec, IndexKind>;
+Identification identify_index(std::span<const double> values, std::size_t query_length, std::size_t key_length);
 
 }  // namespace posenc::verify::deberta

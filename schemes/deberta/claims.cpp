@@ -574,6 +574,54 @@ POSENC_CLAIM_TEST(DebertaErrors, InvalidArgumentsThrowErrorNamingTheParameter,
   expect_error(claim, "preset", [&] { (void)find_preset<DebertaSpec>("deberta-nosuch"); }, "unknown preset");
 }
 
+// DEBERTA-IDENTIFY-1
+POSENC_CLAIM_TEST(DebertaIdentify, NamesIndexMatricesAndReportsNearMissesAsNear,
+                  {"DEBERTA-IDENTIFY-1", "deberta",
+                   "posenc identify deberta names the convention of posenc's own index matrices (b(i - j) and the c2p "
+                   "index; 200 x 200, where the log buckets show) of every preset with position_buckets in {256, 128, "
+                   "none}, max_relative_positions in {512, 256}, with and without clamp, as a convention whose index "
+                   "is the same bit for bit, read the same way; and reports a matrix with one entry off by one as no "
+                   "match",
+                   "issue 40 (identify for every scheme)", Oracle::reference, {R::check_exact, R::check_envelope}}) {
+  const std::size_t L = 200;
+  auto index_of = [&](const DebertaSpec& s, verify::deberta::IndexKind kind) {
+    const auto span = static_cast<std::int64_t>(deberta_span(s));
+    std::vector<double> by_rel(2 * L - 1), v(L * L);  // Toeplitz: one value per rel = i - j
+    for (std::size_t t = 0; t < by_rel.size(); ++t) {
+      const std::int64_t b = deberta_bucket(s, static_cast<std::int64_t>(t) - static_cast<std::int64_t>(L - 1));
+      by_rel[t] = static_cast<double>(kind == verify::deberta::IndexKind::relative
+                                          ? b
+                                          : std::clamp(b + span, std::int64_t{0}, 2 * span - 1));
+    }
+    for (std::size_t i = 0; i < L; ++i)
+      for (std::size_t j = 0; j < L; ++j) v[i * L + j] = by_rel[i + L - 1 - j];
+    return v;
+  };
+  for (const auto& preset : SpecTraits<DebertaSpec>::presets())
+    for (const std::optional<std::size_t> buckets : {std::optional<std::size_t>{256}, std::optional<std::size_t>{128},
+                                                     std::optional<std::size_t>{}})
+      for (std::size_t m : {std::size_t{512}, std::size_t{256}})
+        for (bool clamp : {false, true})
+          for (auto kind : {verify::deberta::IndexKind::relative, verify::deberta::IndexKind::position}) {
+            DebertaSpec s = preset.spec;
+            s.position_buckets = buckets, s.max_relative_positions = m, s.clamp = clamp;
+            if (!is_valid(s)) continue;
+            const std::string what = std::string(preset.name) + " " + to_json(s).dump() +
+                                     (kind == verify::deberta::IndexKind::position ? " c2p" : " relative");
+            const std::vector<double> v = index_of(s, kind);
+            const auto id = verify::deberta::identify_index(v, L, L);
+            ASSERT_TRUE(id.matched) << what << ": " << id.to_markdown();
+            EXPECT_EQ(id.ranked.front().extra, kind) << what;
+            EXPECT_EQ(index_of(id.ranked.front().spec, id.ranked.front().extra), v)
+                << what << ": identified as " << to_json(id.ranked.front().spec).dump();
+            count_case(claim);
+            std::vector<double> off(v);
+            off[L + 7] += 1;
+            EXPECT_FALSE(verify::deberta::identify_index(off, L, L).matched) << what << " with one entry off";
+            count_case(claim);
+          }
+}
+
 }  // namespace claims_deberta
 
 POSENC_SPEC_CONTRACT(posenc::DebertaSpec, Deberta, "DEBERTA")

@@ -23,6 +23,7 @@
 #include "posenc/deberta.hpp"
 #include "posenc/deberta_spec.hpp"
 #include "posenc/error.hpp"
+#include "identify_verb.hpp"
 #include "registry.hpp"
 #include "spec_options.hpp"
 #include "verbs.hpp"
@@ -256,6 +257,19 @@ void run_check(CheckFlags& f) {
 
 POSENC_CLI_SCHEME(deberta) {
   registry.add_scheme({kScheme, describe_scheme<Spec>()});
+  add_identify_command(
+      registry, kScheme,
+      "Which DeBERTa convention an index matrix [query_length, key_length] follows: b(i - j) or the c2p index, "
+      "position_buckets, max_relative_positions, clamp, regime, or the nearest one and where it differs",
+      "",
+      "Buckets show only where |i - j| reaches position_buckets / 2: a smaller matrix names the preset's. Exit status\n"
+      "0 when a convention passes its check.\n"
+      "Example: posenc identify deberta --in relative_positions.npy --format json",
+      [](const NpyArray& a, const IdentifyFlags& f, bool) {
+        const auto [lq, lk] = index_matrix_shape(a, f);
+        return verify::deberta::identify_index(a.values, lq, lk);
+      },
+      NpyKinds::numbers);
   {
     auto f = std::make_shared<IndexFlags>();
     CLI::App* c = registry.command("index", kScheme,

@@ -182,10 +182,8 @@ POSENC_CLI_SCHEME(shaw) {
       "check.\n"
       "Example: posenc identify shaw --in index.npy --format json",
       [](const NpyArray& a, const IdentifyFlags& f, bool) {
-        if (a.shape.size() != 2)
-          throw UsageError("--in: '" + f.in.path + "' holds an array of shape " + shape_text(a.shape) +
-                           "; accepted: an index matrix [query_length, key_length]");
-        verify::shaw::IndexInput in{a.values, a.shape[0], a.shape[1], {}};
+        const auto [lq, lk] = index_matrix_shape(a, f);
+        verify::shaw::IndexInput in{a.values, lq, lk, {}};
         in.describe["file"] = f.in.path;
         return verify::shaw::identify_index(in);
       },
