@@ -512,6 +512,7 @@ std::vector<RopeSpec> scalings(const RopeSpec& base_spec, const Fit& f) {
 
 std::vector<Candidate> candidates(const IdentifyInput& in, std::size_t n, std::size_t r) {
   std::vector<Candidate> cands;
+  const auto [lo, hi] = std::minmax_element(in.positions.begin(), in.positions.end());
   for (RopeCacheForm form : forms_of(in.shape)) {
     const Fit fit = fit_frequencies(in, form, n, r / 2);
     for (const auto& preset : SpecTraits<RopeSpec>::presets()) {
@@ -525,15 +526,12 @@ std::vector<Candidate> candidates(const IdentifyInput& in, std::size_t n, std::s
           s.regime = regime, s.base = b;
           for (const RopeSpec& t : scalings(s, fit)) {
             if (!is_valid(t)) continue;
-            if (std::any_of(in.positions.begin(), in.positions.end(), [&](std::int64_t q) {
-                  try {
-                    check_position(t, q);
-                    return false;
-                  } catch (const Error&) {
-                    return true;
-                  }
-                }))
+            try {  // the position range is a span: its ends bound every position
+              check_position(t, *lo);
+              check_position(t, *hi);
+            } catch (const Error&) {
               continue;
+            }
             add_candidate(cands, Candidate{t, form, std::string(preset.name),
                                            field_differences(preset.spec, t, {"head_dim", "rotary_dim", "regime"}), 0,
                                            false, {}});
@@ -560,9 +558,9 @@ std::size_t identify_position_rows(const std::vector<std::size_t>& shape) {
 
 Identification identify_cache(const IdentifyInput& in, std::size_t sample_rows) {
   const std::size_t n = identify_position_rows(in.shape), r = in.shape.back(), cols = in.shape.back();
-  if (in.positions.size() != n)
+  if (n == 0 || in.positions.size() != n)
     throw Error("rope identify", "positions", std::to_string(in.positions.size()) + " positions",
-                "one per position row: " + std::to_string(n));
+                "one per position row: " + std::to_string(n) + " (at least one)");
   // Sampled position rows: the first ones and some spread over the cache; their values in each form's arrangement.
   const std::vector<std::size_t> rows = identify_sample_rows(n, sample_rows);
   std::vector<std::int64_t> pos;
